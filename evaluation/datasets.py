@@ -1,0 +1,388 @@
+"""Evaluation dataset model and the loader for seed JSON files.
+
+A dataset is a list of episodes; each episode is a dialogue (user/agent
+turns), the facts planted in it (slot -> ((turn, value), ...)) and probes with
+exact gold answers.  Seed files come from several hand-written sources, so the
+loader accepts the few shapes they use and rejects everything else with a
+one-line ``DatasetError`` that names the file, the record and the field: a
+malformed seed should be fixable from the error message alone.
+
+``dataset_to_json`` is the inverse of ``load_dataset``; generated datasets are
+written with it so they can be reloaded bit-for-bit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ledger.errors import LedgermemError
+
+__all__ = [
+    "DatasetError",
+    "Dataset",
+    "Episode",
+    "Probe",
+    "Turn",
+    "dataset_to_json",
+    "load_dataset",
+]
+
+FactHistory = tuple[tuple[int, str], ...]
+
+
+class DatasetError(LedgermemError, ValueError):
+    """A seed file is missing or malformed; the message is one line."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Turn:
+    """One user utterance and the agent reply that followed it."""
+
+    user: str
+    agent: str
+    occurred_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Probe:
+    """A question asked after the dialogue, with its exact gold answer."""
+
+    probe_id: str
+    type: str
+    question: str
+    answer: str
+    fact_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Episode:
+    """A dialogue with its planted facts and probes.
+
+    ``facts`` is a tuple of ``(slot, ((turn, value), ...))`` rather than a
+    dict so that the episode stays hashable and immutable.
+    """
+
+    episode_id: str
+    turns: tuple[Turn, ...]
+    facts: tuple[tuple[str, FactHistory], ...]
+    probes: tuple[Probe, ...]
+    lang: str | None = None
+
+    def fact_dict(self) -> dict[str, list[tuple[int, str]]]:
+        """Facts as a fresh, mutable ``{slot: [(turn, value), ...]}``."""
+        return {slot: list(history) for slot, history in self.facts}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dataset:
+    """A named collection of episodes."""
+
+    name: str
+    source: str
+    episodes: tuple[Episode, ...]
+
+    def content_hash(self) -> str:
+        """SHA-256 of the canonical JSON of the episodes (name/source excluded)."""
+        payload = json.dumps(
+            dataset_to_json(self)["episodes"],
+            sort_keys=True,
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------
+# Serialisation
+# --------------------------------------------------------------------------
+
+
+def _turn_to_json(turn: Turn) -> dict[str, Any]:
+    item: dict[str, Any] = {"user": turn.user, "agent": turn.agent}
+    if turn.occurred_at is not None:
+        item["occurred_at"] = turn.occurred_at
+    return item
+
+
+def _probe_to_json(probe: Probe) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "probe_id": probe.probe_id,
+        "type": probe.type,
+        "question": probe.question,
+        "answer": probe.answer,
+    }
+    if probe.fact_key is not None:
+        item["fact_key"] = probe.fact_key
+    return item
+
+
+def _episode_to_json(episode: Episode) -> dict[str, Any]:
+    item: dict[str, Any] = {"episode_id": episode.episode_id}
+    if episode.lang is not None:
+        item["lang"] = episode.lang
+    item["dialogues"] = [_turn_to_json(turn) for turn in episode.turns]
+    item["facts"] = {
+        slot: [[turn, value] for turn, value in history]
+        for slot, history in episode.facts
+    }
+    item["probes"] = [_probe_to_json(probe) for probe in episode.probes]
+    return item
+
+
+def dataset_to_json(ds: Dataset) -> dict[str, Any]:
+    """Seed-format JSON object for ``ds``; ``load_dataset`` reads it back equal."""
+    return {
+        "meta": {"name": ds.name, "source": ds.source},
+        "episodes": [_episode_to_json(episode) for episode in ds.episodes],
+    }
+
+
+# --------------------------------------------------------------------------
+# Loading
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Where:
+    """Location of a record inside a file, for error messages."""
+
+    path: str
+    record: str
+
+    def error(self, message: str) -> DatasetError:
+        return DatasetError(_one_line(f"{self.path}: {self.record}: {message}"))
+
+    def child(self, suffix: str) -> _Where:
+        return _Where(path=self.path, record=f"{self.record}{suffix}")
+
+
+def _one_line(text: str) -> str:
+    return re.sub(r"\s*[\r\n]+\s*", " ", text)
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _kind(value: object) -> str:
+    names = {dict: "object", list: "list", str: "string", bool: "boolean"}
+    if value is None:
+        return "null"
+    return names.get(type(value), type(value).__name__)
+
+
+def _require_str(where: _Where, item: Mapping[str, Any], field: str) -> str:
+    if field not in item:
+        raise where.error(f"missing field '{field}'")
+    value = item[field]
+    if not isinstance(value, str):
+        raise where.error(f"field '{field}' is not a string (got {_kind(value)})")
+    return value
+
+
+def _scalar_text(where: _Where, field: str, value: object) -> str:
+    """Strings pass through; numbers become their decimal text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise where.error(f"field '{field}' is not a string or number (got {_kind(value)})")
+
+
+def _optional_str(where: _Where, item: Mapping[str, Any], *fields: str) -> str | None:
+    for field in fields:
+        value = item.get(field)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise where.error(f"field '{field}' is not a string (got {_kind(value)})")
+        return value
+    return None
+
+
+def _parse_turn(where: _Where, item: object) -> Turn:
+    if isinstance(item, list):
+        if len(item) != 2:
+            raise where.error(f"expected a [user, agent] pair, got a list of {len(item)} items")
+        for field, value in zip(("user", "agent"), item):
+            if not isinstance(value, str):
+                raise where.error(f"field '{field}' is not a string (got {_kind(value)})")
+        return Turn(user=item[0], agent=item[1])
+    if not isinstance(item, dict):
+        raise where.error(f"expected an object or a [user, agent] pair, got {_kind(item)}")
+    return Turn(
+        user=_require_str(where, item, "user"),
+        agent=_require_str(where, item, "agent"),
+        occurred_at=_optional_str(where, item, "occurred_at", "timestamp"),
+    )
+
+
+def _parse_turns(where: _Where, episode: Mapping[str, Any]) -> tuple[Turn, ...]:
+    if "dialogues" not in episode:
+        raise where.error("missing field 'dialogues'")
+    dialogues = episode["dialogues"]
+    if not isinstance(dialogues, list):
+        raise where.error(f"field 'dialogues' is not a list (got {_kind(dialogues)})")
+    return tuple(
+        _parse_turn(where.child(f".dialogues[{index}]"), item)
+        for index, item in enumerate(dialogues)
+    )
+
+
+_INT_TEXT = re.compile(r"\s*[+-]?\d+\s*")
+
+
+def _parse_fact_turn(where: _Where, raw: object) -> int:
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        turn = raw
+    elif isinstance(raw, str) and _INT_TEXT.fullmatch(raw):
+        turn = int(raw)
+    else:
+        raise where.error(f"turn {_show(raw)} is not an integer")
+    if turn < 0:
+        raise where.error(f"turn {turn} is negative")
+    return turn
+
+
+def _parse_fact_entry(where: _Where, entry: object) -> tuple[int, str]:
+    if not isinstance(entry, list) or len(entry) != 2:
+        raise where.error(f"expected a [turn, value] pair, got {_show(entry)}")
+    turn = _parse_fact_turn(where, entry[0])
+    if isinstance(entry[1], (str, int, float)) and not isinstance(entry[1], bool):
+        return turn, str(entry[1])
+    raise where.error(f"value {_show(entry[1])} is not a string or number")
+
+
+def _parse_facts(where: _Where, episode: Mapping[str, Any]) -> tuple[tuple[str, FactHistory], ...]:
+    facts = episode.get("facts")
+    if facts is None:
+        return ()
+    if not isinstance(facts, dict):
+        raise where.error(f"field 'facts' is not an object (got {_kind(facts)})")
+    parsed: list[tuple[str, FactHistory]] = []
+    for slot, entries in facts.items():
+        slot_where = where.child(f".facts[{slot!r}]")
+        if not isinstance(entries, list):
+            raise slot_where.error(f"expected a list of [turn, value] pairs, got {_kind(entries)}")
+        history = [
+            _parse_fact_entry(slot_where.child(f"[{index}]"), entry)
+            for index, entry in enumerate(entries)
+        ]
+        # Stable sort keeps same-turn entries in file order.
+        parsed.append((slot, tuple(sorted(history, key=lambda pair: pair[0]))))
+    return tuple(parsed)
+
+
+def _parse_probe(where: _Where, item: object, default_id: str) -> Probe:
+    if not isinstance(item, dict):
+        raise where.error(f"expected an object, got {_kind(item)}")
+    for field in ("type", "question", "answer"):
+        if field not in item:
+            raise where.error(f"missing field '{field}'")
+    raw_id = item.get("probe_id", item.get("id"))
+    return Probe(
+        probe_id=default_id if raw_id is None else _scalar_text(where, "probe_id", raw_id),
+        type=_require_str(where, item, "type"),
+        question=_require_str(where, item, "question"),
+        answer=_scalar_text(where, "answer", item["answer"]),
+        fact_key=_optional_str(where, item, "fact_key"),
+    )
+
+
+def _parse_probes(where: _Where, episode: Mapping[str, Any], episode_id: str) -> tuple[Probe, ...]:
+    probes = episode.get("probes")
+    if probes is None:
+        return ()
+    if not isinstance(probes, list):
+        raise where.error(f"field 'probes' is not a list (got {_kind(probes)})")
+    return tuple(
+        _parse_probe(where.child(f".probes[{index}]"), item, f"{episode_id}:p{index}")
+        for index, item in enumerate(probes)
+    )
+
+
+def _parse_episode_id(where: _Where, episode: Mapping[str, Any], index: int) -> str:
+    raw = episode.get("episode_id")
+    if raw is None:
+        return f"ep{index}"
+    if isinstance(raw, str) or (isinstance(raw, int) and not isinstance(raw, bool)):
+        return str(raw)
+    raise where.error(f"field 'episode_id' is not a string or integer (got {_kind(raw)})")
+
+
+def _parse_episode(where: _Where, item: object, index: int) -> Episode:
+    if not isinstance(item, dict):
+        raise where.error(f"expected an object, got {_kind(item)}")
+    episode_id = _parse_episode_id(where, item, index)
+    return Episode(
+        episode_id=episode_id,
+        turns=_parse_turns(where, item),
+        facts=_parse_facts(where, item),
+        probes=_parse_probes(where, item, episode_id),
+        lang=_optional_str(where, item, "lang"),
+    )
+
+
+def _read_json(path: str) -> object:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: no such dataset file") from None
+    except IsADirectoryError:
+        raise DatasetError(f"{path}: is a directory, not a dataset file") from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path}: not valid UTF-8 at byte {exc.start}") from None
+    except OSError as exc:
+        raise DatasetError(_one_line(f"{path}: cannot read dataset file: {exc.strerror}")) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+
+
+def _episode_list(path: str, document: object) -> list[object]:
+    top = _Where(path=path, record="top level")
+    if isinstance(document, list):
+        episodes: object = document
+    elif isinstance(document, dict):
+        if "episodes" not in document:
+            raise top.error("missing field 'episodes'")
+        episodes = document["episodes"]
+        if not isinstance(episodes, list):
+            raise top.error(f"field 'episodes' is not a list (got {_kind(episodes)})")
+    else:
+        raise top.error(f"expected an object or a list of episodes, got {_kind(document)}")
+    if not episodes:
+        raise DatasetError(f"{path}: episodes: contains no episodes")
+    return episodes
+
+
+def _meta_text(document: object, field: str, default: str) -> str:
+    meta = document.get("meta") if isinstance(document, dict) else None
+    value = meta.get(field) if isinstance(meta, dict) else None
+    return value if isinstance(value, str) else default
+
+
+def load_dataset(path: str | os.PathLike[str]) -> Dataset:
+    """Load a seed JSON file; raise ``DatasetError`` on any malformed record."""
+    text_path = os.fspath(path)
+    document = _read_json(text_path)
+    episodes = tuple(
+        _parse_episode(_Where(path=text_path, record=f"episodes[{index}]"), item, index)
+        for index, item in enumerate(_episode_list(text_path, document))
+    )
+    return Dataset(
+        name=_meta_text(document, "name", Path(text_path).stem),
+        source=_meta_text(document, "source", text_path),
+        episodes=episodes,
+    )

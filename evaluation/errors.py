@@ -1,0 +1,36 @@
+"""Errors of the evaluation layer.
+
+    LedgermemError (ledger.errors)
+    └── EvaluationError
+        ├── RunExists          a run with that id is already there (use --force or another id)
+        ├── RunNotFound        no run with that id or path
+        ├── UnknownSystem (also ValueError)
+        └── ReplayMismatch     a replay did not reproduce the live run
+
+`evaluation.datasets.DatasetError` (a bad dataset file) is registered as a
+`LedgermemError` too, so the CLI reports it the same way.
+"""
+
+from __future__ import annotations
+
+from ledger.errors import LedgermemError
+
+
+class EvaluationError(LedgermemError):
+    """An evaluation could not run or be reproduced."""
+
+
+class RunExists(EvaluationError):
+    """A run of that id already exists."""
+
+
+class RunNotFound(EvaluationError, FileNotFoundError):
+    """No run of that id or path."""
+
+
+class UnknownSystem(EvaluationError, ValueError):
+    """A memory system name this version does not have."""
+
+
+class ReplayMismatch(EvaluationError):
+    """Replaying the ledger did not give what the live run recorded."""

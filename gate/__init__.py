@@ -1,0 +1,1 @@
+"""Pure decisions: `decide(state, command) -> events`, and the invariants."""

@@ -1,0 +1,242 @@
+"""The `events` table, derived in one place from the event dataclasses.
+
+`events_arrow_schema()` is the Arrow schema; `events_ddl()` the DuckDB DDL
+made from it; `encode`/`decode` turn an event into a row and back;
+`canonical_bytes` is what the hash chain hashes. A golden file in the tests
+pins the schema so a change to it is a reviewed diff.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import types
+import typing
+from dataclasses import dataclass, fields
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+import pyarrow as pa
+
+from ledger.errors import InvalidEvent, MalformedEvent, UnknownEventType
+from ledger.events import EVENT_TYPES, TYPED_COLUMNS, Event
+
+GENESIS_HASH = "0" * 64
+
+#: Envelope columns (not event fields), in column order.
+ENVELOPE: tuple[tuple[str, pa.DataType, bool], ...] = (
+    ("seq", pa.int64(), False),
+    ("event_id", pa.string(), False),
+    ("stream_no", pa.int32(), False),
+    ("run_id", pa.string(), False),
+    ("system", pa.string(), False),
+    ("episode_id", pa.string(), False),
+    ("stream_version", pa.int64(), False),
+    ("event_type", pa.string(), False),
+    ("schema_version", pa.int16(), False),
+    ("recorded_at", pa.timestamp("us"), False),
+)
+TRAILER: tuple[tuple[str, pa.DataType, bool], ...] = (
+    ("payload", pa.string(), False),
+    ("prev_hash", pa.string(), False),
+    ("hash", pa.string(), False),
+)
+
+_SCALARS: dict[Any, pa.DataType] = {
+    int: pa.int64(),
+    str: pa.string(),
+    float: pa.float64(),
+    bool: pa.bool_(),
+}
+
+
+def _arrow_type(hint: Any, where: str) -> pa.DataType:
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType) and len(args) == 1:
+        return _arrow_type(args[0], where)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return pa.list_(_arrow_type(args[0], where))
+    if hint in _SCALARS:
+        return _SCALARS[hint]
+    raise TypeError(f"{where}: type {hint!r} cannot be a typed column")
+
+
+@cache
+def _hints(cls: type[Event]) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _column_of(cls: type[Event], name: str) -> str | None:
+    if name == cls.IDS:
+        return "ids"
+    return name if name in TYPED_COLUMNS else None
+
+
+@cache
+def events_arrow_schema() -> pa.Schema:
+    """Envelope + typed columns (types taken from the event classes) + trailer."""
+    typed: dict[str, pa.DataType] = {}
+    for cls in EVENT_TYPES.values():
+        for f in fields(cls):
+            col = _column_of(cls, f.name)
+            if col is None:
+                continue
+            t = _arrow_type(_hints(cls)[f.name], f"{cls.__name__}.{f.name}")
+            if typed.setdefault(col, t) != t:
+                raise TypeError(f"column {col!r}: {cls.__name__}.{f.name} is {t}, others {typed[col]}")
+    cols = [pa.field(n, t, nullable=nl) for n, t, nl in ENVELOPE]
+    cols += [pa.field(c, typed[c], nullable=True) for c in TYPED_COLUMNS]
+    cols += [pa.field(n, t, nullable=nl) for n, t, nl in TRAILER]
+    return pa.schema(cols)
+
+
+_DUCK = {
+    pa.int64(): "BIGINT",
+    pa.int32(): "INTEGER",
+    pa.int16(): "SMALLINT",
+    pa.string(): "VARCHAR",
+    pa.float64(): "DOUBLE",
+    pa.bool_(): "BOOLEAN",
+    pa.timestamp("us"): "TIMESTAMP",
+    pa.list_(pa.string()): "VARCHAR[]",
+}
+
+
+def events_ddl(table: str = "events") -> str:
+    """CREATE TABLE for the ledger, from the Arrow schema. No primary key: see SPEC §8."""
+    cols = ",\n  ".join(
+        f"{f.name} {_DUCK[f.type]}{'' if f.nullable else ' NOT NULL'}" for f in events_arrow_schema()
+    )
+    return f"CREATE TABLE IF NOT EXISTS {table} (\n  {cols}\n)"
+
+
+def canonical_json(value: Any) -> str:
+    """The one JSON spelling used for payloads and hashing."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def _thaw(value: Any, hint: Any) -> Any:
+    """JSON lists back to the tuples the dataclass declares."""
+    if value is None:
+        return None
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _thaw(value, inner[0]) if len(inner) == 1 else value
+    if origin is tuple and isinstance(value, list):
+        args = typing.get_args(hint)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_thaw(v, args[0]) for v in value)
+        return tuple(_thaw(v, a) for v, a in zip(value, args))
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedEvent:
+    """An event split into typed columns and a canonical payload."""
+
+    event_type: str
+    schema_version: int
+    columns: dict[str, Any]
+    payload: str
+
+
+def encode(event: Event) -> EncodedEvent:
+    cls = type(event)
+    if EVENT_TYPES.get(cls.event_type) is not cls:
+        raise InvalidEvent(f"{cls.__name__} is not a registered event type")
+    columns: dict[str, Any] = dict.fromkeys(TYPED_COLUMNS)
+    body: dict[str, Any] = {}
+    for f in fields(cls):
+        value = getattr(event, f.name)
+        col = _column_of(cls, f.name)
+        if col is None:
+            body[f.name] = _jsonable(value)
+        else:
+            columns[col] = list(value) if isinstance(value, tuple) else value
+    try:
+        payload = canonical_json(body)
+    except (TypeError, ValueError) as exc:
+        raise InvalidEvent(f"{cls.event_type}: a field cannot be stored as JSON: {exc}") from exc
+    return EncodedEvent(cls.event_type, cls.schema_version, columns, payload)
+
+
+def decode(seq: int, event_type: str, schema_version: int, columns: dict[str, Any], payload: str) -> Event:
+    """A stored row back into its event; errors name the seq."""
+    cls = EVENT_TYPES.get(event_type)
+    if cls is None:
+        raise UnknownEventType(seq, f"unknown event type {event_type!r}; known: {', '.join(sorted(EVENT_TYPES))}")
+    if schema_version > cls.schema_version:
+        raise MalformedEvent(
+            seq, f"{event_type} has schema_version {schema_version}, newer than this code ({cls.schema_version})"
+        )
+    try:
+        body = json.loads(payload)
+    except (TypeError, ValueError) as exc:
+        raise MalformedEvent(seq, f"payload of {event_type} is not JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise MalformedEvent(seq, f"payload of {event_type} is {type(body).__name__}, expected an object")
+    body = upcast(event_type, schema_version, body)
+    kwargs: dict[str, Any] = {}
+    hints = _hints(cls)
+    for f in fields(cls):
+        col = _column_of(cls, f.name)
+        if col is not None:
+            raw = columns.get(col)
+        elif f.name in body:
+            raw = body[f.name]
+        else:
+            continue  # a default applies
+        kwargs[f.name] = _thaw(raw, hints[f.name])
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise MalformedEvent(seq, f"{event_type} does not fit its schema: {exc}") from exc
+
+
+#: (event_type, from_version) -> function upgrading a payload one version.
+UPCASTERS: dict[tuple[str, int], typing.Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+def upcast(event_type: str, version: int, body: dict[str, Any]) -> dict[str, Any]:
+    """Apply upcasters until the payload is at the current version."""
+    current = EVENT_TYPES[event_type].schema_version
+    while version < current:
+        body = UPCASTERS[(event_type, version)](body)
+        version += 1
+    return body
+
+
+def canonical_bytes(row: dict[str, Any]) -> bytes:
+    """The exact bytes the hash chain covers: every column but the two hashes."""
+    recorded = row["recorded_at"]
+    values = [
+        row[name] if name != "recorded_at" else _iso(recorded)
+        for name in events_arrow_schema().names
+        if name not in ("prev_hash", "hash")
+    ]
+    return canonical_json(values).encode("utf-8")
+
+
+def _iso(ts: datetime | str) -> str:
+    return ts if isinstance(ts, str) else ts.isoformat(timespec="microseconds")
+
+
+def chain_hash(prev_hash: str, canonical: bytes) -> str:
+    return hashlib.sha256(prev_hash.encode("ascii") + b"\n" + canonical).hexdigest()
+
+
+def event_id_for(stream: tuple[str, str, str], version: int, encoded: EncodedEvent) -> str:
+    """Deterministic idempotency key: same event at the same place, same id."""
+    material = canonical_json([*stream, version, encoded.event_type, encoded.columns, encoded.payload])
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()[:32]

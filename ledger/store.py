@@ -1,0 +1,358 @@
+"""The append-only store: one DuckDB file (or memory), one writer.
+
+Design follows the measured facts in SPEC §8: all events of one turn go in
+one transaction as one Arrow batch; there is no per-row primary key (an
+idempotent re-append is recognised from the stream's version high-water mark
+and the event ids stored at those versions); every stream has an integer
+`stream_no` beside its string ids so row groups prune; the hash chain is
+computed once, at write time, over the canonical bytes.
+
+The API has `append` and `read`; it has no update and no delete.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerLocked, LedgerNotFound
+from ledger.events import TYPED_COLUMNS, Event
+from ledger.schema import (
+    GENESIS_HASH,
+    canonical_bytes,
+    chain_hash,
+    decode,
+    encode,
+    event_id_for,
+    events_arrow_schema,
+    events_ddl,
+)
+
+FORMAT_VERSION = "1"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class StreamKey:
+    """Which stream an event belongs to: the run, and within it a system's episode."""
+
+    run_id: str
+    system: str = ""
+    episode_id: str = ""
+
+    def __str__(self) -> str:
+        return "/".join(p for p in (self.run_id, self.system, self.episode_id) if p)
+
+    def as_tuple(self) -> tuple[str, str, str]:
+        return (self.run_id, self.system, self.episode_id)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedEvent:
+    """An event as the ledger holds it: position, time of recording, hash."""
+
+    seq: int
+    event_id: str
+    stream: StreamKey
+    stream_version: int
+    recorded_at: datetime
+    event: Event
+    prev_hash: str
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    """Result of recomputing the hash chain and the contiguity checks."""
+
+    ok: bool
+    events: int
+    first_broken_seq: int | None = None
+    reason: str = ""
+
+
+BeforeCommit = Callable[[duckdb.DuckDBPyConnection, tuple[RecordedEvent, ...]], None]
+
+
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(path, read_only=read_only)
+    except duckdb.IOException as exc:
+        text = str(exc)
+        if "lock" in text.lower():
+            raise LedgerLocked(
+                f"{path}: the ledger is open for writing in another process "
+                "(DuckDB allows one writer per file); wait for it to finish or read its Parquet export"
+            ) from exc
+        raise LedgerCorrupt(f"{path}: cannot be opened as a DuckDB ledger: {text.splitlines()[0]}") from exc
+    except duckdb.Error as exc:
+        raise LedgerCorrupt(f"{path}: cannot be opened as a DuckDB ledger: {str(exc).splitlines()[0]}") from exc
+
+
+class Ledger:
+    """An append-only event ledger in DuckDB. Open one writer per file."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ":memory:",
+        *,
+        read_only: bool = False,
+        create: bool = True,
+        clock: Callable[[], datetime] = _utcnow,
+    ) -> None:
+        self.path = str(path)
+        self.read_only = read_only
+        self._clock = clock
+        if self.path != ":memory:" and not Path(self.path).exists():
+            if read_only or not create:
+                raise LedgerNotFound(f"{self.path}: no ledger file here")
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self.conn = _connect(self.path, read_only)
+        if not read_only:
+            self._create_tables()
+        self._check_is_ledger()
+        self._streams: dict[StreamKey, tuple[int, int]] = {}
+        for no, run, system, episode, version in self.conn.execute(
+            "SELECT stream_no, run_id, system, episode_id, version FROM streams"
+        ).fetchall():
+            self._streams[StreamKey(run, system, episode)] = (no, version)
+        tail = self.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        self._last_seq, self._last_hash = (tail[0], tail[1]) if tail else (0, GENESIS_HASH)
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def _create_tables(self) -> None:
+        self.conn.execute(events_ddl())
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS streams (stream_no INTEGER NOT NULL, run_id VARCHAR NOT NULL, "
+            "system VARCHAR NOT NULL, episode_id VARCHAR NOT NULL, version BIGINT NOT NULL)"
+        )
+        self.conn.execute("CREATE TABLE IF NOT EXISTS ledger_meta (key VARCHAR NOT NULL, value VARCHAR NOT NULL)")
+        if not self.conn.execute("SELECT 1 FROM ledger_meta WHERE key = 'format'").fetchone():
+            self.conn.execute("INSERT INTO ledger_meta VALUES ('format', ?)", [FORMAT_VERSION])
+
+    def _check_is_ledger(self) -> None:
+        tables = {r[0] for r in self.conn.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        missing = {"events", "streams", "ledger_meta"} - tables
+        if missing:
+            self.conn.close()
+            raise LedgerCorrupt(f"{self.path}: not a ledgermem ledger (missing tables: {', '.join(sorted(missing))})")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing -----------------------------------------------------------------
+
+    @property
+    def last_seq(self) -> int:
+        return self._last_seq
+
+    def stream_version(self, stream: StreamKey) -> int:
+        return self._streams.get(stream, (0, 0))[1]
+
+    def streams(self, run_id: str | None = None) -> list[tuple[StreamKey, int]]:
+        keys = sorted(k for k in self._streams if run_id is None or k.run_id == run_id)
+        return [(k, self._streams[k][1]) for k in keys]
+
+    def append(
+        self,
+        stream: StreamKey,
+        events: Sequence[Event],
+        *,
+        expected_version: int,
+        before_commit: BeforeCommit | None = None,
+    ) -> tuple[RecordedEvent, ...]:
+        """Append `events` to `stream` in one transaction.
+
+        Re-appending exactly the events already stored after
+        `expected_version` is a no-op that returns them: a writer that
+        crashed before seeing its commit acknowledged can simply retry.
+        """
+        if self.read_only:
+            raise LedgerLocked(f"{self.path}: opened read-only; cannot append")
+        if not events:
+            return ()
+        stream_no, current = self._streams.get(stream, (len(self._streams) + 1, 0))
+        encoded = [encode(e) for e in events]
+        ids = [event_id_for(stream.as_tuple(), expected_version + i + 1, enc) for i, enc in enumerate(encoded)]
+        if expected_version != current:
+            return self._retry_or_conflict(stream, stream_no, expected_version, current, ids)
+        recorded_at = self._clock()
+        rows, recorded = self._rows(stream, stream_no, expected_version, encoded, ids, events, recorded_at)
+        self.conn.begin()
+        try:
+            self.conn.register("_ledger_batch", pa.Table.from_pylist(rows, schema=events_arrow_schema()))
+            self.conn.execute("INSERT INTO events SELECT * FROM _ledger_batch")
+            self.conn.unregister("_ledger_batch")
+            self._save_stream(stream, stream_no, expected_version + len(events), new=current == 0)
+            if before_commit is not None:
+                before_commit(self.conn, recorded)
+            self.conn.commit()
+        except BaseException:
+            self.conn.rollback()
+            raise
+        self._streams[stream] = (stream_no, expected_version + len(events))
+        self._last_seq, self._last_hash = recorded[-1].seq, recorded[-1].hash
+        return recorded
+
+    def _rows(
+        self,
+        stream: StreamKey,
+        stream_no: int,
+        base_version: int,
+        encoded: list[Any],
+        ids: list[str],
+        events: Sequence[Event],
+        recorded_at: datetime,
+    ) -> tuple[list[dict[str, Any]], tuple[RecordedEvent, ...]]:
+        rows, recorded = [], []
+        seq, prev = self._last_seq, self._last_hash
+        for enc, eid, event in zip(encoded, ids, events):
+            seq += 1
+            row: dict[str, Any] = {
+                "seq": seq,
+                "event_id": eid,
+                "stream_no": stream_no,
+                "run_id": stream.run_id,
+                "system": stream.system,
+                "episode_id": stream.episode_id,
+                "stream_version": base_version + len(rows) + 1,
+                "event_type": enc.event_type,
+                "schema_version": enc.schema_version,
+                "recorded_at": recorded_at,
+                **enc.columns,
+                "payload": enc.payload,
+                "prev_hash": prev,
+            }
+            row["hash"] = chain_hash(prev, canonical_bytes(row))
+            rows.append(row)
+            recorded.append(
+                RecordedEvent(seq, eid, stream, row["stream_version"], recorded_at, event, prev, row["hash"])
+            )
+            prev = row["hash"]
+        return rows, tuple(recorded)
+
+    def _save_stream(self, stream: StreamKey, stream_no: int, version: int, *, new: bool) -> None:
+        if new:
+            self.conn.execute(
+                "INSERT INTO streams VALUES (?, ?, ?, ?, ?)", [stream_no, *stream.as_tuple(), version]
+            )
+        else:
+            self.conn.execute("UPDATE streams SET version = ? WHERE stream_no = ?", [version, stream_no])
+
+    def _retry_or_conflict(
+        self, stream: StreamKey, stream_no: int, expected: int, current: int, ids: list[str]
+    ) -> tuple[RecordedEvent, ...]:
+        if expected < current:
+            stored = list(
+                self.read(stream=stream, from_version=expected + 1, to_version=expected + len(ids))
+            )
+            if [r.event_id for r in stored] == ids:
+                return tuple(stored)
+            detail = "different events are stored at those versions"
+        else:
+            detail = "the expected version is ahead of the stream"
+        raise ConcurrencyConflict(str(stream), expected, current, detail)
+
+    # -- reading -------------------------------------------------------------------
+
+    def read(
+        self,
+        *,
+        stream: StreamKey | None = None,
+        run_id: str | None = None,
+        from_seq: int = 1,
+        to_seq: int | None = None,
+        from_version: int | None = None,
+        to_version: int | None = None,
+        event_types: Sequence[str] | None = None,
+    ) -> Iterator[RecordedEvent]:
+        """Events in seq order, filtered by stream, run, seq or version range, type."""
+        where, params = ["seq >= ?"], [from_seq]
+        if to_seq is not None:
+            where.append("seq <= ?")
+            params.append(to_seq)
+        if stream is not None:
+            if stream not in self._streams:
+                return
+            where.append("stream_no = ?")
+            params.append(self._streams[stream][0])
+        if run_id is not None:
+            where.append("run_id = ?")
+            params.append(run_id)
+        if from_version is not None:
+            where.append("stream_version >= ?")
+            params.append(from_version)
+        if to_version is not None:
+            where.append("stream_version <= ?")
+            params.append(to_version)
+        if event_types:
+            where.append("list_contains(?, event_type)")
+            params.append(list(event_types))
+        sql = f"SELECT * FROM events WHERE {' AND '.join(where)} ORDER BY seq"
+        for row in _iter_rows(self.conn.execute(sql, params)):
+            yield _recorded(row)
+
+    def verify(self) -> VerifyReport:
+        """Recompute the hash chain and check seq and stream-version contiguity."""
+        prev, expected_seq, versions = GENESIS_HASH, 1, dict[int, int]()
+        n = 0
+        for row in _iter_rows(self.conn.execute("SELECT * FROM events ORDER BY seq")):
+            n += 1
+            seq = row["seq"]
+            problem = _row_problem(row, expected_seq, prev, versions)
+            if problem:
+                return VerifyReport(False, n, seq, problem)
+            versions[row["stream_no"]] = row["stream_version"]
+            prev, expected_seq = row["hash"], seq + 1
+        return VerifyReport(True, n)
+
+
+def _row_problem(row: dict[str, Any], expected_seq: int, prev: str, versions: dict[int, int]) -> str:
+    seq = row["seq"]
+    if seq != expected_seq:
+        return f"seq {seq} follows seq {expected_seq - 1}: the sequence has a gap or a repeat"
+    if row["prev_hash"] != prev:
+        return "prev_hash does not match the hash of the preceding event"
+    if chain_hash(prev, canonical_bytes(row)) != row["hash"]:
+        return "the stored hash does not match the event's content: the row was changed after it was written"
+    want = versions.get(row["stream_no"], 0) + 1
+    if row["stream_version"] != want:
+        return f"stream_version {row['stream_version']} where {want} was expected"
+    return ""
+
+
+def _iter_rows(result: duckdb.DuckDBPyConnection) -> Iterator[dict[str, Any]]:
+    names = [d[0] for d in result.description or ()]
+    while True:
+        chunk = result.fetchmany(2048)
+        if not chunk:
+            return
+        for values in chunk:
+            yield dict(zip(names, values))
+
+
+def _recorded(row: dict[str, Any]) -> RecordedEvent:
+    columns = {c: row.get(c) for c in TYPED_COLUMNS}
+    event = decode(row["seq"], row["event_type"], row["schema_version"], columns, row["payload"])
+    stream = StreamKey(row["run_id"], row["system"], row["episode_id"])
+    return RecordedEvent(
+        row["seq"], row["event_id"], stream, row["stream_version"], row["recorded_at"], event,
+        row["prev_hash"], row["hash"],
+    )

@@ -1,0 +1,73 @@
+"""LLM backends: one small protocol, several implementations.
+
+A backend turns chat messages into a `Completion`. It does not know about
+the memory: prompts come from `memory.prompts`, and every call is recorded
+as an `llm_called` event by the caller.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ledger.schema import canonical_json
+from memory.errors import BackendError, UnknownBackend
+
+Message = dict[str, str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Completion:
+    text: str
+    usage: dict[str, int] = field(default_factory=dict)
+    retries: int = 0
+    error: str | None = None
+
+
+class Backend(Protocol):
+    name: str
+    model: str
+
+    def complete(self, messages: Sequence[Message], *, purpose: str) -> Completion: ...
+
+
+def prompt_hash(messages: Sequence[Message]) -> str:
+    return hashlib.sha256(canonical_json(list(messages)).encode("utf-8")).hexdigest()[:16]
+
+
+class ScriptedBackend:
+    """Answers from a script: a list of responses, or a function of (messages, purpose). For tests."""
+
+    name = "scripted"
+
+    def __init__(
+        self,
+        script: Sequence[str] | Callable[[Sequence[Message], str], str],
+        *,
+        model: str = "script",
+    ) -> None:
+        self.model = model
+        self._script = script
+        self._i = 0
+        self.calls: list[tuple[str, list[Message]]] = []
+
+    def complete(self, messages: Sequence[Message], *, purpose: str) -> Completion:
+        self.calls.append((purpose, list(messages)))
+        if callable(self._script):
+            return Completion(text=self._script(messages, purpose))
+        if self._i >= len(self._script):
+            raise BackendError(f"scripted backend ran out of responses at call {self._i + 1} ({purpose})")
+        text = self._script[self._i]
+        self._i += 1
+        return Completion(text=text)
+
+
+def make_backend(name: str, *, tokenizer: str) -> Backend:
+    """A backend by name. `heuristic` is offline and deterministic."""
+    if name == "heuristic":
+        from memory.heuristic import HeuristicBackend
+
+        return HeuristicBackend(tokenizer=tokenizer)
+    raise UnknownBackend(f"unknown LLM backend {name!r}; this version offers: heuristic")

@@ -1,0 +1,161 @@
+"""`Memory`: the application around the pure core.
+
+    command -> LLM -> decide -> append (one transaction per turn) -> evolve
+
+The impure edge lives here: the clock (latency), the LLM call, the ledger
+append. The state is only ever changed by evolving the events that were
+committed, so the live state and a replay of the ledger cannot drift.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gate.commands import LlmCall, RecordTurn, StartEpisode
+from gate.decide import decide
+from ledger.events import ContextRendered, Event, LlmCalled, ToolCalled
+from ledger.store import Ledger, RecordedEvent, StreamKey
+from memory.backends import Backend, Message, prompt_hash
+from memory.prompts import answer_messages, summarizer_messages, tool_result_message
+from memory.toolcalls import parse_tool_calls
+from memory.tools import ToolResult, run_tool
+from projections.config import MemoryConfig
+from projections.materialise import LiveProjection, create_tables
+from projections.render import Rendered, render
+from projections.state import EpisodeState
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A visible answer and the events that record how it was reached (not yet appended)."""
+
+    text: str
+    events: tuple[Event, ...]
+    tool_calls: int
+    llm_calls: int
+    rendered: Rendered
+
+
+@dataclass(slots=True)
+class _Call:
+    completion_text: str
+    event: LlmCalled
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+class Memory:
+    """One episode's memory in one ledger stream.
+
+    Opening a stream that already has events resumes it from the ledger.
+    """
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        stream: StreamKey,
+        backend: Backend,
+        *,
+        config: MemoryConfig | None = None,
+        lang: str | None = None,
+        tools: bool = True,
+        max_tool_iterations: int = 4,
+    ) -> None:
+        self.ledger, self.stream, self.backend = ledger, stream, backend
+        self.tools, self.max_tool_iterations = tools, max_tool_iterations
+        create_tables(ledger.conn)
+        self._projection = LiveProjection(stream, ledger.read(stream=stream))
+        if not self.state.started:
+            self._commit(decide(self.state, StartEpisode(config=config or MemoryConfig(), lang=lang)))
+
+    @property
+    def state(self) -> EpisodeState:
+        return self._projection.projector.state
+
+    @property
+    def version(self) -> int:
+        return self.ledger.stream_version(self.stream)
+
+    def _commit(self, events: Sequence[Event]) -> tuple[RecordedEvent, ...]:
+        return self.ledger.append(
+            self.stream, list(events), expected_version=self.version,
+            before_commit=self._projection.before_commit,
+        )
+
+    def commit(self, events: Sequence[Event]) -> tuple[RecordedEvent, ...]:
+        """Append events (one transaction) and evolve the live projection with them."""
+        return self._commit(events)
+
+    # -- writing -------------------------------------------------------------------
+
+    def _call(self, messages: list[Message], *, purpose: str, turn: int, probe_id: str | None = None) -> _Call:
+        started = time.perf_counter()
+        completion = self.backend.complete(messages, purpose=purpose)
+        latency = round((time.perf_counter() - started) * 1000, 3)
+        event = LlmCalled(
+            turn=turn, purpose=purpose, backend=self.backend.name, model=self.backend.model,
+            prompt_hash=prompt_hash(messages), text=completion.text, usage=dict(completion.usage),
+            latency_ms=latency, retries=completion.retries, error=completion.error, probe_id=probe_id,
+        )
+        return _Call(completion.text, event)
+
+    def add_turn(
+        self, user: str, agent: str, *, occurred_at: str | None = None, source: str | None = None
+    ) -> tuple[RecordedEvent, ...]:
+        """Record one dialogue turn, summarise it, keep the chain in budget: one transaction."""
+        turn = self.state.turn + 1
+        call = self._call(summarizer_messages(self.state, turn=turn, user=user, agent=agent),
+                          purpose="summarize", turn=turn)
+        e = call.event
+        summarizer = LlmCall(
+            purpose=e.purpose, backend=e.backend, model=e.model, prompt_hash=e.prompt_hash, response=e.text,
+            usage=e.usage, latency_ms=e.latency_ms, retries=e.retries, error=e.error,
+        )
+        command = RecordTurn(turn=turn, user=user, agent=agent, occurred_at=occurred_at, source=source,
+                             summarizer=summarizer)
+        return self._commit(decide(self.state, command))
+
+    # -- reading -------------------------------------------------------------------
+
+    def render(self, budget: int | None = None) -> Rendered:
+        return render(self.state, budget)
+
+    def tool(self, name: str, args: dict[str, str]) -> ToolResult:
+        return run_tool(self.state, name, args)
+
+    def answer(self, question: str, *, probe_id: str | None = None, budget: int | None = None) -> Answer:
+        """Answer with the tool loop; returns the answer and its events without appending them."""
+        turn = self.state.turn
+        rendered = self.render(budget)
+        events: list[Event] = [
+            ContextRendered(turn=turn, purpose="answer", item_ids=rendered.item_ids, parts=rendered.manifest(),
+                            budget=rendered.budget, tokens=rendered.tokens, probe_id=probe_id)
+        ]
+        messages = answer_messages(rendered, question, tools=self.tools)
+        tool_calls = 0
+        for _ in range(self.max_tool_iterations + 1):
+            call = self._call(messages, purpose="answer", turn=turn, probe_id=probe_id)
+            events.append(call.event)
+            parsed = parse_tool_calls(call.completion_text) if self.tools else None
+            if parsed is None or (not parsed.calls and not parsed.unparsable):
+                break
+            messages.append({"role": "assistant", "content": call.completion_text})
+            for bad in parsed.unparsable:
+                events.append(ToolCalled(turn=turn, probe_id=probe_id or "", tool="?", args={}, ok=False,
+                                         text=f"could not parse a tool call: {bad}", parsed=False))
+                messages.append(tool_result_message("?", f"could not parse: {bad}"))
+            for tc in parsed.calls:
+                result = self.tool(tc.name, tc.args)
+                tool_calls += 1
+                events.append(ToolCalled(turn=turn, probe_id=probe_id or "", tool=tc.name, args=tc.args,
+                                         ok=result.ok, text=result.text))
+                messages.append(tool_result_message(tc.name, result.text))
+        llm_calls = sum(isinstance(e, LlmCalled) for e in events)
+        return Answer(call.completion_text.strip(), tuple(events), tool_calls, llm_calls, rendered)
+
+    def ask(self, question: str, *, budget: int | None = None) -> Answer:
+        """Answer and record how: the live-agent entry point."""
+        answer = self.answer(question, budget=budget)
+        self.commit(answer.events)
+        return answer

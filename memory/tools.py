@@ -1,0 +1,105 @@
+"""The four exact-id tools. Each reads the episode state by id or exact attribute only.
+
+No similarity, no ranking: a summary id, a record id, an index id, or a
+slot name with a value to step back from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from projections.render import facts_tag
+from projections.state import EpisodeState, Summary
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    ok: bool
+    text: str
+
+
+def _describe(s: Summary) -> str:
+    where = s.status + (f" ({s.archive_reason})" if s.archive_reason else "")
+    where += f" under {s.index_id}" if s.index_id and s.status == "indexed" else ""
+    return f"{s.summary_id} [turn {s.turn}; {where}; raw {', '.join(s.raw_ids)}] {s.text} {facts_tag(s.facts)}"
+
+
+def get_archived_summary(state: EpisodeState, summary_id: str) -> ToolResult:
+    """Any summary by id; if it was superseded, walk `superseded_by` forward to the live successor."""
+    s = state.summaries.get(summary_id)
+    if s is None:
+        return ToolResult(False, f"no summary with id {summary_id!r}")
+    lines = [_describe(s)]
+    seen = {s.summary_id}
+    while s.superseded_by:
+        nxt = state.summaries[s.superseded_by[-1]]
+        if nxt.summary_id in seen:
+            break
+        seen.add(nxt.summary_id)
+        lines.append(f"superseded by {_describe(nxt)}")
+        s = nxt
+    if len(lines) > 1:
+        lines.append(f"current: {facts_tag(s.facts)} from {s.summary_id}")
+    return ToolResult(True, "\n".join(lines))
+
+
+def get_raw_record(state: EpisodeState, reference_id: str) -> ToolResult:
+    r = state.raw.get(reference_id)
+    if r is None:
+        return ToolResult(False, f"no raw record with id {reference_id!r}")
+    when = f"; occurred_at {r.occurred_at}" if r.occurred_at else ""
+    return ToolResult(True, f"{r.record_id} [turn {r.turn}{when}]\nUSER: {r.user}\nAGENT: {r.agent}")
+
+
+def get_predecessor_summary(state: EpisodeState, fact_key: str, exclude_value: str) -> ToolResult:
+    """The value `fact_key` had just before it became `exclude_value` (newest such change).
+
+    Observations are every summary carrying the slot, in creation order,
+    whatever its status: archived history is exactly what this tool reads.
+    """
+    obs = [(s, v) for s in state.summaries.values() for k, v in s.facts if k == fact_key]
+    if not obs:
+        return ToolResult(False, f"no summary records the slot {fact_key!r}")
+    anchor = max((i for i, (_, v) in enumerate(obs) if v == exclude_value), default=None)
+    start = anchor if anchor is not None else len(obs)
+    # Step back over restatements of the same value to the last different one.
+    while anchor is not None and start > 0 and obs[start - 1][1] == exclude_value:
+        start -= 1
+    earlier = [(s, v) for s, v in obs[:start] if v != exclude_value]
+    if not earlier:
+        return ToolResult(False, f"no earlier value of {fact_key!r} than {exclude_value!r}")
+    s, v = earlier[-1]
+    return ToolResult(True, f"fact_key={fact_key}; value={v}; from {_describe(s)}")
+
+
+def expand_index(state: EpisodeState, index_id: str) -> ToolResult:
+    entry = state.indexes.get(index_id)
+    if entry is None:
+        return ToolResult(False, f"no index entry with id {index_id!r}")
+    lines = [f"{entry.index_id} [INDEX {entry.span}] {len(entry.members)} members"]
+    lines += [_describe(state.summaries[m]) for m in entry.members]
+    return ToolResult(True, "\n".join(lines))
+
+
+REQUIRED = {
+    "get_archived_summary": ("summary_id",),
+    "get_raw_record": ("reference_id",),
+    "get_predecessor_summary": ("fact_key", "exclude_value"),
+    "expand_index": ("index_id",),
+}
+
+
+def run_tool(state: EpisodeState, name: str, args: dict[str, str]) -> ToolResult:
+    """Execute one call; a bad name or missing argument is a failed result, not an exception."""
+    if name not in REQUIRED:
+        return ToolResult(False, f"unknown tool {name!r}; tools: {', '.join(REQUIRED)}")
+    missing = [a for a in REQUIRED[name] if not args.get(a)]
+    if missing:
+        return ToolResult(False, f"{name}: missing argument(s) {', '.join(missing)}")
+    if name == "get_archived_summary":
+        return get_archived_summary(state, args["summary_id"])
+    if name == "get_raw_record":
+        return get_raw_record(state, args["reference_id"])
+    if name == "get_predecessor_summary":
+        return get_predecessor_summary(state, args["fact_key"], args["exclude_value"])
+    return expand_index(state, args["index_id"])

@@ -1,0 +1,1 @@
+"""Read models folded from the ledger: pure `evolve`, SCD-2 tables, `render`."""

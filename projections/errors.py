@@ -1,0 +1,23 @@
+"""Errors of the projections layer.
+
+    LedgermemError (ledger.errors)
+    └── ProjectionError
+        ├── ConfigError (also ValueError)     a memory configuration that cannot work
+        └── EvolveError                       an event that does not apply to the state (names the seq)
+"""
+
+from __future__ import annotations
+
+from ledger.errors import LedgermemError
+
+
+class ProjectionError(LedgermemError):
+    """A read model could not be built."""
+
+
+class ConfigError(ProjectionError, ValueError):
+    """A memory configuration that cannot work."""
+
+
+class EvolveError(ProjectionError):
+    """An event refers to something the state does not have."""

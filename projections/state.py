@@ -1,0 +1,206 @@
+"""Episode state and the pure `evolve(state, event) -> state`.
+
+The state holds what the memory *is* after a prefix of an episode's
+events: raw records, summaries with their status, index entries and the
+window. Everything else (the current-values registry, the rendered chain)
+is derived from it by functions, never stored beside it.
+
+`evolve` never mutates its input: it returns a new state sharing the
+untouched parts. It reads no clock, no configuration from outside (the
+configuration is in `episode_started`) and performs no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from ledger.compat import assert_never
+
+from ledger.events import (
+    ContextRendered,
+    EpisodeStarted,
+    Event,
+    Fact,
+    IndexCreated,
+    LlmCalled,
+    OverrideRejected,
+    ProbeAnswered,
+    ProbeAsked,
+    ProbeJudged,
+    RunFinished,
+    RunStarted,
+    SummaryCreated,
+    SummaryOverridden,
+    ToolCalled,
+    TurnRecorded,
+    WindowEvicted,
+)
+from projections.config import MemoryConfig
+from projections.errors import EvolveError
+
+Status = Literal["active", "indexed", "archived"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RawRecord:
+    record_id: str
+    turn: int
+    occurred_at: str | None
+    user: str
+    agent: str
+    source: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Summary:
+    summary_id: str
+    turn: int
+    text: str
+    facts: tuple[Fact, ...]
+    overrides: tuple[str, ...]
+    raw_ids: tuple[str, ...]
+    status: Status = "active"
+    archive_reason: str | None = None
+    superseded_by: tuple[str, ...] = ()
+    index_id: str | None = None
+    truncated: bool = False
+
+    @property
+    def live(self) -> bool:
+        return self.status != "archived"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexEntry:
+    index_id: str
+    turn: int
+    members: tuple[str, ...]
+    title: str
+    span: str
+    level: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EpisodeState:
+    config: MemoryConfig = field(default_factory=MemoryConfig)
+    started: bool = False
+    turn: int = 0
+    raw: Mapping[str, RawRecord] = field(default_factory=dict)
+    summaries: Mapping[str, Summary] = field(default_factory=dict)
+    indexes: Mapping[str, IndexEntry] = field(default_factory=dict)
+    window: tuple[str, ...] = ()
+    overrides_rejected: int = 0
+
+    # -- derived views (pure functions of the state) ---------------------------
+
+    def live_summaries(self) -> list[Summary]:
+        return [s for s in self.summaries.values() if s.live]
+
+    def active_chain(self) -> list[Summary]:
+        """Summaries in the chain proper: active and not under an index title."""
+        return [s for s in self.summaries.values() if s.status == "active"]
+
+    def current_values(self) -> dict[str, tuple[str, str]]:
+        """The registry: slot -> (value, summary_id) from the newest live summary carrying it."""
+        registry: dict[str, tuple[str, str]] = {}
+        for s in self.summaries.values():  # insertion order is creation order
+            if s.live:
+                for slot, value in s.facts:
+                    registry[slot] = (value, s.summary_id)
+        return registry
+
+    def newest_holders(self) -> set[str]:
+        """Ids of the summaries that hold the newest value of at least one slot."""
+        return {sid for _, sid in self.current_values().values()}
+
+    def next_summary_id(self) -> str:
+        return f"s{len(self.summaries) + 1:04d}"
+
+    def next_index_id(self) -> str:
+        return f"i{len(self.indexes) + 1:04d}"
+
+
+def record_id_for(turn: int) -> str:
+    return f"r{turn:04d}"
+
+
+EpisodeEvent = (
+    RunStarted
+    | RunFinished
+    | EpisodeStarted
+    | TurnRecorded
+    | LlmCalled
+    | SummaryCreated
+    | SummaryOverridden
+    | OverrideRejected
+    | IndexCreated
+    | WindowEvicted
+    | ContextRendered
+    | ProbeAsked
+    | ToolCalled
+    | ProbeAnswered
+    | ProbeJudged
+)
+
+
+def _need(state: EpisodeState, summary_id: str, event: Event) -> Summary:
+    found = state.summaries.get(summary_id)
+    if found is None:
+        raise EvolveError(f"{type(event).event_type} at turn {event.turn} names unknown summary {summary_id!r}")
+    return found
+
+
+def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
+    """The state after `event`. Pure."""
+    match event:
+        case EpisodeStarted():
+            return EpisodeState(config=MemoryConfig.from_dict(event.config), started=True)
+        case TurnRecorded():
+            rec = RawRecord(
+                record_id=event.record_id, turn=event.turn, occurred_at=event.occurred_at,
+                user=event.text, agent=event.agent, source=event.source,
+            )
+            return replace(
+                state, turn=event.turn, raw={**state.raw, rec.record_id: rec}, window=(*state.window, rec.record_id)
+            )
+        case WindowEvicted():
+            return replace(state, window=tuple(r for r in state.window if r != event.record_id))
+        case SummaryCreated():
+            new = Summary(
+                summary_id=event.summary_id, turn=event.turn, text=event.text, facts=event.facts,
+                overrides=event.overrides, raw_ids=event.raw_ids, truncated=event.truncated,
+            )
+            return replace(state, summaries={**state.summaries, new.summary_id: new})
+        case SummaryOverridden():
+            old = _need(state, event.summary_id, event)
+            moved = replace(
+                old, status="archived", archive_reason="overridden", superseded_by=event.superseded_by
+            )
+            return replace(state, summaries={**state.summaries, old.summary_id: moved})
+        case OverrideRejected():
+            return replace(state, overrides_rejected=state.overrides_rejected + len(event.rejected))
+        case IndexCreated():
+            entry = IndexEntry(
+                index_id=event.index_id, turn=event.turn, members=event.members, title=event.text, span=event.span,
+                level=event.level,
+            )
+            summaries = dict(state.summaries)
+            for sid in event.members:
+                summaries[sid] = replace(_need(state, sid, event), status="indexed", index_id=event.index_id)
+            return replace(state, summaries=summaries, indexes={**state.indexes, entry.index_id: entry})
+        case (
+            RunStarted() | RunFinished() | LlmCalled() | ContextRendered()
+            | ProbeAsked() | ToolCalled() | ProbeAnswered() | ProbeJudged()
+        ):
+            return state  # recorded for audit and metrics; the memory itself does not change
+        case _:
+            assert_never(event)
+
+
+def fold(events: list[EpisodeEvent], state: EpisodeState | None = None) -> EpisodeState:
+    s = state or EpisodeState()
+    for e in events:
+        s = evolve(s, e)
+    return s

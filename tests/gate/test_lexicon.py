@@ -1,0 +1,161 @@
+"""Tests for the lexical fact detector in gate.lexicon."""
+
+from __future__ import annotations
+
+import pytest
+
+from gate.lexicon import FactMention, detect_facts, is_question, normalise_slot
+
+
+def _fact(slot: str, value: str, change: bool = False) -> FactMention:
+    return FactMention(slot=slot, value=value, change=change)
+
+
+EN_POSITIVES = [
+    ("My office floor is 7F.", _fact("office floor", "7F")),
+    ("my Home City is Lisbon", _fact("home city", "Lisbon")),
+    ("My office floor is now 12F.", _fact("office floor", "12F", True)),
+    ("My meeting time changed to 4:30pm.", _fact("meeting time", "4:30pm", True)),
+    ("My meeting time has changed to 2pm!", _fact("meeting time", "2pm", True)),
+    ("My laptop model was changed to Dell XPS 13.", _fact("laptop model", "Dell XPS 13", True)),
+    ("The project codename changed to Orchid.", _fact("project codename", "Orchid", True)),
+    ("team size changed to 9 people", _fact("team size", "9 people", True)),
+    ("team size = 8 people", _fact("team size", "8 people")),
+    ("build_id=42", _fact("build_id", "42")),
+    ("I moved my meeting to Friday.", _fact("meeting", "Friday", True)),
+    ("Remember that my manager name is Alice Chen.", _fact("manager name", "Alice Chen")),
+    ("my email is bob@example.com.", _fact("email", "bob@example.com")),
+    ("My salary is 1,000 dollars", _fact("salary", "1,000 dollars")),
+    ("My office floor changed to 7F, can you note that?", _fact("office floor", "7F", True)),
+]
+
+ZH_POSITIVES = [
+    ("我的工位是7楼。", _fact("工位", "7楼")),
+    ("我的常喝的饮料是绿茶", _fact("常喝的饮料", "绿茶")),
+    ("我的工位现在是12楼。", _fact("工位", "12楼", True)),
+    ("我的工位改成了7楼。", _fact("工位", "7楼", True)),
+    ("我的工位改成7楼了。", _fact("工位", "7楼", True)),
+    ("会议时间改到下午3点", _fact("会议时间", "下午3点", True)),
+    ("会议时间改到了下午3点！", _fact("会议时间", "下午3点", True)),
+    ("工位换成3楼", _fact("工位", "3楼", True)),
+    ("我的笔记本型号换成了MacBook Air。", _fact("笔记本型号", "MacBook Air", True)),
+    ("我把工位换成了7楼。", _fact("工位", "7楼", True)),
+    ("工位=7楼", _fact("工位", "7楼")),
+    ("请记住我的经理是王丽。", _fact("经理", "王丽")),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), EN_POSITIVES + ZH_POSITIVES)
+def test_single_fact_is_detected_exactly(text: str, expected: FactMention) -> None:
+    assert detect_facts(text) == (expected,)
+
+
+NEGATIVES = [
+    "What is my office floor?",
+    "What is my office floor now?",
+    "What was my office floor before it changed to 7F?",
+    "Has my office floor changed to 7F?",
+    "Is my office floor 7F?",
+    "My office floor is 7F, right?",
+    "My office floor is what?",
+    "my meeting time is which",
+    "The weather is lovely today.",
+    "My day is going well.",
+    "My point is that it works.",
+    "If my office floor is 7F, I will take the stairs.",
+    "Before it changed to 7F, we sat downstairs.",
+    "My office floor is not 7F.",
+    "a == b",
+    "Thanks, that helps a lot!",
+    "我的工位是什么？",
+    "我现在的工位是什么？",
+    "我的工位在改成7楼之前是什么？",
+    "我的工位改成7楼了吗？",
+    "我的工位是不是改成7楼了？",
+    "我的工位是多少",
+    "我的工位是哪里",
+    "我的工位不是7楼。",
+    "我的意思是明天再说。",
+    "你把工位改成7楼吧。",
+    "如果工位改成7楼就好了。",
+    "今天天气不错。",
+    "好的，记住了。",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_non_facts_yield_nothing(text: str) -> None:
+    assert detect_facts(text) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "My office floor is 7F and my favorite drink is green tea.",
+            (_fact("office floor", "7F"), _fact("favorite drink", "green tea")),
+        ),
+        (
+            "My manager name is Alice Chen; my team size is now 6 people.",
+            (_fact("manager name", "Alice Chen"), _fact("team size", "6 people", True)),
+        ),
+        (
+            "My home city is Porto. What is yours? I moved my desk to 3F.",
+            (_fact("home city", "Porto"), _fact("desk", "3F", True)),
+        ),
+        (
+            "我的工位是7楼，会议时间改成了下午2点。我的经理是陈强",
+            (_fact("工位", "7楼"), _fact("会议时间", "下午2点", True), _fact("经理", "陈强")),
+        ),
+        (
+            "x=1, y=2\nz = 3",
+            (_fact("x", "1"), _fact("y", "2"), _fact("z", "3")),
+        ),
+    ],
+)
+def test_multiple_facts_in_order_of_appearance(text: str, expected: tuple[FactMention, ...]) -> None:
+    assert detect_facts(text) == expected
+
+
+def test_identical_facts_are_deduplicated_keeping_first() -> None:
+    text = "My office floor is 7F. My office floor is now 7F. My office floor is 9F."
+    assert detect_facts(text) == (_fact("office floor", "7F"), _fact("office floor", "9F"))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("What is it", True),
+        ("Which one", True),
+        ("Do you know", True),
+        ("can you help", True),
+        ("It is 7F?", True),
+        ("真的？", True),
+        ("我的工位是什么", True),
+        ("你好吗", True),
+        ("多少钱", True),
+        ("几点了", True),
+        ("你在哪", True),
+        ("My office floor is 7F.", False),
+        ("Isabella sends her regards.", False),
+        ("我的工位是7楼。", False),
+        ("", False),
+    ],
+)
+def test_is_question(text: str, expected: bool) -> None:
+    assert is_question(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("  My Office  Floor ", "office floor"),
+        ("the meeting time", "meeting time"),
+        ("my the team size", "team size"),
+        (" 工位 ", "工位"),
+        ("我的工位", "工位"),
+    ],
+)
+def test_normalise_slot(raw: str, expected: str) -> None:
+    assert normalise_slot(raw) == expected
