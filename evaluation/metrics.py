@@ -94,7 +94,7 @@ def _mean(values: list[float]) -> float | None:
 def compute_metrics(outcomes: Sequence[EpisodeOutcome]) -> dict[str, dict[str, Any]]:
     """One row of metrics per system."""
     by_system: dict[str, list[EpisodeOutcome]] = defaultdict(list)
-    for o in outcomes:
+    for o in sorted(outcomes, key=lambda o: (o.system, o.episode_id)):  # order-independent sums
         by_system[o.system].append(o)
     table: dict[str, dict[str, Any]] = {}
     for system, eps in sorted(by_system.items()):

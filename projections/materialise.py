@@ -99,6 +99,7 @@ def read_tables(conn: duckdb.DuckDBPyConnection, run_id: str | None = None) -> d
     for spec in TABLES:
         keys = ", ".join(["run_id", "system", "episode_id", *(n for n, _ in spec.key), "valid_from_seq"])
         where, params = ("WHERE run_id = ?", [run_id]) if run_id else ("", [])
-        table = conn.execute(f"SELECT * FROM {spec.name} {where} ORDER BY {keys}", params).fetch_arrow_table()
-        out[spec.name] = table.to_pylist()
+        result = conn.execute(f"SELECT * FROM {spec.name} {where} ORDER BY {keys}", params)
+        names = [d[0] for d in result.description or ()]
+        out[spec.name] = [dict(zip(names, row)) for row in result.fetchall()]
     return out

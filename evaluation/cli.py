@@ -1,0 +1,260 @@
+"""The `ledgermem` command: a thin shell over the library.
+
+Each command opens a ledger, calls one library function and formats the
+result: a table for people, `--json` for machines. This is the only place
+that turns errors into exit codes: 0 success, 1 a failed check or a
+`LedgermemError` (one line on stderr, no traceback), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from evaluation.datasets import load_dataset
+from evaluation.outputs import write_outputs
+from evaluation.replay import replay as replay_run
+from evaluation.runner import SYSTEMS, RunOptions, resolve_run, run
+from evaluation.synthetic import generate_synthetic
+from ledger.errors import LedgermemError
+from ledger.store import Ledger
+from projections.config import MemoryConfig
+from projections.tokens import default_tokenizer
+
+F = TypeVar("F", bound=Callable[..., Any])
+# Wide enough for the metrics table when piped (rich assumes 80 columns off a terminal).
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+METRIC_COLUMNS = (
+    ("Current_Fact_Acc", "CurAcc"),
+    ("History_Fact_Acc", "HisAcc"),
+    ("Avg_Active_Chain_Tokens", "ChainTok"),
+    ("Avg_Rendered_Context_Tokens", "CtxTok"),
+    ("overrides_applied", "Overrides"),
+    ("override_ids_rejected", "Rejected"),
+    ("indexes_created", "Indexes"),
+    ("Tool_Call_Success_Rate", "ToolOK"),
+    ("probes", "Probes"),
+)
+
+
+def fails_cleanly(fn: F) -> F:
+    """Report our own errors as one line and exit 1; never a traceback for bad input."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except LedgermemError as exc:
+            err.print(f"error: {exc}", markup=False)
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def metrics_table(metrics: dict[str, dict[str, Any]], title: str) -> Table:
+    table = Table(title=title)
+    table.add_column("system")
+    for _, label in METRIC_COLUMNS:
+        table.add_column(label, justify="right")
+    for system, row in metrics.items():
+        cells = [_fmt(row.get(k)) for k, _ in METRIC_COLUMNS]
+        if row.get("Current_Fact_N") is not None:
+            cells[0] += f" ({row['Current_Fact_N']})"
+            cells[1] += f" ({row['History_Fact_N']})"
+        table.add_row(system, *cells)
+    return table
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="ledgermem")
+def cli() -> None:
+    """ledgermem: an auditable, event-sourced three-layer memory for LLM agents.
+
+    \b
+    Example:
+      ledgermem run --episodes 4 --turns 24
+    """
+
+
+@cli.command("run")
+@click.option("--dataset", "dataset_path", type=click.Path(dir_okay=False), help="Seed-format JSON dataset.")
+@click.option("--synthetic", is_flag=True, help="Use the built-in synthetic data (the default without --dataset).")
+@click.option("--episodes", default=6, show_default=True, help="Synthetic: number of episodes.")
+@click.option("--turns", default=24, show_default=True, help="Synthetic: dialogue turns per episode.")
+@click.option("--seed", default=7, show_default=True, help="Synthetic: random seed.")
+@click.option("--systems", default="three_layer", show_default=True, help=f"Comma-separated: {', '.join(SYSTEMS)}.")
+@click.option("--backend", default="heuristic", show_default=True, help="LLM backend.")
+@click.option("--run-id", default=None, help="Run id (default: run-<UTC timestamp>).")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--limit", type=int, default=None, help="Only the first N episodes.")
+@click.option("--force", is_flag=True, help="Replace an existing run of the same id.")
+@click.option("--window-turns", default=4, show_default=True)
+@click.option("--chain-budget", default=400, show_default=True, help="Token budget of the rendered chain.")
+@click.option("--json", "as_json", is_flag=True, help="Print metrics as JSON.")
+@fails_cleanly
+def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int, seed: int, systems: str,
+            backend: str, run_id: str | None, runs_dir: str, limit: int | None, force: bool,
+            window_turns: int, chain_budget: int, as_json: bool) -> None:
+    """Run memory systems over a dataset; the whole run goes into one ledger.
+
+    \b
+    Example:
+      ledgermem run --synthetic --episodes 6 --turns 24 --run-id demo
+    """
+    if dataset_path and synthetic:
+        raise click.UsageError("give either --dataset or --synthetic, not both")
+    ds = load_dataset(dataset_path) if dataset_path else generate_synthetic(n_episodes=episodes, turns=turns, seed=seed)
+    rid = run_id or "run-" + datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    config = MemoryConfig(window_turns=window_turns, chain_budget=chain_budget, tokenizer=default_tokenizer())
+    opts = RunOptions(run_id=rid, runs_dir=Path(runs_dir), systems=tuple(s.strip() for s in systems.split(",")),
+                      backend=backend, memory=config, limit=limit, force=force)
+    selected = ds.episodes[:limit] if limit else ds.episodes
+    total = len(opts.systems) * sum(len(e.turns) + len(e.probes) for e in selected)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True, disable=as_json) as bar:
+        task = bar.add_task(f"run {rid}", total=total)
+        result = run(ds, opts, progress=lambda what, n: bar.advance(task, n))
+    files = write_outputs(result.ledger_path)
+    if as_json:
+        click.echo(json.dumps({"run_id": rid, "ledger": str(result.ledger_path), "metrics": result.metrics}, indent=2))
+        return
+    out.print(metrics_table(result.metrics, f"run {rid} ({ds.name}, {len(selected)} episodes, backend {backend})"))
+    out.print(f"ledger: {result.ledger_path}")
+    out.print("derived: " + ", ".join(str(f) for f in files))
+
+
+@cli.command("replay")
+@click.argument("run")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+@fails_cleanly
+def replay_cmd(run: str, runs_dir: str, as_json: bool) -> None:
+    """Rebuild all projections and metrics from the ledger alone (no LLM) and compare with the live run.
+
+    Exits 1 if anything differs.
+
+    \b
+    Example:
+      ledgermem replay demo
+    """
+    path = resolve_run(run, Path(runs_dir))
+    with Ledger(path, read_only=True) as ledger:
+        report = replay_run(ledger)
+    if as_json:
+        click.echo(json.dumps({
+            "run_id": report.run_id, "identical": report.identical,
+            "projections_identical": report.projections_identical, "metrics_identical": report.metrics_identical,
+            "tables": [vars_of(t) for t in report.tables], "metrics": report.metrics,
+            "recorded_metrics": report.recorded_metrics,
+        }, indent=2))
+    else:
+        table = Table(title=f"projections of run {report.run_id}: live vs replayed")
+        for col in ("table", "live rows", "replayed rows", "identical"):
+            table.add_column(col)
+        for t in report.tables:
+            table.add_row(t.table, str(t.live_rows), str(t.replayed_rows), "yes" if t.equal else f"NO: {t.first_difference}")
+        out.print(table)
+        out.print(metrics_table(report.metrics, "metrics replayed from the ledger"))
+        if report.recorded_metrics is not None:
+            out.print(metrics_table(report.recorded_metrics, "metrics recorded by the live run"))
+        verdict = "identical" if report.identical else "DIFFERENT"
+        out.print(f"replay: projections {'identical' if report.projections_identical else 'DIFFERENT'}, "
+                  f"metrics {'identical' if report.metrics_identical else 'DIFFERENT'} -> {verdict}")
+    if not report.identical:
+        sys.exit(1)
+
+
+def vars_of(obj: Any) -> dict[str, Any]:
+    return {k: getattr(obj, k) for k in obj.__slots__}
+
+
+@cli.command("sql")
+@click.argument("run")
+@click.argument("query")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Rows as a JSON list of objects.")
+@fails_cleanly
+def sql_cmd(run: str, query: str, runs_dir: str, as_json: bool) -> None:
+    """Run a SQL query (DuckDB dialect) against a run's ledger and projections, read-only.
+
+    Tables: events, summary_versions, fact_versions, index_versions, raw_records, window_versions.
+
+    \b
+    Example:
+      ledgermem sql demo "SELECT slot, value FROM fact_versions WHERE valid_to_seq IS NULL"
+    """
+    import duckdb
+
+    path = resolve_run(run, Path(runs_dir))
+    with Ledger(path, read_only=True) as ledger:
+        try:
+            result = ledger.conn.execute(query)
+        except duckdb.Error as exc:
+            raise SqlError(f"query failed: {str(exc).splitlines()[0]}") from exc
+        names = [d[0] for d in result.description or ()]
+        rows = result.fetchall()
+    if as_json:
+        click.echo(json.dumps([dict(zip(names, r)) for r in rows], ensure_ascii=False, default=str, indent=2))
+        return
+    table = Table()
+    for n in names:
+        table.add_column(n)
+    for r in rows:
+        table.add_row(*("NULL" if v is None else str(v) for v in r))
+    out.print(table)
+    out.print(f"{len(rows)} row(s)")
+
+
+class SqlError(LedgermemError):
+    """A query the database refused."""
+
+
+@cli.command("verify")
+@click.argument("run")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+@fails_cleanly
+def verify_cmd(run: str, runs_dir: str, as_json: bool) -> None:
+    """Recompute the hash chain and check seq and stream versions; name the first broken seq.
+
+    Exits 1 if the ledger does not verify.
+
+    \b
+    Example:
+      ledgermem verify demo
+    """
+    path = resolve_run(run, Path(runs_dir))
+    with Ledger(path, read_only=True) as ledger:
+        report = ledger.verify()
+    if as_json:
+        click.echo(json.dumps(vars_of(report)))
+    elif report.ok:
+        out.print(f"ok: {report.events} events, hash chain and stream versions verify ({path})")
+    else:
+        err.print(f"BROKEN at seq {report.first_broken_seq}: {report.reason} ({path})", markup=False)
+    if not report.ok:
+        sys.exit(1)
+
+
+def main() -> None:
+    cli()

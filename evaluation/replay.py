@@ -1,0 +1,90 @@
+"""Replay: rebuild every projection and every metric from the ledger alone.
+
+No LLM is called: every response the run depended on is in its
+`llm_called` events, and every judgement in `probe_judged`. The replay
+folds each stream from scratch, compares the result row for row with the
+materialised tables, recomputes the metrics and compares them with what
+the live run recorded in `run_finished`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from evaluation.errors import RunNotFound
+from evaluation.metrics import compute_metrics, outcomes_from_ledger
+from ledger.events import RunFinished, RunStarted
+from ledger.store import Ledger
+from projections.materialise import read_tables, rebuild
+
+
+@dataclass(frozen=True, slots=True)
+class TableCheck:
+    table: str
+    live_rows: int
+    replayed_rows: int
+    equal: bool
+    first_difference: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayReport:
+    run_id: str
+    tables: tuple[TableCheck, ...]
+    metrics: dict[str, dict[str, Any]]
+    recorded_metrics: dict[str, dict[str, Any]] | None
+
+    @property
+    def projections_identical(self) -> bool:
+        return all(t.equal for t in self.tables)
+
+    @property
+    def metrics_identical(self) -> bool:
+        return self.recorded_metrics is not None and self.metrics == self.recorded_metrics
+
+    @property
+    def identical(self) -> bool:
+        return self.projections_identical and self.metrics_identical
+
+
+def run_ids(ledger: Ledger) -> list[str]:
+    return [r.stream.run_id for r in ledger.read(event_types=["run_started"])]
+
+
+def pick_run(ledger: Ledger, run_id: str | None) -> str:
+    ids = run_ids(ledger)
+    if run_id is None:
+        if len(ids) != 1:
+            raise RunNotFound(f"{ledger.path}: holds {len(ids)} runs ({', '.join(ids)}); name one")
+        return ids[0]
+    if run_id not in ids:
+        raise RunNotFound(f"{ledger.path}: no run {run_id!r}; it holds: {', '.join(ids) or 'none'}")
+    return run_id
+
+
+def _first_difference(live: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> str:
+    for i, (a, b) in enumerate(zip(live, replayed)):
+        if a != b:
+            cols = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+            return f"row {i}: columns {', '.join(cols)} differ"
+    return f"{len(live)} live rows vs {len(replayed)} replayed rows"
+
+
+def replay(ledger: Ledger, run_id: str | None = None) -> ReplayReport:
+    rid = pick_run(ledger, run_id)
+    replayed = rebuild(ledger, rid)
+    live = read_tables(ledger.conn, rid)
+    checks = tuple(
+        TableCheck(name, len(live[name]), len(rows), live[name] == rows,
+                   "" if live[name] == rows else _first_difference(live[name], rows))
+        for name, rows in replayed.items()
+    )
+    metrics = compute_metrics(outcomes_from_ledger(ledger, rid))
+    finished = [r.event for r in ledger.read(stream=_run_stream(ledger, rid), event_types=["run_finished"])]
+    recorded = finished[-1].metrics if finished and isinstance(finished[-1], RunFinished) else None
+    return ReplayReport(rid, checks, metrics, recorded)
+
+
+def _run_stream(ledger: Ledger, run_id: str) -> Any:
+    return next(r.stream for r in ledger.read(run_id=run_id, event_types=["run_started"]) if isinstance(r.event, RunStarted))
