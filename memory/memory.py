@@ -134,12 +134,14 @@ class Memory:
         ]
         messages = answer_messages(rendered, question, tools=self.tools)
         tool_calls = 0
-        for _ in range(self.max_tool_iterations + 1):
+        for iteration in range(self.max_tool_iterations + 1):
             call = self._call(messages, purpose="answer", turn=turn, probe_id=probe_id)
             events.append(call.event)
             parsed = parse_tool_calls(call.completion_text) if self.tools else None
             if parsed is None or (not parsed.calls and not parsed.unparsable):
                 break
+            if iteration == self.max_tool_iterations:
+                break  # out of tool iterations: this response is the answer
             messages.append({"role": "assistant", "content": call.completion_text})
             for bad in parsed.unparsable:
                 events.append(ToolCalled(turn=turn, probe_id=probe_id or "", tool="?", args={}, ok=False,

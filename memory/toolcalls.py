@@ -67,7 +67,7 @@ def parse_tool_calls(text: str) -> ParsedTools:
     calls: list[ToolCall] = []
     bad: list[str] = []
     for m in _CALL.finditer(text):
-        args = {k: next(v for v in vals if v is not None) for k, *vals in _ARG.findall(m.group(2))}
+        args = {k: next((v for v in vals if v), "") for k, *vals in _ARG.findall(m.group(2))}
         if args or not m.group(2).strip():
             calls.append(ToolCall(m.group(1), _canonical_args(args)))
         else:

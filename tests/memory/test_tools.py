@@ -1,0 +1,100 @@
+"""Exact-id tools and the tool-call parser."""
+
+from __future__ import annotations
+
+import pytest
+
+from ledger.store import Ledger, StreamKey
+from memory.backends import ScriptedBackend
+from memory.memory import Memory
+from memory.toolcalls import ToolCall, parse_tool_calls
+from memory.tools import run_tool
+from projections.config import MemoryConfig
+from projections.tokens import ESTIMATOR
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('get_raw_record(reference_id="r0003")', [ToolCall("get_raw_record", {"reference_id": "r0003"})]),
+        ("get_raw_record(reference_id=r0003)", [ToolCall("get_raw_record", {"reference_id": "r0003"})]),
+        ("get_archived_summary(summary_id: 's0002')", [ToolCall("get_archived_summary", {"summary_id": "s0002"})]),
+        ('I will look. get_predecessor_summary(fact_key="office floor", exclude_value="7F")',
+         [ToolCall("get_predecessor_summary", {"fact_key": "office floor", "exclude_value": "7F"})]),
+        ('{"name": "expand_index", "arguments": {"index_id": "i0001"}}',
+         [ToolCall("expand_index", {"index_id": "i0001"})]),
+        ('{"tool": "get_raw_record", "args": {"ref": "r0001"}}', [ToolCall("get_raw_record", {"reference_id": "r0001"})]),
+        ("The answer is 7F.", []),
+    ],
+)
+def test_parse_tool_call_forms(text: str, expected: list[ToolCall]) -> None:
+    assert list(parse_tool_calls(text).calls) == expected
+
+
+def test_echoed_tool_results_are_not_new_calls() -> None:
+    text = '[TOOL RESULT get_raw_record]\nget_raw_record(reference_id="r0001") said hello\n[/TOOL RESULT]\nThe answer is hello.'
+    parsed = parse_tool_calls(text)
+    assert parsed.calls == () and parsed.unparsable == ()
+
+
+def test_unparsable_call_is_reported() -> None:
+    assert parse_tool_calls("get_raw_record(???)").unparsable
+
+
+def _memory(script: list[str]) -> Memory:
+    it = iter(script)
+    return Memory(Ledger(":memory:"), StreamKey("r", "s", "e"),
+                  ScriptedBackend(lambda m, p: next(it, "NONE")), config=MemoryConfig(tokenizer=ESTIMATOR))
+
+
+def _chain(*values: str) -> Memory:
+    responses = [f"floor is {v}\n[FACTS: floor={v}]\n[OVERRIDES: {f's{i:04d}' if i else 'none'}]"
+                 for i, v in enumerate(values)]
+    m = _memory(responses)
+    for v in values:
+        m.add_turn(f"my floor is {v}", "ok")
+    return m
+
+
+def test_get_archived_summary_walks_superseded_by_to_the_current_value() -> None:
+    m = _chain("3F", "7F", "9F")
+    result = m.tool("get_archived_summary", {"summary_id": "s0001"})
+    assert result.ok
+    assert "superseded by s0002" in result.text and "superseded by s0003" in result.text
+    assert result.text.splitlines()[-1] == "current: [FACTS: floor=9F] from s0003"
+
+
+@pytest.mark.parametrize(
+    "values, exclude, expected",
+    [
+        (("3F", "7F", "9F"), "9F", "7F"),
+        (("3F", "7F", "9F"), "7F", "3F"),
+        (("A", "B", "A"), "A", "B"),  # revert: the newest change to A
+        (("A", "B", "A"), "B", "A"),
+    ],
+)
+def test_get_predecessor_summary(values: tuple[str, ...], exclude: str, expected: str) -> None:
+    result = _chain(*values).tool("get_predecessor_summary", {"fact_key": "floor", "exclude_value": exclude})
+    assert result.ok and f"value={expected};" in result.text
+
+
+def test_get_raw_record_is_complete_and_exact() -> None:
+    m = _chain("3F")
+    r = m.tool("get_raw_record", {"reference_id": "r0001"})
+    assert r.ok and "USER: my floor is 3F" in r.text and "AGENT: ok" in r.text
+    assert not m.tool("get_raw_record", {"reference_id": "r00"}).ok  # exact ids only, no prefix matching
+
+
+@pytest.mark.parametrize(
+    "name, args, fragment",
+    [
+        ("get_archived_summary", {"summary_id": "s0404"}, "no summary"),
+        ("expand_index", {"index_id": "i0001"}, "no index"),
+        ("get_predecessor_summary", {"fact_key": "nope", "exclude_value": "x"}, "no summary records"),
+        ("get_raw_record", {}, "missing argument"),
+        ("delete_everything", {}, "unknown tool"),
+    ],
+)
+def test_tool_failures_are_results_not_exceptions(name: str, args: dict[str, str], fragment: str) -> None:
+    result = run_tool(_chain("3F").state, name, args)
+    assert not result.ok and fragment in result.text
