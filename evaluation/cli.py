@@ -29,7 +29,6 @@ from evaluation.synthetic import generate_synthetic
 from ledger.errors import LedgermemError
 from ledger.store import Ledger
 from projections.config import MemoryConfig
-from projections.tokens import default_tokenizer
 
 F = TypeVar("F", bound=Callable[..., Any])
 # Wide enough for the metrics table when piped (rich assumes 80 columns off a terminal).
@@ -125,7 +124,7 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
         raise click.UsageError("give either --dataset or --synthetic, not both")
     ds = load_dataset(dataset_path) if dataset_path else generate_synthetic(n_episodes=episodes, turns=turns, seed=seed)
     rid = run_id or "run-" + datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    config = MemoryConfig(window_turns=window_turns, chain_budget=chain_budget, tokenizer=default_tokenizer())
+    config = MemoryConfig(window_turns=window_turns, chain_budget=chain_budget)
     opts = RunOptions(run_id=rid, runs_dir=Path(runs_dir), systems=tuple(s.strip() for s in systems.split(",")),
                       backend=backend, memory=config, limit=limit, force=force)
     selected = ds.episodes[:limit] if limit else ds.episodes

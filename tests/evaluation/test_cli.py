@@ -1,0 +1,133 @@
+"""The CLI: clean one-line errors with exit codes, tamper detection, README first screen."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evaluation.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def invoke(*args: str, cwd: Path):
+    runner = CliRunner()
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return runner.invoke(cli, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    cwd = tmp_path_factory.mktemp("cli")
+    result = invoke("run", "--episodes", "2", "--turns", "12", "--run-id", "small", cwd=cwd)
+    assert result.exit_code == 0, result.output
+    return cwd
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_run_prints_a_result_table_and_leaves_a_ledger(workdir: Path) -> None:
+    ledger = workdir / "runs" / "small" / "ledger.duckdb"
+    assert ledger.is_file()
+    assert (workdir / "runs" / "small" / "metrics.csv").read_text().startswith("system,")
+    result = invoke("replay", "small", "--json", cwd=workdir)
+    data = json.loads(result.output)
+    assert result.exit_code == 0 and data["identical"] is True
+    assert data["metrics"]["three_layer"]["Current_Fact_N"] > 0
+
+
+def _bad_dataset(tmp: Path, kind: str) -> Path:
+    path = tmp / f"{kind}.json"
+    if kind == "malformed":
+        path.write_text('{"episodes": [', encoding="utf-8")
+    elif kind == "empty":
+        path.write_text('{"episodes": []}', encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (("run", "--dataset", "missing.json", "--run-id", "small"), "no such dataset file"),
+        (("run", "--dataset", "{malformed}", "--run-id", "small"), "malformed.json"),
+        (("run", "--dataset", "{empty}", "--run-id", "small"), "contains no episodes"),
+        (("replay", "no-such-run"), "unknown run 'no-such-run'"),
+        (("sql", "no-such-run", "SELECT 1"), "unknown run 'no-such-run'"),
+        (("verify", "no-such-run"), "unknown run 'no-such-run'"),
+        (("run", "--run-id", "small", "--episodes", "1", "--turns", "4"), "already exists"),
+        (("sql", "small", "SELEC nonsense"), "query failed"),
+    ],
+)
+def test_errors_are_one_line_no_traceback_and_leave_ledgers_untouched(
+    workdir: Path, args: tuple[str, ...], fragment: str
+) -> None:
+    ledger = workdir / "runs" / "small" / "ledger.duckdb"
+    before = _digest(ledger)
+    args = tuple(str(_bad_dataset(workdir, a[1:-1])) if a.startswith("{") else a for a in args)
+    proc = subprocess.run([sys.executable, "-m", "evaluation", *args], cwd=workdir, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert _digest(ledger) == before
+
+
+def test_verify_names_the_seq_of_a_changed_payload_byte(tmp_path: Path) -> None:
+    assert invoke("run", "--episodes", "1", "--turns", "6", "--run-id", "t", cwd=tmp_path).exit_code == 0
+    path = tmp_path / "runs" / "t" / "ledger.duckdb"
+    import duckdb
+
+    with duckdb.connect(str(path)) as conn:
+        seq, payload = conn.execute(
+            "SELECT seq, payload FROM events WHERE event_type = 'turn_recorded' ORDER BY seq LIMIT 1 OFFSET 2"
+        ).fetchone()
+        i = payload.index("Noted") if "Noted" in payload else len(payload) // 2
+        forged = payload[:i] + chr(ord(payload[i]) ^ 1) + payload[i + 1:]
+        conn.execute("UPDATE events SET payload = ? WHERE seq = ?", [forged, seq])
+    proc = subprocess.run([sys.executable, "-m", "evaluation", "verify", "t"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert f"BROKEN at seq {seq}:" in proc.stderr
+
+
+def test_verify_ok_exits_zero(workdir: Path) -> None:
+    result = invoke("verify", "small", cwd=workdir)
+    assert result.exit_code == 0 and result.output.startswith("ok: ")
+
+
+def test_sql_json_output(workdir: Path) -> None:
+    result = invoke("sql", "small", "SELECT count(*) AS n FROM raw_records", "--json", cwd=workdir)
+    assert result.exit_code == 0 and json.loads(result.output) == [{"n": 24}]
+
+
+def test_every_command_help_ends_with_an_example() -> None:
+    for name, command in cli.commands.items():
+        help_text = CliRunner().invoke(cli, [name, "--help"]).output
+        assert "Example:" in help_text and f"ledgermem {name}" in help_text.split("Example:")[1], name
+
+
+def test_readme_first_screen_has_two_commands_and_ci_runs_the_test_one() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first_block = re.search(r"```bash\n(.*?)```", readme, re.DOTALL).group(1).strip().splitlines()
+    assert len(first_block) == 2
+    assert "ledgermem run" in first_block[0]
+    assert "pytest" in first_block[1]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert first_block[1].strip() in ci
+    assert shlex.split(first_block[1])  # a valid shell line

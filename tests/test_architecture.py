@@ -1,0 +1,226 @@
+"""The layering of the packages: imports only point down.
+
+    evaluation
+    memory
+    temporal   gate        (siblings: neither imports the other)
+    projections
+    ledger
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: For each package, the sibling packages it may import.
+ALLOWED: dict[str, frozenset[str]] = {
+    "ledger": frozenset(),
+    "projections": frozenset({"ledger"}),
+    "temporal": frozenset({"projections", "ledger"}),
+    "gate": frozenset({"projections", "ledger"}),
+    "memory": frozenset({"gate", "temporal", "projections", "ledger"}),
+    "evaluation": frozenset({"memory", "gate", "temporal", "projections", "ledger"}),
+}
+PACKAGES = tuple(ALLOWED)
+
+
+@dataclass(frozen=True, order=True)
+class Edge:
+    """One import of a project package from another module."""
+
+    path: str
+    line: int
+    importer: str  # top-level package of the importing module
+    imported: str  # top-level package it imports ("" if the import cannot be resolved)
+    target: str  # the imported module as written, made absolute
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.importer} -> {self.imported or '?'} ({self.target})"
+
+
+def module_name(path: Path, root: Path = ROOT) -> tuple[str, bool]:
+    """Dotted module name of a file, and whether it is a package `__init__`."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts.pop()
+    return ".".join(parts), is_package
+
+
+def _resolve(module: str, is_package: bool, level: int, target: str | None) -> str | None:
+    """Absolute name of `from <level dots><target> import ...`; None if it climbs past the top."""
+    if level == 0:
+        return target or ""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    if level - 1 > len(package):
+        return None
+    base = package[: len(package) - (level - 1)]
+    return ".".join(base + (target.split(".") if target else []))
+
+
+def _literal_import_call(node: ast.Call) -> str | None:
+    """`importlib.import_module("x")` / `import_module("x")` / `__import__("x")` with a literal name."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if name not in ("import_module", "__import__") or not node.args:
+        return None
+    first = node.args[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str) and not first.value.startswith("."):
+        return first.value
+    return None
+
+
+def imported_modules(tree: ast.AST, module: str, is_package: bool) -> Iterator[tuple[int, str | None]]:
+    """Every module a tree imports, anywhere in it (functions, classes, `if TYPE_CHECKING:`)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(module, is_package, node.level, node.module)
+            if base is None:
+                yield node.lineno, None
+            elif base:
+                yield node.lineno, base
+            else:  # `from .. import x` that lands at the top: each name is a module
+                for alias in node.names:
+                    yield node.lineno, alias.name
+        elif isinstance(node, ast.Call):
+            target = _literal_import_call(node)
+            if target is not None:
+                yield node.lineno, target
+
+
+def project_edges(source: str, *, path: str, module: str, is_package: bool = False) -> list[Edge]:
+    """Imports of project packages made by one module's source."""
+    importer = module.split(".")[0]
+    tree = ast.parse(source, filename=path)
+    edges = []
+    for line, target in imported_modules(tree, module, is_package):
+        if target is None:
+            edges.append(Edge(path, line, importer, "", "<relative import beyond the top level>"))
+            continue
+        top = target.split(".")[0]
+        if top in ALLOWED and top != importer:
+            edges.append(Edge(path, line, importer, top, target))
+    return sorted(edges)
+
+
+def check_source(source: str, *, path: str, module: str, is_package: bool = False) -> list[Edge]:
+    """The imports in `source` that go against the layering."""
+    importer = module.split(".")[0]
+    allowed = ALLOWED.get(importer, frozenset())
+    return [
+        e for e in project_edges(source, path=path, module=module, is_package=is_package)
+        if e.imported not in allowed
+    ]
+
+
+def package_files() -> list[Path]:
+    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+
+
+def _scan() -> tuple[list[Edge], list[Edge]]:
+    edges: list[Edge] = []
+    violations: list[Edge] = []
+    for path in package_files():
+        module, is_package = module_name(path)
+        source = path.read_text(encoding="utf-8")
+        rel = str(path.relative_to(ROOT))
+        edges += project_edges(source, path=rel, module=module, is_package=is_package)
+        violations += check_source(source, path=rel, module=module, is_package=is_package)
+    return edges, violations
+
+
+# --- the real packages ---------------------------------------------------------------
+
+
+def test_every_package_is_scanned() -> None:
+    files = package_files()
+    for pkg in PACKAGES:
+        assert (ROOT / pkg / "__init__.py").is_file(), f"package {pkg} is missing"
+    assert any(p.parent.name == "ledger" and p.name == "store.py" for p in files)
+    edges, _ = _scan()
+    # The collector sees real edges (so an empty violation list means something).
+    assert any(e.importer == "projections" and e.imported == "ledger" for e in edges)
+
+
+def test_imports_follow_the_layering() -> None:
+    _, violations = _scan()
+    assert not violations, "imports against the layering:\n" + "\n".join(str(v) for v in violations)
+
+
+# --- the checker itself -----------------------------------------------------------------
+
+
+def test_checker_reports_an_upward_import() -> None:
+    source = "from __future__ import annotations\n\nimport json\nimport projections.state\n"
+    violations = check_source(source, path="ledger/bad.py", module="ledger.bad")
+    assert [str(v) for v in violations] == ["ledger/bad.py:4: ledger -> projections (projections.state)"]
+
+
+@pytest.mark.parametrize(
+    ("module", "is_package", "source", "line", "edge"),
+    [
+        ("ledger.store", False, "from projections.render import chain_tokens\n", 1, ("ledger", "projections")),
+        ("ledger", True, "import os\nimport evaluation as ev\n", 2, ("ledger", "evaluation")),
+        ("ledger.store", False, "from ..projections import state\n", 1, ("ledger", "projections")),
+        ("ledger.sub.mod", False, "from ...gate.decide import decide\n", 1, ("ledger", "gate")),
+        ("temporal.asof", False, "from .. import gate\n", 1, ("temporal", "gate")),
+        ("gate.decide", False, "def f():\n    from temporal import asof\n    return asof\n", 2, ("gate", "temporal")),
+        ("temporal.asof", False, "class C:\n    import gate.lexicon\n", 2, ("temporal", "gate")),
+        ("projections.state", False, "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from memory import Memory\n",
+         3, ("projections", "memory")),
+        ("memory.memory", False, "import importlib\nm = importlib.import_module('evaluation.cli')\n",
+         2, ("memory", "evaluation")),
+        ("projections.render", False, "x = __import__('gate')\n", 1, ("projections", "gate")),
+    ],
+    ids=[
+        "from-absolute", "import-as", "relative", "relative-deep", "relative-top",
+        "in-function", "in-class", "type-checking", "import_module", "dunder-import",
+    ],
+)
+def test_checker_reports_each_form_of_forbidden_import(
+    module: str, is_package: bool, source: str, line: int, edge: tuple[str, str]
+) -> None:
+    path = module.replace(".", "/") + ("/__init__.py" if is_package else ".py")
+    violations = check_source(source, path=path, module=module, is_package=is_package)
+    assert [(v.line, v.importer, v.imported) for v in violations] == [(line, *edge)]
+    assert str(violations[0]).startswith(f"{path}:{line}: {edge[0]} -> {edge[1]}")
+
+
+def test_checker_reports_a_relative_import_past_the_top() -> None:
+    violations = check_source("from ... import x\n", path="ledger/store.py", module="ledger.store")
+    assert len(violations) == 1 and violations[0].imported == ""
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("ledger.store", "import duckdb\nfrom ledger.errors import LedgerError\nfrom . import schema\n"),
+        ("projections.state", "from ledger.events import TurnRecorded\nfrom .config import MemoryConfig\n"),
+        ("gate.decide", "from projections.state import evolve\nimport ledger\n"),
+        ("temporal.asof", "from projections import scd2\nfrom ledger.store import Ledger\n"),
+        ("memory.memory", "import gate, temporal, projections, ledger\n"),
+        ("evaluation.cli", "import memory, gate, temporal, projections, ledger\nimport tests.conftest\n"),
+    ],
+    ids=["ledger", "projections", "gate", "temporal", "memory", "evaluation"],
+)
+def test_checker_accepts_downward_and_internal_imports(module: str, source: str) -> None:
+    assert check_source(source, path=module.replace(".", "/") + ".py", module=module) == []
+
+
+def test_checker_reports_every_offence_in_a_file() -> None:
+    source = "import gate\nfrom memory import Memory\n\ndef later():\n    import evaluation.cli\n"
+    violations = check_source(source, path="projections/x.py", module="projections.x")
+    assert [str(v) for v in violations] == [
+        "projections/x.py:1: projections -> gate (gate)",
+        "projections/x.py:2: projections -> memory (memory)",
+        "projections/x.py:5: projections -> evaluation (evaluation.cli)",
+    ]
