@@ -162,6 +162,8 @@ def encode(event: Event) -> EncodedEvent:
         col = _column_of(cls, f.name)
         if col is None:
             body[f.name] = _jsonable(value)
+        elif isinstance(value, int) and not isinstance(value, bool) and _is_float_column(col):
+            columns[col] = float(value)  # hash what the DOUBLE column will give back
         else:
             columns[col] = list(value) if isinstance(value, tuple) else value
     try:
@@ -169,6 +171,10 @@ def encode(event: Event) -> EncodedEvent:
     except (TypeError, ValueError) as exc:
         raise InvalidEvent(f"{cls.event_type}: a field cannot be stored as JSON: {exc}") from exc
     return EncodedEvent(cls.event_type, cls.schema_version, columns, payload)
+
+
+def _is_float_column(col: str) -> bool:
+    return bool(events_arrow_schema().field(col).type == pa.float64())
 
 
 def decode(seq: int, event_type: str, schema_version: int, columns: dict[str, Any], payload: str) -> Event:

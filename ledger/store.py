@@ -84,6 +84,13 @@ def _utcnow() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
+def _naive_utc(ts: datetime) -> datetime:
+    """The TIMESTAMP column holds naive UTC; hash exactly what it will give back."""
+    if ts.tzinfo is not None:
+        ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
+    return ts
+
+
 def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(path, read_only=read_only)
@@ -118,7 +125,7 @@ class Ledger:
                 raise LedgerNotFound(f"{self.path}: no ledger file here")
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.conn = _connect(self.path, read_only)
-        if not read_only:
+        if not read_only and not self._tables():  # only an empty database becomes a ledger
             self._create_tables()
         self._check_is_ledger()
         self._streams: dict[StreamKey, tuple[int, int]] = {}
@@ -141,9 +148,11 @@ class Ledger:
         if not self.conn.execute("SELECT 1 FROM ledger_meta WHERE key = 'format'").fetchone():
             self.conn.execute("INSERT INTO ledger_meta VALUES ('format', ?)", [FORMAT_VERSION])
 
+    def _tables(self) -> set[str]:
+        return {r[0] for r in self.conn.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+
     def _check_is_ledger(self) -> None:
-        tables = {r[0] for r in self.conn.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-        missing = {"events", "streams", "ledger_meta"} - tables
+        missing = {"events", "streams", "ledger_meta"} - self._tables()
         if missing:
             self.conn.close()
             raise LedgerCorrupt(f"{self.path}: not a ledgermem ledger (missing tables: {', '.join(sorted(missing))})")
@@ -193,7 +202,7 @@ class Ledger:
         ids = [event_id_for(stream.as_tuple(), expected_version + i + 1, enc) for i, enc in enumerate(encoded)]
         if expected_version != current:
             return self._retry_or_conflict(stream, stream_no, expected_version, current, ids)
-        recorded_at = self._clock()
+        recorded_at = _naive_utc(self._clock())
         rows, recorded = self._rows(stream, stream_no, expected_version, encoded, ids, events, recorded_at)
         self.conn.begin()
         try:
@@ -321,6 +330,14 @@ class Ledger:
                 return VerifyReport(False, n, seq, problem)
             versions[row["stream_no"]] = row["stream_version"]
             prev, expected_seq = row["hash"], seq + 1
+        declared = dict(self.conn.execute("SELECT stream_no, version FROM streams").fetchall())
+        for stream_no, version in sorted(declared.items()):
+            if versions.get(stream_no, 0) != version:
+                return VerifyReport(
+                    False, n, expected_seq,
+                    f"stream {stream_no} is recorded at version {version} but its events end at "
+                    f"{versions.get(stream_no, 0)}: events after seq {expected_seq - 1} are missing",
+                )
         return VerifyReport(True, n)
 
 

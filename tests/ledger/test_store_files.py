@@ -100,13 +100,6 @@ def test_non_ledger_duckdb_file_is_corrupt_when_read(tmp_path: Path) -> None:
     assert str(path) in message
     assert "not a ledgermem ledger" in message
     assert "events" in message and "streams" in message and "ledger_meta" in message
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="opening an existing non-ledger DuckDB file for writing silently creates the ledger tables "
-    "in it (Ledger.__init__ runs _create_tables before _check_is_ledger) instead of raising LedgerCorrupt",
-)
 def test_non_ledger_duckdb_file_is_corrupt_when_opened_for_writing(tmp_path: Path) -> None:
     path = tmp_path / "other.duckdb"
     with duckdb.connect(str(path)) as conn:
