@@ -24,7 +24,7 @@ from gate.capacity import plan_index
 from gate.commands import Command, LlmCall, RecordTurn, StartEpisode
 from gate.errors import CommandRejected
 from gate.summary_format import parse_summary
-from projections.state import EpisodeState, evolve, fold, record_id_for
+from projections.state import EpisodeEvent, EpisodeState, fold, record_id_for
 from projections.tokens import count_tokens, truncate_to_tokens
 
 
@@ -46,7 +46,7 @@ def _record_turn(state: EpisodeState, cmd: RecordTurn) -> tuple[Event, ...]:
     if cmd.turn <= state.turn:
         raise CommandRejected(f"RecordTurn(turn={cmd.turn}): turns must increase; the last was {state.turn}")
     rid = record_id_for(cmd.turn)
-    events: list[Event] = [
+    events: list[EpisodeEvent] = [
         TurnRecorded(turn=cmd.turn, occurred_at=cmd.occurred_at, record_id=rid, text=cmd.user,
                      agent=cmd.agent, source=cmd.source)
     ]
@@ -69,7 +69,7 @@ def _llm_event(turn: int, call: LlmCall) -> LlmCalled:
     )
 
 
-def _summary_events(state: EpisodeState, turn: int, response: str, rid: str) -> list[Event]:
+def _summary_events(state: EpisodeState, turn: int, response: str, rid: str) -> list[EpisodeEvent]:
     draft = parse_summary(response)
     if draft is None:
         return []
@@ -79,7 +79,7 @@ def _summary_events(state: EpisodeState, turn: int, response: str, rid: str) -> 
     truncated = count_tokens(text, tok) > limit
     if truncated:
         text = truncate_to_tokens(text, limit, tok)
-    events: list[Event] = [
+    events: list[EpisodeEvent] = [
         SummaryCreated(turn=turn, summary_id=sid, text=text, facts=draft.facts, overrides=applied,
                        raw_ids=(rid,), truncated=truncated)
     ]
@@ -118,8 +118,3 @@ def validate_overrides(
     return tuple(applied), rejected
 
 
-def apply(state: EpisodeState, events: tuple[Event, ...]) -> EpisodeState:
-    """Convenience for callers that decide then evolve."""
-    for e in events:
-        state = evolve(state, e)  # type: ignore[arg-type]
-    return state

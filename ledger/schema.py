@@ -63,9 +63,13 @@ def _arrow_type(hint: Any, where: str) -> pa.DataType:
     raise TypeError(f"{where}: type {hint!r} cannot be a typed column")
 
 
-@cache
+_HINTS: dict[type[Event], dict[str, Any]] = {}
+
+
 def _hints(cls: type[Event]) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
 
 
 def _column_of(cls: type[Event], name: str) -> str | None:

@@ -134,7 +134,8 @@ class Ledger:
         ).fetchall():
             self._streams[StreamKey(run, system, episode)] = (no, version)
         tail = self.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        self._last_seq, self._last_hash = (tail[0], tail[1]) if tail else (0, GENESIS_HASH)
+        self._last_seq: int = int(tail[0]) if tail else 0
+        self._last_hash: str = str(tail[1]) if tail else GENESIS_HASH
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -230,7 +231,8 @@ class Ledger:
         events: Sequence[Event],
         recorded_at: datetime,
     ) -> tuple[list[dict[str, Any]], tuple[RecordedEvent, ...]]:
-        rows, recorded = [], []
+        rows: list[dict[str, Any]] = []
+        recorded: list[RecordedEvent] = []
         seq, prev = self._last_seq, self._last_hash
         for enc, eid, event in zip(encoded, ids, events):
             seq += 1
@@ -293,7 +295,8 @@ class Ledger:
         event_types: Sequence[str] | None = None,
     ) -> Iterator[RecordedEvent]:
         """Events in seq order, filtered by stream, run, seq or version range, type."""
-        where, params = ["seq >= ?"], [from_seq]
+        where: list[str] = ["seq >= ?"]
+        params: list[Any] = [from_seq]
         if to_seq is not None:
             where.append("seq <= ?")
             params.append(to_seq)

@@ -74,5 +74,5 @@ def truncate_to_tokens(text: str, limit: int, tokenizer: str) -> str:
             lo, hi = (mid, hi) if _estimate(text[:mid]) <= limit else (lo, mid - 1)
         return text[:lo]
     enc = _encoding(tokenizer)
-    head = enc.decode(enc.encode(text, disallowed_special=())[:limit])
+    head: str = enc.decode(enc.encode(text, disallowed_special=())[:limit])
     return head.rstrip("\ufffd")

@@ -117,7 +117,7 @@ def test_sql_json_output(workdir: Path) -> None:
 
 
 def test_every_command_help_ends_with_an_example() -> None:
-    for name, command in cli.commands.items():
+    for name in cli.commands:
         help_text = CliRunner().invoke(cli, [name, "--help"]).output
         assert "Example:" in help_text and f"ledgermem {name}" in help_text.split("Example:")[1], name
 
