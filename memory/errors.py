@@ -3,7 +3,10 @@
     LedgermemError (ledger.errors)
     └── MemoryError_
         ├── BackendError          an LLM backend failed and could not answer
-        └── UnknownTool (also KeyError-like lookups are reported as tool results, not raised)
+        └── UnknownBackend (also ValueError)   no backend of that name
+
+A failed tool call (unknown tool, unknown id) is a tool result the model
+sees and the evaluation counts, not an exception.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from gate.commands import LlmCall, RecordTurn, StartEpisode
 from gate.decide import decide
@@ -39,11 +39,10 @@ class Answer:
     rendered: Rendered
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Call:
     completion_text: str
     event: LlmCalled
-    extra: dict[str, object] = field(default_factory=dict)
 
 
 class Memory:
