@@ -24,7 +24,7 @@ from rich.table import Table
 from evaluation.datasets import load_dataset
 from evaluation.outputs import write_outputs
 from evaluation.replay import replay as replay_run
-from evaluation.runner import SYSTEMS, RunOptions, resolve_run, run
+from evaluation.runner import SYSTEMS, RunOptions, open_run, resolve_run, run
 from evaluation.synthetic import generate_synthetic
 from ledger.errors import LedgermemError
 from ledger.store import Ledger
@@ -157,8 +157,8 @@ def replay_cmd(run: str, runs_dir: str, as_json: bool) -> None:
       ledgermem replay demo
     """
     path = resolve_run(run, Path(runs_dir))
-    with Ledger(path, read_only=True) as ledger:
-        report = replay_run(ledger)
+    with open_run(path) as (ledger, projections):
+        report = replay_run(ledger, projections)
     if as_json:
         click.echo(json.dumps({
             "run_id": report.run_id, "identical": report.identical,
@@ -205,7 +205,7 @@ def sql_cmd(run: str, query: str, runs_dir: str, as_json: bool) -> None:
     import duckdb
 
     path = resolve_run(run, Path(runs_dir))
-    with Ledger(path, read_only=True) as ledger:
+    with open_run(path) as (ledger, _):
         try:
             result = ledger.conn.execute(query)
         except duckdb.Error as exc:

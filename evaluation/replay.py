@@ -16,7 +16,7 @@ from evaluation.errors import RunNotFound
 from evaluation.metrics import compute_metrics, outcomes_from_ledger
 from ledger.events import RunFinished, RunStarted
 from ledger.store import Ledger
-from projections.materialise import read_tables, rebuild
+from projections.materialise import ProjectionStore, rebuild
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +71,10 @@ def _first_difference(live: list[dict[str, Any]], replayed: list[dict[str, Any]]
     return f"{len(live)} live rows vs {len(replayed)} replayed rows"
 
 
-def replay(ledger: Ledger, run_id: str | None = None) -> ReplayReport:
+def replay(ledger: Ledger, projections: ProjectionStore, run_id: str | None = None) -> ReplayReport:
     rid = pick_run(ledger, run_id)
     replayed = rebuild(ledger, rid)
-    live = read_tables(ledger.conn, rid)
+    live = projections.read_tables(rid)
     checks = tuple(
         TableCheck(name, len(live[name]), len(rows), live[name] == rows,
                    "" if live[name] == rows else _first_difference(live[name], rows))

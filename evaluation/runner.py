@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import platform
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
@@ -25,6 +26,7 @@ from ledger.store import Ledger, StreamKey
 from memory.backends import make_backend
 from memory.memory import Memory
 from projections.config import MemoryConfig
+from projections.materialise import ProjectionStore, projection_path
 from projections.tokens import default_tokenizer
 
 SYSTEMS = ("three_layer",)
@@ -71,6 +73,15 @@ def resolve_run(run: str, runs_dir: Path = Path("runs")) -> Path:
     raise RunNotFound(f"unknown run {run!r}: no ledger at {candidate} ({hint})")
 
 
+@contextmanager
+def open_run(path: Path) -> Iterator[tuple[Ledger, ProjectionStore]]:
+    """A run's ledger and projections, read-only; the ledger's connection also sees the projection tables."""
+    with Ledger(path, read_only=True) as ledger, ProjectionStore(projection_path(path), read_only=True) as proj:
+        ledger.conn.execute("ATTACH ? AS projections (READ_ONLY)", [proj.path])
+        ledger.conn.execute("SET search_path = 'main,projections'")
+        yield ledger, proj
+
+
 def _versions(tokenizer: str) -> dict[str, Any]:
     out: dict[str, Any] = {"python": platform.python_version(), "tokenizer": tokenizer}
     for dist in ("ledgermem", "duckdb", "pyarrow", "tiktoken"):
@@ -103,7 +114,7 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
     episodes = dataset.episodes[: opts.limit] if opts.limit else dataset.episodes
     backend = make_backend(opts.backend, tokenizer=opts.memory.tokenizer)
     tick = progress or (lambda what, n: None)
-    with Ledger(path) as ledger:
+    with Ledger(path) as ledger, ProjectionStore(projection_path(path)) as projections:
         run_stream = StreamKey(opts.run_id)
         ledger.append(run_stream, [RunStarted(
             systems=opts.systems,
@@ -116,7 +127,7 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
         for system in opts.systems:
             for ep in episodes:
                 memory = Memory(ledger, StreamKey(opts.run_id, system, ep.episode_id), backend,
-                                config=opts.memory, lang=ep.lang)
+                                config=opts.memory, lang=ep.lang, projections=projections)
                 outcomes.append(run_episode(memory, system, ep, tick))
         metrics = compute_metrics(outcomes)
         ledger.append(run_stream, [RunFinished(metrics=metrics)], expected_version=1)

@@ -22,7 +22,7 @@ from memory.prompts import answer_messages, summarizer_messages, tool_result_mes
 from memory.toolcalls import parse_tool_calls
 from memory.tools import ToolResult, run_tool
 from projections.config import MemoryConfig
-from projections.materialise import LiveProjection, create_tables
+from projections.materialise import LiveProjection, ProjectionStore, projection_path
 from projections.render import Rendered, render
 from projections.state import EpisodeState
 from projections.tokens import default_tokenizer
@@ -61,11 +61,12 @@ class Memory:
         lang: str | None = None,
         tools: bool = True,
         max_tool_iterations: int = 4,
+        projections: ProjectionStore | None = None,
     ) -> None:
         self.ledger, self.stream = ledger, stream
         self.tools, self.max_tool_iterations = tools, max_tool_iterations
-        create_tables(ledger.conn)
-        self._projection = LiveProjection(stream, ledger.read(stream=stream))
+        self.projections = projections or ProjectionStore(projection_path(ledger.path))
+        self._projection = LiveProjection(stream, ledger.read(stream=stream), self.projections)
         if not self.state.started:
             config = config or MemoryConfig()
             if config.tokenizer == "auto":
@@ -84,10 +85,9 @@ class Memory:
         return self.ledger.stream_version(self.stream)
 
     def _commit(self, events: Sequence[Event]) -> tuple[RecordedEvent, ...]:
-        return self.ledger.append(
-            self.stream, list(events), expected_version=self.version,
-            before_commit=self._projection.before_commit,
-        )
+        recorded = self.ledger.append(self.stream, list(events), expected_version=self.version)
+        self._projection.apply(recorded)
+        return recorded
 
     def commit(self, events: Sequence[Event]) -> tuple[RecordedEvent, ...]:
         """Append events (one transaction) and evolve the live projection with them."""

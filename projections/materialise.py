@@ -1,19 +1,26 @@
-"""Materialised SCD-2 tables in DuckDB, kept in step with the ledger.
+"""Materialised SCD-2 tables in their own DuckDB file, kept in step with the ledger.
 
-Each append of a turn writes that turn's deltas in the same transaction as
-its events, and records the last seq applied, so the tables and the ledger
-can never disagree after a crash. `rebuild` folds a ledger from scratch
-into fresh history (used by replay and to check the live tables).
+The projections live beside the ledger, not in it: they hold decrypted
+values, and after an erasure the only way to get plaintext out of a DuckDB
+file is to write a new file and delete the old one (SPEC §8). DuckDB cannot
+write two database files in one transaction, so a turn commits to the
+ledger first and to the projections second; each stream's high-water mark
+(`projection_state.last_seq`) is written with its rows, and a projection
+that is behind its ledger after a crash is caught up from the events on
+open. `rebuild` folds a ledger from scratch (replay, checks, erasure).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
+from ledger.errors import LedgerCorrupt, LedgerLocked
 from ledger.store import Ledger, RecordedEvent, StreamKey
 from projections.scd2 import TABLES, Delta, Projector, TableSpec, arrow_schema
 
@@ -24,6 +31,7 @@ _DUCK = {
     pa.list_(pa.string()): "VARCHAR[]",
     pa.list_(pa.struct([("slot", pa.string()), ("value", pa.string())])): "STRUCT(slot VARCHAR, value VARCHAR)[]",
 }
+History = dict[str, list[dict[str, Any]]]
 
 
 def table_ddl(spec: TableSpec) -> str:
@@ -31,51 +39,134 @@ def table_ddl(spec: TableSpec) -> str:
     return f"CREATE TABLE IF NOT EXISTS {spec.name} ({cols})"
 
 
-def create_tables(conn: duckdb.DuckDBPyConnection) -> None:
-    for spec in TABLES:
-        conn.execute(table_ddl(spec))
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS projection_state (run_id VARCHAR, system VARCHAR, episode_id VARCHAR, "
-        "last_seq BIGINT)"
-    )
+def projection_path(ledger_path: str | os.PathLike[str]) -> str:
+    """Where the projections of a ledger file live: `<stem>.projections.duckdb` beside it."""
+    p = Path(ledger_path)
+    return str(p.with_name(p.stem + ".projections.duckdb")) if str(ledger_path) != ":memory:" else ":memory:"
 
 
-def write_delta(conn: duckdb.DuckDBPyConnection, stream: StreamKey, delta: Delta, last_seq: int) -> None:
-    """Close and open versions, and move the stream's high-water mark; inside the caller's transaction."""
-    for spec in TABLES:
-        closes = delta.closed.get(spec.name)
-        if closes:
-            conn.executemany(
-                f"UPDATE {spec.name} SET valid_to_seq = ?, valid_to_turn = ? WHERE version_id = ?",
-                [[seq, turn, vid] for vid, seq, turn in closes],
-            )
-        rows = delta.opened.get(spec.name)
+def _order_keys(spec: TableSpec) -> list[str]:
+    return ["run_id", "system", "episode_id", *(n for n, _ in spec.key), "valid_from_seq"]
+
+
+class ProjectionStore:
+    """The SCD-2 tables of one ledger."""
+
+    def __init__(self, path: str | os.PathLike[str] = ":memory:", *, read_only: bool = False) -> None:
+        self.path = str(path)
+        if read_only and self.path != ":memory:" and not Path(self.path).exists():
+            raise LedgerCorrupt(f"{self.path}: no projection file; rebuild it with `ledgermem replay`")
+        try:
+            self.conn = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.IOException as exc:
+            raise LedgerLocked(f"{self.path}: the projections are open for writing in another process") from exc
+        if not read_only:
+            self._create()
+
+    def _create(self) -> None:
+        for spec in TABLES:
+            self.conn.execute(table_ddl(spec))
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS projection_state (run_id VARCHAR, system VARCHAR, episode_id VARCHAR, "
+            "last_seq BIGINT)"
+        )
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> ProjectionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def last_seq(self, stream: StreamKey) -> int:
+        row = self.conn.execute(
+            "SELECT last_seq FROM projection_state WHERE run_id = ? AND system = ? AND episode_id = ?",
+            list(stream.as_tuple()),
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def _insert(self, spec: TableSpec, rows: list[dict[str, Any]]) -> None:
         if rows:
-            batch = pa.Table.from_pylist(rows, schema=arrow_schema(spec))
-            conn.register("_proj_batch", batch)
-            conn.execute(f"INSERT INTO {spec.name} SELECT * FROM _proj_batch")
-            conn.unregister("_proj_batch")
-    key = list(stream.as_tuple())
-    conn.execute("DELETE FROM projection_state WHERE run_id = ? AND system = ? AND episode_id = ?", key)
-    conn.execute("INSERT INTO projection_state VALUES (?, ?, ?, ?)", [*key, last_seq])
+            self.conn.register("_proj_batch", pa.Table.from_pylist(rows, schema=arrow_schema(spec)))
+            self.conn.execute(f"INSERT INTO {spec.name} SELECT * FROM _proj_batch")
+            self.conn.unregister("_proj_batch")
+
+    def _set_last_seq(self, stream: StreamKey, last_seq: int) -> None:
+        key = list(stream.as_tuple())
+        self.conn.execute("DELETE FROM projection_state WHERE run_id = ? AND system = ? AND episode_id = ?", key)
+        self.conn.execute("INSERT INTO projection_state VALUES (?, ?, ?, ?)", [*key, last_seq])
+
+    def write(self, stream: StreamKey, delta: Delta, last_seq: int) -> None:
+        """Close and open versions and move the stream's high-water mark, in one transaction."""
+        self.conn.begin()
+        try:
+            for spec in TABLES:
+                closes = delta.closed.get(spec.name)
+                if closes:
+                    self.conn.executemany(
+                        f"UPDATE {spec.name} SET valid_to_seq = ?, valid_to_turn = ? WHERE version_id = ?",
+                        [[seq, turn, vid] for vid, seq, turn in closes],
+                    )
+                self._insert(spec, delta.opened.get(spec.name, []))
+            self._set_last_seq(stream, last_seq)
+            self.conn.commit()
+        except BaseException:
+            self.conn.rollback()
+            raise
+
+    def replace_stream(self, stream: StreamKey, history: History, last_seq: int) -> None:
+        """Swap in a stream's complete history (catch-up after a crash between the two commits)."""
+        self.conn.begin()
+        try:
+            for spec in TABLES:
+                self.conn.execute(
+                    f"DELETE FROM {spec.name} WHERE run_id = ? AND system = ? AND episode_id = ?",
+                    list(stream.as_tuple()),
+                )
+                self._insert(spec, history.get(spec.name, []))
+            self._set_last_seq(stream, last_seq)
+            self.conn.commit()
+        except BaseException:
+            self.conn.rollback()
+            raise
+
+    def read_tables(self, run_id: str | None = None) -> History:
+        """Every table, ordered like `rebuild` orders its rows."""
+        out: History = {}
+        for spec in TABLES:
+            where, params = ("WHERE run_id = ?", [run_id]) if run_id else ("", [])
+            result = self.conn.execute(
+                f"SELECT * FROM {spec.name} {where} ORDER BY {', '.join(_order_keys(spec))}", params
+            )
+            names = [d[0] for d in result.description or ()]
+            out[spec.name] = [dict(zip(names, row)) for row in result.fetchall()]
+        return out
 
 
 class LiveProjection:
-    """A stream's projector whose deltas are written with each append."""
+    """A stream's projector; its deltas go to the projection store after each ledger commit."""
 
-    def __init__(self, stream: StreamKey, history: Iterable[RecordedEvent] = ()) -> None:
-        self.stream = stream
+    def __init__(self, stream: StreamKey, history: Iterable[RecordedEvent], store: ProjectionStore) -> None:
+        self.stream, self.store = stream, store
+        events = list(history)
         self.projector = Projector(stream.as_tuple())
-        self.projector.apply_all(history)
+        self.projector.apply_all(events)
+        if store.last_seq(stream) < self.projector.last_seq:
+            full = Projector(stream.as_tuple(), keep_history=True)
+            full.apply_all(events)
+            assert full.history is not None
+            store.replace_stream(stream, full.history, full.last_seq)
 
-    def before_commit(self, conn: duckdb.DuckDBPyConnection, recorded: tuple[RecordedEvent, ...]) -> None:
+    def apply(self, recorded: Iterable[RecordedEvent]) -> None:
         delta = self.projector.apply_all(recorded)
-        write_delta(conn, self.stream, delta, self.projector.last_seq)
+        self.store.write(self.stream, delta, self.projector.last_seq)
 
 
-def rebuild(ledger: Ledger, run_id: str | None = None) -> dict[str, list[dict[str, Any]]]:
+def rebuild(ledger: Ledger, run_id: str | None = None) -> History:
     """Every projection's full history, folded from the ledger alone."""
-    out: dict[str, list[dict[str, Any]]] = {spec.name: [] for spec in TABLES}
+    out: History = {spec.name: [] for spec in TABLES}
     for stream, _ in ledger.streams(run_id):
         if not stream.episode_id:
             continue
@@ -84,22 +175,30 @@ def rebuild(ledger: Ledger, run_id: str | None = None) -> dict[str, list[dict[st
         assert projector.history is not None
         for name, rows in projector.history.items():
             out[name].extend(rows)
-    return {name: sorted(rows, key=_order(name)) for name, rows in out.items()}
+    return {spec.name: _sorted(out[spec.name], _order_keys(spec)) for spec in TABLES}
 
 
-def _order(name: str) -> Any:
-    spec = next(s for s in TABLES if s.name == name)
-    keys = ["run_id", "system", "episode_id", *(n for n, _ in spec.key), "valid_from_seq"]
-    return lambda row: tuple(row[k] for k in keys)
+def _sorted(rows: list[dict[str, Any]], keys: list[str]) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda r: tuple(r[c] for c in keys))
 
 
-def read_tables(conn: duckdb.DuckDBPyConnection, run_id: str | None = None) -> dict[str, list[dict[str, Any]]]:
-    """The materialised tables, in the same order as `rebuild` returns them."""
-    out = {}
-    for spec in TABLES:
-        keys = ", ".join(["run_id", "system", "episode_id", *(n for n, _ in spec.key), "valid_from_seq"])
-        where, params = ("WHERE run_id = ?", [run_id]) if run_id else ("", [])
-        result = conn.execute(f"SELECT * FROM {spec.name} {where} ORDER BY {keys}", params)
-        names = [d[0] for d in result.description or ()]
-        out[spec.name] = [dict(zip(names, row)) for row in result.fetchall()]
-    return out
+def rebuild_file(ledger: Ledger, path: str | os.PathLike[str]) -> None:
+    """Write the projections of every stream into a new file, then put it in place of `path`.
+
+    The old file is removed, not rewritten: with it goes any plaintext it held.
+    """
+    target = Path(path)
+    fresh = target.with_name(target.name + ".rebuilding")
+    for leftover in (fresh, Path(str(fresh) + ".wal")):
+        leftover.unlink(missing_ok=True)
+    with ProjectionStore(fresh) as store:
+        for stream, _ in ledger.streams():
+            if not stream.episode_id:
+                continue
+            projector = Projector(stream.as_tuple(), keep_history=True)
+            projector.apply_all(ledger.read(stream=stream))
+            assert projector.history is not None
+            store.replace_stream(stream, projector.history, projector.last_seq)
+        store.conn.execute("CHECKPOINT")
+    Path(str(target) + ".wal").unlink(missing_ok=True)
+    os.replace(fresh, target)

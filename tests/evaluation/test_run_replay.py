@@ -9,10 +9,11 @@ import pytest
 
 from evaluation.errors import RunExists, UnknownSystem
 from evaluation.replay import replay
-from evaluation.runner import RunOptions, run
+from evaluation.runner import RunOptions, open_run, run
 from evaluation.synthetic import generate_synthetic
 from ledger.store import Ledger
 from projections.config import MemoryConfig
+from projections.materialise import ProjectionStore, projection_path
 from projections.state import fold
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -61,8 +62,8 @@ def test_two_runs_with_the_same_arguments_give_identical_ledgers(tmp_path: Path,
 
 
 def test_replay_reproduces_projections_row_for_row_and_identical_metrics(demo_run) -> None:
-    with Ledger(demo_run.ledger_path, read_only=True) as ledger:
-        report = replay(ledger)
+    with open_run(demo_run.ledger_path) as (ledger, projections):
+        report = replay(ledger, projections)
     assert report.projections_identical and all(t.live_rows > 0 for t in report.tables if t.table != "index_versions")
     assert report.metrics == demo_run.metrics == report.recorded_metrics
     assert report.identical
@@ -70,11 +71,11 @@ def test_replay_reproduces_projections_row_for_row_and_identical_metrics(demo_ru
 
 def test_replay_detects_a_projection_that_disagrees_with_the_ledger(tmp_path: Path) -> None:
     result = _run(tmp_path, n_episodes=2, turns=12)
-    with Ledger(result.ledger_path) as ledger:
-        ledger.conn.execute("UPDATE fact_versions SET value = 'forged' WHERE valid_to_seq IS NULL "
+    with ProjectionStore(projection_path(result.ledger_path)) as store:
+        store.conn.execute("UPDATE fact_versions SET value = 'forged' WHERE valid_to_seq IS NULL "
                             "AND rowid = (SELECT min(rowid) FROM fact_versions WHERE valid_to_seq IS NULL)")
-    with Ledger(result.ledger_path, read_only=True) as ledger:
-        report = replay(ledger)
+    with open_run(result.ledger_path) as (ledger, projections):
+        report = replay(ledger, projections)
     bad = [t for t in report.tables if not t.equal]
     assert [t.table for t in bad] == ["fact_versions"] and "value" in bad[0].first_difference
     assert not report.identical
@@ -101,7 +102,7 @@ def _readme_sql() -> list[str]:
 
 
 def test_readme_sql_value_of_a_slot_as_of_a_turn(demo_run) -> None:
-    with Ledger(demo_run.ledger_path, read_only=True) as ledger:
+    with open_run(demo_run.ledger_path) as (ledger, _):
         rows = ledger.conn.execute(_readme_sql()[0]).fetchall()
         events = [r.event for r in ledger.read(run_id="demo") if r.stream.episode_id == "syn-en-000"]
     state = fold([e for e in events if e.turn <= 5 and e.event_type != "episode_started"],
@@ -111,7 +112,7 @@ def test_readme_sql_value_of_a_slot_as_of_a_turn(demo_run) -> None:
 
 
 def test_readme_sql_every_override_with_old_and_new_summary(demo_run) -> None:
-    with Ledger(demo_run.ledger_path, read_only=True) as ledger:
+    with open_run(demo_run.ledger_path) as (ledger, _):
         rows = ledger.conn.execute(_readme_sql()[1]).fetchall()
         overridden = [(r.stream.episode_id, r.event.summary_id, r.event.superseded_by[0])
                       for r in ledger.read(event_types=["summary_overridden"])]
@@ -121,7 +122,7 @@ def test_readme_sql_every_override_with_old_and_new_summary(demo_run) -> None:
 
 
 def test_readme_sql_active_chain_as_of_a_seq(demo_run) -> None:
-    with Ledger(demo_run.ledger_path, read_only=True) as ledger:
+    with open_run(demo_run.ledger_path) as (ledger, _):
         rows = ledger.conn.execute(_readme_sql()[2]).fetchall()
         events = [r.event for r in ledger.read(to_seq=60) if r.stream.episode_id == "syn-en-000"]
     state = fold(events)
@@ -130,7 +131,7 @@ def test_readme_sql_active_chain_as_of_a_seq(demo_run) -> None:
 
 
 def test_readme_sql_context_manifest(demo_run) -> None:
-    with Ledger(demo_run.ledger_path, read_only=True) as ledger:
+    with open_run(demo_run.ledger_path) as (ledger, _):
         rows = ledger.conn.execute(_readme_sql()[3]).fetchall()
     assert rows and all(any(i.startswith("slot:") for i in ids) and int(tokens) > 0 for _, ids, tokens in rows)
 

@@ -16,7 +16,7 @@ from ledger.store import Ledger, StreamKey
 from memory.backends import ScriptedBackend
 from memory.memory import Memory
 from projections.config import MemoryConfig
-from projections.materialise import read_tables, rebuild
+from projections.materialise import ProjectionStore, rebuild
 from projections.render import render
 from projections.scd2 import TABLES, Projector
 from projections.state import EpisodeState, evolve, fold
@@ -77,28 +77,28 @@ def _check_well_formed(history: dict[str, list[dict[str, Any]]]) -> None:
 
 @given(st.lists(responses, min_size=1, max_size=14))
 def test_scd2_history_is_well_formed_and_live_equals_rebuild(script: list[str]) -> None:
-    ledger = Ledger(":memory:")
-    memory = Memory(ledger, StreamKey("run", "three_layer", "ep"), _scripted(script), config=CONFIG)
+    ledger, store = Ledger(":memory:"), ProjectionStore()
+    memory = Memory(ledger, StreamKey("run", "three_layer", "ep"), _scripted(script), config=CONFIG, projections=store)
     for i, _ in enumerate(script):
         memory.add_turn(f"user says {i}", "ok")
     rebuilt = rebuild(ledger)
     _check_well_formed(rebuilt)
-    assert read_tables(ledger.conn) == rebuilt
+    assert store.read_tables() == rebuilt
     # Current rows of the rebuild are the live state's snapshot.
     open_slots = {r["slot"]: r["value"] for r in rebuilt["fact_versions"] if r["valid_to_seq"] is None}
     assert open_slots == {k: v for k, (v, _) in memory.state.current_values().items()}
 
 
 def test_as_of_seq_selects_exactly_one_version_per_key() -> None:
-    ledger = Ledger(":memory:")
-    memory = Memory(ledger, StreamKey("run", "s", "ep"), _scripted([
+    ledger, store = Ledger(":memory:"), ProjectionStore()
+    memory = Memory(ledger, StreamKey("run", "s", "ep"), projections=store, backend=_scripted([
         "a\n[FACTS: floor=3F]\n[OVERRIDES: none]", "b\n[FACTS: floor=7F]\n[OVERRIDES: s0001]",
         "c\n[FACTS: floor=9F]\n[OVERRIDES: s0002]"]), config=CONFIG)
     for i in range(3):
         memory.add_turn(f"turn {i}", "ok")
     values = []
     for seq in range(1, ledger.last_seq + 1):
-        rows = ledger.conn.execute(
+        rows = store.conn.execute(
             "SELECT value FROM fact_versions WHERE slot = 'floor' AND valid_from_seq <= ? "
             "AND ? < coalesce(valid_to_seq, 9223372036854775807)", [seq, seq]).fetchall()
         assert len(rows) <= 1
