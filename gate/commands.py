@@ -42,5 +42,3 @@ class RecordTurn:
     source: str | None = None
     summarizer: LlmCall | None = None
 
-
-Command = StartEpisode | RecordTurn

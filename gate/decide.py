@@ -21,11 +21,15 @@ from ledger.events import (
     WindowEvicted,
 )
 from gate.capacity import plan_index
-from gate.commands import Command, LlmCall, RecordTurn, StartEpisode
+from gate.commands import LlmCall, RecordTurn, StartEpisode
+from gate.erasure import Erase, decide_erase
 from gate.errors import CommandRejected
 from gate.summary_format import parse_summary
 from projections.state import EpisodeEvent, EpisodeState, fold, record_id_for
 from projections.tokens import count_tokens, truncate_to_tokens
+
+
+Command = StartEpisode | RecordTurn | Erase
 
 
 def decide(state: EpisodeState, command: Command) -> tuple[Event, ...]:
@@ -36,6 +40,8 @@ def decide(state: EpisodeState, command: Command) -> tuple[Event, ...]:
             return (EpisodeStarted(turn=0, config=command.config.validate().to_dict(), lang=command.lang),)
         case RecordTurn():
             return _record_turn(state, command)
+        case Erase():
+            return decide_erase(state, command)
         case _:
             assert_never(command)
 

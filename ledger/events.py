@@ -39,6 +39,8 @@ class Event:
     event_type: ClassVar[str] = ""
     schema_version: ClassVar[int] = 1
     IDS: ClassVar[str | None] = None
+    #: Fields holding a data subject's values: sealed when the stream holds personal data.
+    PERSONAL: ClassVar[tuple[str, ...]] = ()
 
     turn: int = 0
     occurred_at: str | None = None
@@ -88,6 +90,7 @@ class TurnRecorded(Event):
     """A raw record: one dialogue turn, complete, with its original time."""
 
     event_type: ClassVar[str] = "turn_recorded"
+    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "agent")
     record_id: str
     text: str  # the user's message
     agent: str
@@ -99,6 +102,7 @@ class LlmCalled(Event):
     """One model call and its full response."""
 
     event_type: ClassVar[str] = "llm_called"
+    PERSONAL: ClassVar[tuple[str, ...]] = ("text",)
     purpose: str
     backend: str
     model: str
@@ -116,6 +120,7 @@ class SummaryCreated(Event):
     """A summary entered the active chain."""
 
     event_type: ClassVar[str] = "summary_created"
+    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "facts")
     IDS: ClassVar[str | None] = "raw_ids"
     summary_id: str
     text: str
@@ -151,6 +156,7 @@ class IndexCreated(Event):
     """A title was put over a group of older summaries (capacity, `index` strategy)."""
 
     event_type: ClassVar[str] = "index_created"
+    PERSONAL: ClassVar[tuple[str, ...]] = ("text",)
     IDS: ClassVar[str | None] = "members"
     index_id: str
     members: tuple[str, ...]
@@ -191,6 +197,7 @@ class ProbeAsked(Event):
     """A question put to the memory after ingestion, with its gold answer."""
 
     event_type: ClassVar[str] = "probe_asked"
+    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "gold")
     probe_id: str
     probe_type: str
     slot: str | None
@@ -203,6 +210,7 @@ class ToolCalled(Event):
     """An exact-id tool call made while answering a probe."""
 
     event_type: ClassVar[str] = "tool_called"
+    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "args")
     probe_id: str
     tool: str
     args: dict[str, str]
@@ -216,6 +224,7 @@ class ProbeAnswered(Event):
     """The visible answer to a probe."""
 
     event_type: ClassVar[str] = "probe_answered"
+    PERSONAL: ClassVar[tuple[str, ...]] = ("text",)
     probe_id: str
     text: str
     tool_calls: int
@@ -227,10 +236,39 @@ class ProbeJudged(Event):
     """Whether the answer matched the gold value, and how that was decided."""
 
     event_type: ClassVar[str] = "probe_judged"
+    PERSONAL: ClassVar[tuple[str, ...]] = ("value",)
     probe_id: str
     correct: bool
     method: str
     value: str  # the gold value judged against
+
+
+# --- episode stream: erasure ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FactErased(Event):
+    """One fact observation was erased (the value itself is never written here)."""
+
+    event_type: ClassVar[str] = "fact_erased"
+    summary_id: str
+    slot: str
+    legal_basis: str
+    collateral: bool = False  # erased because it shared a summary with an erased fact
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KeyShredded(Event):
+    """Keys were destroyed; everything sealed under them is unreadable from now on."""
+
+    event_type: ClassVar[str] = "key_shredded"
+    IDS: ClassVar[str | None] = "key_ids"
+    key_ids: tuple[str, ...]
+    legal_basis: str
+    request: str
+    records: tuple[str, ...] = ()
+    summaries: tuple[str, ...] = ()
+    indexes: tuple[str, ...] = ()
 
 
 EVENT_TYPES: dict[str, type[Event]] = {
@@ -251,5 +289,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ToolCalled,
         ProbeAnswered,
         ProbeJudged,
+        FactErased,
+        KeyShredded,
     )
 }

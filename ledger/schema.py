@@ -155,7 +155,30 @@ class EncodedEvent:
     payload: str
 
 
-def encode(event: Event) -> EncodedEvent:
+Transform = typing.Callable[[str], str]
+
+
+def _map_leaves(value: Any, fn: Transform) -> Any:
+    """Apply `fn` to a personal field's values: a string, the values of (slot, value) pairs, a dict's values."""
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, (tuple, list)):
+        items = [_map_pair(item, fn) for item in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    if isinstance(value, dict):
+        return {k: _map_leaves(v, fn) for k, v in value.items()}
+    return value
+
+
+def _map_pair(item: Any, fn: Transform) -> Any:
+    if isinstance(item, (tuple, list)) and len(item) == 2:
+        pair = (item[0], _map_leaves(item[1], fn))  # (slot, value): the slot name stays readable
+        return pair if isinstance(item, tuple) else list(pair)
+    return _map_leaves(item, fn)
+
+
+def encode(event: Event, seal: Transform | None = None) -> EncodedEvent:
+    """Split an event into typed columns and payload; `seal` encrypts its personal fields."""
     cls = type(event)
     if EVENT_TYPES.get(cls.event_type) is not cls:
         raise InvalidEvent(f"{cls.__name__} is not a registered event type")
@@ -163,6 +186,8 @@ def encode(event: Event) -> EncodedEvent:
     body: dict[str, Any] = {}
     for f in fields(cls):
         value = getattr(event, f.name)
+        if seal is not None and f.name in cls.PERSONAL:
+            value = _map_leaves(value, seal)
         col = _column_of(cls, f.name)
         if col is None:
             body[f.name] = _jsonable(value)
@@ -181,8 +206,11 @@ def _is_float_column(col: str) -> bool:
     return bool(events_arrow_schema().field(col).type == pa.float64())
 
 
-def decode(seq: int, event_type: str, schema_version: int, columns: dict[str, Any], payload: str) -> Event:
-    """A stored row back into its event; errors name the seq."""
+def decode(
+    seq: int, event_type: str, schema_version: int, columns: dict[str, Any], payload: str,
+    unseal: Transform | None = None,
+) -> Event:
+    """A stored row back into its event; `unseal` opens sealed values; errors name the seq."""
     cls = EVENT_TYPES.get(event_type)
     if cls is None:
         raise UnknownEventType(seq, f"unknown event type {event_type!r}; known: {', '.join(sorted(EVENT_TYPES))}")
@@ -207,6 +235,11 @@ def decode(seq: int, event_type: str, schema_version: int, columns: dict[str, An
             raw = body[f.name]
         else:
             continue  # a default applies
+        if f.name in cls.PERSONAL and unseal is not None:
+            try:
+                raw = _map_leaves(raw, lambda v: unseal(v) if v.startswith("enc1:") else v)
+            except ValueError as exc:
+                raise MalformedEvent(seq, f"{event_type}.{f.name}: {exc}") from exc
         kwargs[f.name] = _thaw(raw, hints[f.name])
     try:
         return cls(**kwargs)

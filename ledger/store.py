@@ -13,6 +13,7 @@ The API has `append` and `read`; it has no update and no delete.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -22,8 +23,9 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerLocked, LedgerNotFound
+from ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledger.events import TYPED_COLUMNS, Event
+from ledger.keys import SEALED, KeyStore, key_path
 from ledger.schema import (
     GENESIS_HASH,
     canonical_bytes,
@@ -77,6 +79,7 @@ class VerifyReport:
     reason: str = ""
 
 
+_ENVELOPE = re.compile(r"enc1:([^\"\s]+):[A-Za-z0-9+/=]+")
 BeforeCommit = Callable[[duckdb.DuckDBPyConnection, tuple[RecordedEvent, ...]], None]
 
 
@@ -116,10 +119,14 @@ class Ledger:
         read_only: bool = False,
         create: bool = True,
         clock: Callable[[], datetime] = _utcnow,
+        keys: KeyStore | None = None,
     ) -> None:
         self.path = str(path)
         self.read_only = read_only
         self._clock = clock
+        if keys is None and self.path != ":memory:" and Path(key_path(self.path)).exists():
+            keys = KeyStore(key_path(self.path), read_only=read_only)
+        self.keys = keys
         if self.path != ":memory:" and not Path(self.path).exists():
             if read_only or not create:
                 raise LedgerNotFound(f"{self.path}: no ledger file here")
@@ -160,6 +167,18 @@ class Ledger:
 
     def close(self) -> None:
         self.conn.close()
+        if self.keys is not None:
+            self.keys.close()
+
+    def open_keys(self) -> KeyStore:
+        """The key store beside this ledger, created if there is none yet."""
+        if self.keys is None:
+            self.keys = KeyStore(key_path(self.path), read_only=self.read_only)
+        return self.keys
+
+    def unseal(self, value: str) -> str:
+        """A sealed value's plaintext; `[erased]` if its key was shredded, `[sealed]` without a key store."""
+        return self.keys.open(value) if self.keys is not None else SEALED
 
     def __enter__(self) -> Ledger:
         return self
@@ -187,19 +206,26 @@ class Ledger:
         *,
         expected_version: int,
         before_commit: BeforeCommit | None = None,
+        key_for: Callable[[Event], str | None] | None = None,
     ) -> tuple[RecordedEvent, ...]:
         """Append `events` to `stream` in one transaction.
 
         Re-appending exactly the events already stored after
         `expected_version` is a no-op that returns them: a writer that
-        crashed before seeing its commit acknowledged can simply retry.
+        crashed before seeing its commit acknowledged can simply retry
+        (for sealed events the ciphertext differs on every attempt, so a
+        retry of those is reported as a conflict instead).
+
+        `key_for(event)` names the key that seals the event's personal
+        fields (None: stored in clear). Keys are made durable before the
+        events are written.
         """
         if self.read_only:
             raise LedgerLocked(f"{self.path}: opened read-only; cannot append")
         if not events:
             return ()
         stream_no, current = self._streams.get(stream, (len(self._streams) + 1, 0))
-        encoded = [encode(e) for e in events]
+        encoded = [self._encode(e, key_for) for e in events]
         ids = [event_id_for(stream.as_tuple(), expected_version + i + 1, enc) for i, enc in enumerate(encoded)]
         if expected_version != current:
             return self._retry_or_conflict(stream, stream_no, expected_version, current, ids)
@@ -220,6 +246,16 @@ class Ledger:
         self._streams[stream] = (stream_no, expected_version + len(events))
         self._last_seq, self._last_hash = recorded[-1].seq, recorded[-1].hash
         return recorded
+
+    def _encode(self, event: Event, key_for: Callable[[Event], str | None] | None) -> Any:
+        key_id = key_for(event) if key_for is not None and type(event).PERSONAL else None
+        if key_id is None:
+            return encode(event)
+        if self.keys is None:
+            raise LedgerError(f"{self.path}: sealing {event.event_type} needs a key store; none is open")
+        self.keys.ensure([key_id])
+        keys = self.keys
+        return encode(event, seal=lambda value: keys.seal(key_id, value))
 
     def _rows(
         self,
@@ -319,7 +355,19 @@ class Ledger:
             params.append(list(event_types))
         sql = f"SELECT * FROM events WHERE {' AND '.join(where)} ORDER BY seq"
         for row in _iter_rows(self.conn.execute(sql, params)):
-            yield _recorded(row)
+            yield _recorded(row, self.unseal)
+
+    def sealed_keys(self, stream: StreamKey) -> dict[int, set[str]]:
+        """seq -> the key ids its sealed values name (read from the ciphertext, no key needed)."""
+        if stream not in self._streams:
+            return {}
+        out: dict[int, set[str]] = {}
+        sql = "SELECT seq, text, value, payload FROM events WHERE stream_no = ? ORDER BY seq"
+        for seq, *cells in self.conn.execute(sql, [self._streams[stream][0]]).fetchall():
+            found = {m.group(1) for c in cells if c for m in _ENVELOPE.finditer(c)}
+            if found:
+                out[seq] = found
+        return out
 
     def verify(self) -> VerifyReport:
         """Recompute the hash chain and check seq and stream-version contiguity."""
@@ -368,9 +416,9 @@ def _iter_rows(result: duckdb.DuckDBPyConnection) -> Iterator[dict[str, Any]]:
             yield dict(zip(names, values))
 
 
-def _recorded(row: dict[str, Any]) -> RecordedEvent:
+def _recorded(row: dict[str, Any], unseal: Callable[[str], str]) -> RecordedEvent:
     columns = {c: row.get(c) for c in TYPED_COLUMNS}
-    event = decode(row["seq"], row["event_type"], row["schema_version"], columns, row["payload"])
+    event = decode(row["seq"], row["event_type"], row["schema_version"], columns, row["payload"], unseal)
     stream = StreamKey(row["run_id"], row["system"], row["episode_id"])
     return RecordedEvent(
         row["seq"], row["event_id"], stream, row["stream_version"], row["recorded_at"], event,

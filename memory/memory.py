@@ -10,13 +10,17 @@ committed, so the live state and a replay of the ledger cannot drift.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from dataclasses import dataclass, replace
 
 from gate.commands import LlmCall, RecordTurn, StartEpisode
 from gate.decide import decide
-from ledger.events import ContextRendered, Event, LlmCalled, ToolCalled
+from gate.erasure import Erase, answer_key, index_key, turn_key, values_to_erase
+from ledger.events import ContextRendered, Event, IndexCreated, LlmCalled, ToolCalled
+from ledger.keys import key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
+from memory.erasure import ErasureReceipt, receipt, scan
 from memory.backends import Backend, Message, make_backend, prompt_hash
 from memory.prompts import answer_messages, summarizer_messages, tool_result_message
 from memory.toolcalls import parse_tool_calls
@@ -26,6 +30,9 @@ from projections.materialise import LiveProjection, ProjectionStore, projection_
 from projections.render import Rendered, render
 from projections.state import EpisodeState
 from projections.tokens import default_tokenizer
+
+
+KeyFor = Callable[[Event], str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,12 +73,16 @@ class Memory:
         self.ledger, self.stream = ledger, stream
         self.tools, self.max_tool_iterations = tools, max_tool_iterations
         self.projections = projections or ProjectionStore(projection_path(ledger.path))
+        self.key_prefix = str(stream)
+        if (config or MemoryConfig()).personal_data or Path(key_path(ledger.path)).exists():
+            ledger.open_keys()
         self._projection = LiveProjection(stream, ledger.read(stream=stream), self.projections)
         if not self.state.started:
             config = config or MemoryConfig()
             if config.tokenizer == "auto":
                 config = replace(config, tokenizer=default_tokenizer())
             self._commit(decide(self.state, StartEpisode(config=config, lang=lang)))
+        self._finish_shredding()
         # A resumed episode keeps the tokenizer it was recorded with.
         tokenizer = self.state.config.tokenizer
         self.backend = make_backend(backend, tokenizer=tokenizer) if isinstance(backend, str) else backend
@@ -84,14 +95,71 @@ class Memory:
     def version(self) -> int:
         return self.ledger.stream_version(self.stream)
 
-    def _commit(self, events: Sequence[Event]) -> tuple[RecordedEvent, ...]:
-        recorded = self.ledger.append(self.stream, list(events), expected_version=self.version)
+    def _turn_key(self, event: Event) -> str | None:
+        if not self.state.config.personal_data:
+            return None
+        if isinstance(event, IndexCreated):
+            return index_key(self.key_prefix, event.index_id)
+        return turn_key(self.key_prefix, event.turn)
+
+    def _commit(self, events: Sequence[Event], key_for: KeyFor | None = None) -> tuple[RecordedEvent, ...]:
+        recorded = self.ledger.append(self.stream, list(events), expected_version=self.version,
+                                      key_for=key_for or self._turn_key)
         self._projection.apply(recorded)
         return recorded
 
     def commit(self, events: Sequence[Event]) -> tuple[RecordedEvent, ...]:
-        """Append events (one transaction) and evolve the live projection with them."""
-        return self._commit(events)
+        """Append the events of one answer (one transaction, one key) and evolve the live projection."""
+        key = answer_key(self.key_prefix, self.version + 1) if self.state.config.personal_data else None
+        return self._commit(events, key_for=lambda e: key)
+
+    # -- erasure ---------------------------------------------------------------------
+
+    def erase(
+        self, *, legal_basis: str, slot: str | None = None, value: str | None = None,
+        record_id: str | None = None, subject: bool = False,
+    ) -> ErasureReceipt:
+        """Erase by slot (one value or all), raw record, or the whole data subject; returns the receipt.
+
+        The keys of everything derived from the erased items are destroyed,
+        the projection file is rebuilt into a new file, and the residue scan
+        looks for the values everywhere they could survive.
+        """
+        request = Erase(legal_basis=legal_basis, key_prefix=self.key_prefix, slot=slot, value=value,
+                        record_id=record_id, subject=subject)
+        decide(self.state, request)  # refuse a bad request before scanning anything
+        values = values_to_erase(self.state, request)
+        mentions = self._mentions(values)
+        events = decide(self.state, replace(request, mentions=tuple(sorted(mentions))))
+        self._commit(events)
+        self._finish_shredding()
+        residue, places, short = scan(self.ledger, self.stream, self.projections, self.render().text, values)
+        return receipt(events, residue, places, short)
+
+    def _mentions(self, values: set[str]) -> set[str]:
+        """Keys of every event of this stream whose plaintext contains a value being erased."""
+        sealed = self.ledger.sealed_keys(self.stream)
+        found: set[str] = set()
+        for r in self.ledger.read(stream=self.stream):
+            texts = [repr(getattr(r.event, n)) for n in type(r.event).PERSONAL]
+            if any(v in t for v in values for t in texts):
+                found |= sealed.get(r.seq, set())
+        return found
+
+    def _finish_shredding(self) -> None:
+        """Destroy the keys that `key_shredded` events name, rebuild the projections, refold.
+
+        Idempotent: after a crash between the event and the key file's
+        rewrite, reopening the memory completes the erasure.
+        """
+        keys = self.ledger.keys
+        pending = [k for k in self.state.shredded_keys if keys is not None and k in keys]
+        if not pending:
+            return
+        assert keys is not None
+        keys.shred(pending)
+        self.projections.rebuild_from(self.ledger)
+        self._projection = LiveProjection(self.stream, self.ledger.read(stream=self.stream), self.projections)
 
     # -- writing -------------------------------------------------------------------
 

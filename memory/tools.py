@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ledger.keys import ERASED
 from projections.render import facts_tag
 from projections.state import EpisodeState, Summary
 
@@ -29,6 +30,8 @@ def get_archived_summary(state: EpisodeState, summary_id: str) -> ToolResult:
     s = state.summaries.get(summary_id)
     if s is None:
         return ToolResult(False, f"no summary with id {summary_id!r}")
+    if s.redacted:
+        return ToolResult(False, f"summary {summary_id} was erased")
     lines = [_describe(s)]
     seen = {s.summary_id}
     while s.superseded_by:
@@ -47,6 +50,8 @@ def get_raw_record(state: EpisodeState, reference_id: str) -> ToolResult:
     r = state.raw.get(reference_id)
     if r is None:
         return ToolResult(False, f"no raw record with id {reference_id!r}")
+    if r.user == ERASED:
+        return ToolResult(False, f"raw record {reference_id} was erased")
     when = f"; occurred_at {r.occurred_at}" if r.occurred_at else ""
     return ToolResult(True, f"{r.record_id} [turn {r.turn}{when}]\nUSER: {r.user}\nAGENT: {r.agent}")
 
@@ -57,7 +62,7 @@ def get_predecessor_summary(state: EpisodeState, fact_key: str, exclude_value: s
     Observations are every summary carrying the slot, in creation order,
     whatever its status: archived history is exactly what this tool reads.
     """
-    obs = [(s, v) for s in state.summaries.values() for k, v in s.facts if k == fact_key]
+    obs = [(s, v) for s in state.summaries.values() for k, v in s.facts if k == fact_key and v != ERASED]
     if not obs:
         return ToolResult(False, f"no summary records the slot {fact_key!r}")
     anchor = max((i for i, (_, v) in enumerate(obs) if v == exclude_value), default=None)

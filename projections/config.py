@@ -25,6 +25,7 @@ class MemoryConfig:
     summarizer_input_tokens: int = 1500
     context_budget: int = 2000  # tokens of the whole rendered memory in an answer prompt
     tokenizer: str = "auto"  # resolved to a concrete name before it is recorded
+    personal_data: bool = True  # seal the subject's values so they can be erased; False for synthetic data
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -132,6 +132,19 @@ class ProjectionStore:
             self.conn.rollback()
             raise
 
+    def rebuild_from(self, ledger: Ledger) -> None:
+        """Replace every table with a fold of the ledger, in a new file (the old file is deleted)."""
+        if self.path == ":memory:":
+            for spec in TABLES:
+                self.conn.execute(f"DROP TABLE IF EXISTS {spec.name}")
+            self.conn.execute("DROP TABLE IF EXISTS projection_state")
+            self._create()
+            _fill(self, ledger)
+            return
+        self.conn.close()
+        rebuild_file(ledger, self.path)
+        self.conn = duckdb.connect(self.path)
+
     def read_tables(self, run_id: str | None = None) -> History:
         """Every table, ordered like `rebuild` orders its rows."""
         out: History = {}
@@ -182,6 +195,16 @@ def _sorted(rows: list[dict[str, Any]], keys: list[str]) -> list[dict[str, Any]]
     return sorted(rows, key=lambda r: tuple(r[c] for c in keys))
 
 
+def _fill(store: ProjectionStore, ledger: Ledger) -> None:
+    for stream, _ in ledger.streams():
+        if not stream.episode_id:
+            continue
+        projector = Projector(stream.as_tuple(), keep_history=True)
+        projector.apply_all(ledger.read(stream=stream))
+        assert projector.history is not None
+        store.replace_stream(stream, projector.history, projector.last_seq)
+
+
 def rebuild_file(ledger: Ledger, path: str | os.PathLike[str]) -> None:
     """Write the projections of every stream into a new file, then put it in place of `path`.
 
@@ -192,13 +215,7 @@ def rebuild_file(ledger: Ledger, path: str | os.PathLike[str]) -> None:
     for leftover in (fresh, Path(str(fresh) + ".wal")):
         leftover.unlink(missing_ok=True)
     with ProjectionStore(fresh) as store:
-        for stream, _ in ledger.streams():
-            if not stream.episode_id:
-                continue
-            projector = Projector(stream.as_tuple(), keep_history=True)
-            projector.apply_all(ledger.read(stream=stream))
-            assert projector.history is not None
-            store.replace_stream(stream, projector.history, projector.last_seq)
+        _fill(store, ledger)
         store.conn.execute("CHECKPOINT")
     Path(str(target) + ".wal").unlink(missing_ok=True)
     os.replace(fresh, target)

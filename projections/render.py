@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ledger.keys import ERASED
 from projections.state import EpisodeState, IndexEntry, Summary
 from projections.tokens import count_tokens, truncate_to_tokens
 
@@ -93,7 +94,8 @@ def index_title(state: EpisodeState, entry: IndexEntry) -> str:
     digest: dict[str, str] = {}
     for s in live:
         for slot, value in s.facts:
-            digest[slot] = value
+            if value != ERASED:
+                digest[slot] = value
     body = "; ".join(f"{k}={v}" for k, v in digest.items()) or "no live facts"
     head = f"- {entry.index_id} [INDEX {entry.span}; {len(live)} live of {len(entry.members)}] "
     return head + body[: state.config.index_title_max_chars]
@@ -103,11 +105,13 @@ def _items(state: EpisodeState) -> dict[str, list[tuple[str, str]]]:
     window = []
     for rid in state.window:
         r = state.raw[rid]
+        if r.user == ERASED:
+            continue
         window.append((rid, f"[{rid} turn {r.turn}] USER: {r.user} | AGENT: {r.agent}"))
     registry = [(f"slot:{k}", f"{k}={v}") for k, (v, _) in state.current_values().items()]
     shown = [e for e in state.indexes.values() if any(state.summaries[m].status == "indexed" for m in e.members)]
     index = [(e.index_id, index_title(state, e)) for e in shown]
-    chain = [(s.summary_id, summary_line(s)) for s in state.active_chain()]
+    chain = [(s.summary_id, summary_line(s)) for s in state.active_chain() if not s.redacted]
     return {"window": window, "registry": registry, "index": index, "chain": chain}
 
 

@@ -95,7 +95,8 @@ def snapshot(state: EpisodeState) -> dict[str, dict[Key, Attrs]]:
         )
         for s in state.summaries.values()
     }
-    facts = {(slot,): (value, sid, False) for slot, (value, sid) in state.current_values().items()}
+    facts: dict[Key, Attrs] = {(slot,): (value, sid, False) for slot, (value, sid) in state.current_values().items()}
+    facts.update({(slot,): (None, None, True) for slot in state.erased_without_value()})
     indexes = {
         (e.index_id,): (
             e.turn, e.title, e.members, e.level, sum(state.summaries[m].status == "indexed" for m in e.members)

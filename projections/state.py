@@ -17,13 +17,16 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ledger.compat import assert_never
+from ledger.keys import ERASED
 
 from ledger.events import (
     ContextRendered,
     EpisodeStarted,
     Event,
     Fact,
+    FactErased,
     IndexCreated,
+    KeyShredded,
     LlmCalled,
     OverrideRejected,
     ProbeAnswered,
@@ -71,6 +74,10 @@ class Summary:
     def live(self) -> bool:
         return self.status != "archived"
 
+    @property
+    def redacted(self) -> bool:
+        return self.text == ERASED
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IndexEntry:
@@ -92,6 +99,7 @@ class EpisodeState:
     indexes: Mapping[str, IndexEntry] = field(default_factory=dict)
     window: tuple[str, ...] = ()
     overrides_rejected: int = 0
+    shredded_keys: tuple[str, ...] = ()
 
     # -- derived views (pure functions of the state) ---------------------------
 
@@ -103,13 +111,30 @@ class EpisodeState:
         return [s for s in self.summaries.values() if s.status == "active"]
 
     def current_values(self) -> dict[str, tuple[str, str]]:
-        """The registry: slot -> (value, summary_id) from the newest live summary carrying it."""
+        """The registry: slot -> (value, summary_id) from the newest live summary carrying it.
+
+        Erased values never count. A slot whose live value was erased falls
+        back to its newest surviving value, archived or not.
+        """
         registry: dict[str, tuple[str, str]] = {}
         for s in self.summaries.values():  # insertion order is creation order
             if s.live:
                 for slot, value in s.facts:
-                    registry[slot] = (value, s.summary_id)
+                    if value != ERASED:
+                        registry[slot] = (value, s.summary_id)
+        for slot in self._erased_slots() - registry.keys():
+            survivors = [(v, s.summary_id) for s in self.summaries.values() for k, v in s.facts
+                         if k == slot and v != ERASED]
+            if survivors:
+                registry[slot] = survivors[-1]
         return registry
+
+    def _erased_slots(self) -> set[str]:
+        return {k for s in self.summaries.values() for k, v in s.facts if v == ERASED}
+
+    def erased_without_value(self) -> set[str]:
+        """Slots every value of which was erased: the registry shows nothing for them."""
+        return self._erased_slots() - self.current_values().keys()
 
     def newest_holders(self) -> set[str]:
         """Ids of the summaries that hold the newest value of at least one slot."""
@@ -142,6 +167,8 @@ EpisodeEvent = (
     | ToolCalled
     | ProbeAnswered
     | ProbeJudged
+    | FactErased
+    | KeyShredded
 )
 
 
@@ -190,6 +217,12 @@ def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
             for sid in event.members:
                 summaries[sid] = replace(_need(state, sid, event), status="indexed", index_id=event.index_id)
             return replace(state, summaries=summaries, indexes={**state.indexes, entry.index_id: entry})
+        case FactErased():
+            old = _need(state, event.summary_id, event)
+            facts = tuple((k, ERASED if k == event.slot else v) for k, v in old.facts)
+            return replace(state, summaries={**state.summaries, old.summary_id: replace(old, facts=facts)})
+        case KeyShredded():
+            return _shred(state, event)
         case (
             RunStarted() | RunFinished() | LlmCalled() | ContextRendered()
             | ProbeAsked() | ToolCalled() | ProbeAnswered() | ProbeJudged()
@@ -197,6 +230,21 @@ def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
             return state  # recorded for audit and metrics; the memory itself does not change
         case _:
             assert_never(event)
+
+
+def _shred(state: EpisodeState, event: KeyShredded) -> EpisodeState:
+    """What the destroyed keys sealed is unreadable: the live state shows what a replay will show."""
+    raw = dict(state.raw)
+    for rid in event.records:
+        if rid in raw:
+            raw[rid] = replace(raw[rid], user=ERASED, agent=ERASED)
+    summaries = dict(state.summaries)
+    for sid in event.summaries:
+        s = _need(state, sid, event)
+        summaries[sid] = replace(s, text=ERASED, facts=tuple((k, ERASED) for k, _ in s.facts))
+    indexes = {i: replace(e, title=ERASED) if i in event.indexes else e for i, e in state.indexes.items()}
+    return replace(state, raw=raw, summaries=summaries, indexes=indexes,
+                   shredded_keys=(*state.shredded_keys, *event.key_ids))
 
 
 def fold(events: list[EpisodeEvent], state: EpisodeState | None = None) -> EpisodeState:

@@ -22,7 +22,7 @@ SYSTEM_TIME = {"recorded_at", "latency_ms", "prev_hash", "hash"}  # the hashes c
 
 def _run(runs_dir: Path, run_id: str = "demo", **synthetic: int):
     ds = generate_synthetic(**({"n_episodes": 6, "turns": 24, "seed": 7} | synthetic))
-    return run(ds, RunOptions(run_id=run_id, runs_dir=runs_dir))
+    return run(ds, RunOptions(run_id=run_id, runs_dir=runs_dir, memory=MemoryConfig(personal_data=False)))
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,9 @@ from ledger.events import (
     ContextRendered,
     EpisodeStarted,
     Event,
+    FactErased,
     IndexCreated,
+    KeyShredded,
     LlmCalled,
     OverrideRejected,
     ProbeAnswered,
@@ -130,6 +132,10 @@ SAMPLE_EVENTS: tuple[Event, ...] = (
     ),
     ProbeAnswered(turn=10, probe_id="p-01", text="十二楼 (12F)", tool_calls=1, llm_calls=2),
     ProbeJudged(turn=10, probe_id="p-01", correct=True, method="exact", value="12F"),
+    FactErased(turn=11, summary_id="s-0001", slot="居住城市", legal_basis="GDPR Art. 17", collateral=True),
+    KeyShredded(turn=11, key_ids=("r/s/e#turn:1", "r/s/e#index:i-0001"), legal_basis="GDPR Art. 17",
+                request="slot '居住城市' (every value)", records=("r-0001",), summaries=("s-0001",),
+                indexes=("i-0001",)),
 )
 
 

@@ -1,0 +1,125 @@
+"""Erasure as a decision: which facts, summaries, records, titles and keys go.
+
+The names of keys are fixed here, so the application (which seals) and the
+decision (which shreds) agree: one key per turn (the raw record, the
+summarizer's response and the summary written from it), one per index
+title, one per answer. Lineage runs both ways: a fact leads to its summary
+and that summary's evidence; a record leads to every summary written from
+it; anything sealed under the same key goes with it (its other facts are
+erased as collateral and say so); every index title over an erased
+summary is redacted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gate.errors import CommandRejected
+from ledger.events import FactErased, KeyShredded
+from ledger.keys import ERASED
+from projections.state import EpisodeState, record_id_for
+
+
+def turn_key(prefix: str, turn: int) -> str:
+    return f"{prefix}#turn:{turn}"
+
+
+def index_key(prefix: str, index_id: str) -> str:
+    return f"{prefix}#index:{index_id}"
+
+
+def answer_key(prefix: str, version: int) -> str:
+    return f"{prefix}#answer:{version}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Erase:
+    """Erase by slot (optionally one value of it), by raw record, or the whole data subject.
+
+    `mentions` are the keys of events whose plaintext contains a value being
+    erased, found by the application's scan of the stream.
+    """
+
+    legal_basis: str
+    key_prefix: str
+    slot: str | None = None
+    value: str | None = None
+    record_id: str | None = None
+    subject: bool = False
+    mentions: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        if self.subject:
+            return "data subject"
+        if self.record_id:
+            return f"raw record {self.record_id}"
+        # Never the value itself: this description is stored in the ledger.
+        return f"slot {self.slot!r}" + (" (one value)" if self.value is not None else " (every value)")
+
+
+def _targets(state: EpisodeState, cmd: Erase) -> set[tuple[str, str]]:
+    """(summary_id, slot) pairs the request names directly."""
+    if cmd.subject:
+        return {(s.summary_id, k) for s in state.summaries.values() for k, _ in s.facts}
+    if cmd.record_id:
+        if cmd.record_id not in state.raw:
+            raise CommandRejected(f"Erase: no raw record {cmd.record_id!r} in this episode")
+        return {(s.summary_id, k) for s in state.summaries.values() if cmd.record_id in s.raw_ids for k, _ in s.facts}
+    if not cmd.slot:
+        raise CommandRejected("Erase: name a slot, a raw record, or the data subject")
+    return {
+        (s.summary_id, k)
+        for s in state.summaries.values()
+        for k, v in s.facts
+        if k == cmd.slot and v != ERASED and (cmd.value is None or v == cmd.value)
+    }
+
+
+def values_to_erase(state: EpisodeState, cmd: Erase) -> set[str]:
+    """The plaintext values the application must look for in the stream (never stored)."""
+    facts = dict(((s.summary_id, k), v) for s in state.summaries.values() for k, v in s.facts)
+    found = {facts[t] for t in _targets(state, cmd)} - {ERASED}
+    if cmd.record_id:
+        r = state.raw[cmd.record_id]
+        found |= {r.user, r.agent} - {ERASED, ""}
+    return found
+
+
+def decide_erase(state: EpisodeState, cmd: Erase) -> tuple[FactErased | KeyShredded, ...]:
+    if not cmd.legal_basis.strip():
+        raise CommandRejected("Erase: a legal basis is required (e.g. 'GDPR Art. 17 request #123')")
+    if not state.config.personal_data:
+        raise CommandRejected(
+            "Erase: this episode declared that it holds no personal data, so its values were stored in "
+            "clear and cannot be crypto-shredded"
+        )
+    targets = _targets(state, cmd)
+    if not targets and not cmd.record_id and not cmd.subject:
+        raise CommandRejected(f"Erase: nothing to erase for {cmd.describe()}")
+    prefix = cmd.key_prefix
+    turns = {state.summaries[sid].turn for sid, _ in targets}
+    turns |= {state.raw[r].turn for sid, _ in targets for r in state.summaries[sid].raw_ids if r in state.raw}
+    if cmd.record_id:
+        turns.add(state.raw[cmd.record_id].turn)
+    if cmd.subject:
+        turns |= {r.turn for r in state.raw.values()}
+    turns |= {int(k.rsplit(":", 1)[1]) for k in cmd.mentions if k.startswith(f"{prefix}#turn:")}
+    summaries = sorted(s.summary_id for s in state.summaries.values() if s.turn in turns)
+    indexes = sorted(
+        e.index_id for e in state.indexes.values()
+        if set(e.members) & set(summaries) or index_key(prefix, e.index_id) in cmd.mentions
+    )
+    keys = {turn_key(prefix, t) for t in turns} | {index_key(prefix, i) for i in indexes} | set(cmd.mentions)
+    erased: list[FactErased | KeyShredded] = [
+        FactErased(turn=state.turn, summary_id=sid, slot=k, legal_basis=cmd.legal_basis,
+                   collateral=(sid, k) not in targets)
+        for sid in summaries
+        for k, v in state.summaries[sid].facts
+        if v != ERASED
+    ]
+    records = sorted(record_id_for(t) for t in turns if record_id_for(t) in state.raw)
+    erased.append(KeyShredded(
+        turn=state.turn, key_ids=tuple(sorted(keys)), legal_basis=cmd.legal_basis, request=cmd.describe(),
+        records=tuple(records), summaries=tuple(summaries), indexes=tuple(indexes),
+    ))
+    return tuple(erased)

@@ -1,0 +1,130 @@
+"""Per-item encryption keys, kept outside the hash-chained events.
+
+Personal values in events are sealed with AES-GCM under a key named by the
+item they belong to (a turn, an index title, an answer). The keys live in
+their own small DuckDB file beside the ledger. Erasure destroys keys
+(crypto-shredding): the ledger keeps its ciphertext and its hash chain, and
+the values become unreadable everywhere at once. Destroying means rewriting
+the key file into a new file and deleting the old one, because DuckDB keeps
+deleted data in a file until it is rewritten (SPEC §8).
+
+A sealed value is the string `enc1:<key_id>:<base64(nonce || ciphertext)>`,
+with the key id as associated data so a value cannot be moved to another key.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import duckdb
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from ledger.errors import LedgerCorrupt, LedgerLocked
+
+PREFIX = "enc1:"
+ERASED = "[erased]"  # a sealed value whose key was shredded
+SEALED = "[sealed]"  # a sealed value read without the key store
+
+
+def key_path(ledger_path: str | os.PathLike[str]) -> str:
+    """Where the keys of a ledger file live: `<stem>.keys.duckdb` beside it."""
+    p = Path(ledger_path)
+    return str(p.with_name(p.stem + ".keys.duckdb")) if str(ledger_path) != ":memory:" else ":memory:"
+
+
+def is_sealed(value: object) -> bool:
+    return isinstance(value, str) and value.startswith(PREFIX)
+
+
+def key_id_of(envelope: str) -> str:
+    return envelope[len(PREFIX):].rsplit(":", 1)[0]
+
+
+class KeyStore:
+    """Named 256-bit keys; `shred` rewrites the file without them."""
+
+    def __init__(self, path: str | os.PathLike[str] = ":memory:", *, read_only: bool = False) -> None:
+        self.path, self.read_only = str(path), read_only
+        self._keys: dict[str, bytes] = {}
+        self._conn: duckdb.DuckDBPyConnection | None = None
+        if self.path != ":memory:" and (Path(self.path).exists() or not read_only):
+            self._open()
+
+    def _open(self) -> None:
+        try:
+            self._conn = duckdb.connect(self.path, read_only=self.read_only)
+        except duckdb.IOException as exc:
+            raise LedgerLocked(f"{self.path}: the key store is open for writing in another process") from exc
+        if not self.read_only:
+            self._conn.execute("CREATE TABLE IF NOT EXISTS keys (key_id VARCHAR NOT NULL, key BLOB NOT NULL)")
+        try:
+            self._keys = {k: bytes(v) for k, v in self._conn.execute("SELECT key_id, key FROM keys").fetchall()}
+        except duckdb.Error as exc:
+            raise LedgerCorrupt(f"{self.path}: not a ledgermem key store") from exc
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __contains__(self, key_id: str) -> bool:
+        return key_id in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def ensure(self, key_ids: Iterable[str]) -> None:
+        """Create the keys that do not exist yet, durably, before anything is sealed with them."""
+        new = {k: AESGCM.generate_key(bit_length=256) for k in dict.fromkeys(key_ids) if k not in self._keys}
+        if not new:
+            return
+        if self.read_only:
+            raise LedgerLocked(f"{self.path}: the key store is read-only")
+        if self._conn is not None:
+            self._conn.executemany("INSERT INTO keys VALUES (?, ?)", [[k, v] for k, v in new.items()])
+        self._keys.update(new)
+
+    def seal(self, key_id: str, plaintext: str) -> str:
+        nonce = os.urandom(12)
+        ct = AESGCM(self._keys[key_id]).encrypt(nonce, plaintext.encode("utf-8"), key_id.encode("utf-8"))
+        return f"{PREFIX}{key_id}:{base64.b64encode(nonce + ct).decode('ascii')}"
+
+    def open(self, envelope: str) -> str:
+        """The plaintext, or ERASED when its key was shredded. Raises ValueError on forged ciphertext."""
+        key_id, _, blob = envelope[len(PREFIX):].rpartition(":")
+        key = self._keys.get(key_id)
+        if key is None:
+            return ERASED
+        raw = base64.b64decode(blob)
+        try:
+            return AESGCM(key).decrypt(raw[:12], raw[12:], key_id.encode("utf-8")).decode("utf-8")
+        except InvalidTag as exc:
+            raise ValueError(f"sealed value under key {key_id!r} does not authenticate") from exc
+
+    def shred(self, key_ids: Iterable[str]) -> list[str]:
+        """Destroy keys. The file is written anew without them and the old file deleted."""
+        gone = [k for k in dict.fromkeys(key_ids) if k in self._keys]
+        for k in gone:
+            del self._keys[k]
+        if self._conn is not None and gone:
+            self._rewrite()
+        return gone
+
+    def _rewrite(self) -> None:
+        assert self._conn is not None
+        self._conn.close()
+        fresh = self.path + ".rewriting"
+        for leftover in (fresh, fresh + ".wal"):
+            Path(leftover).unlink(missing_ok=True)
+        with duckdb.connect(fresh) as conn:
+            conn.execute("CREATE TABLE keys (key_id VARCHAR NOT NULL, key BLOB NOT NULL)")
+            if self._keys:
+                conn.executemany("INSERT INTO keys VALUES (?, ?)", [[k, v] for k, v in self._keys.items()])
+            conn.execute("CHECKPOINT")
+        Path(self.path + ".wal").unlink(missing_ok=True)
+        os.replace(fresh, self.path)
+        self._open()

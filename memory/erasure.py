@@ -1,0 +1,100 @@
+"""Erasure receipts and the residue scan.
+
+After the keys are shredded and the projection file rebuilt, the erased
+values (held in memory only for this scan, never written anywhere) are
+looked for in every place they could survive: the ledger's decrypted
+events, the projection tables, the rendered prompt, and the bytes of the
+ledger, projection and key files (with their write-ahead logs). The receipt
+names what was erased by id and slot, never by value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ledger.events import FactErased, KeyShredded
+from ledger.store import Ledger, StreamKey
+from projections.materialise import ProjectionStore
+
+#: Shorter values are not looked for in raw file bytes: ciphertext would match them by chance.
+MIN_BYTES_SCANNED = 8
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureReceipt:
+    request: str
+    legal_basis: str
+    facts: tuple[tuple[str, str, bool], ...]  # (summary_id, slot, collateral)
+    records: tuple[str, ...]
+    summaries: tuple[str, ...]
+    indexes: tuple[str, ...]
+    keys_shredded: tuple[str, ...]
+    places_scanned: tuple[str, ...]
+    residue: dict[str, int] = field(default_factory=dict)  # place -> hits
+    not_byte_scanned: int = 0  # values too short to look for in file bytes
+
+    @property
+    def clean(self) -> bool:
+        return not any(self.residue.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "request": self.request, "legal_basis": self.legal_basis,
+            "facts": [{"summary_id": s, "slot": k, "collateral": c} for s, k, c in self.facts],
+            "records": list(self.records), "summaries": list(self.summaries), "indexes": list(self.indexes),
+            "keys_shredded": list(self.keys_shredded), "places_scanned": list(self.places_scanned),
+            "residue": dict(self.residue), "not_byte_scanned": self.not_byte_scanned, "clean": self.clean,
+        }
+
+
+def _hits(texts: list[str], values: set[str]) -> int:
+    return sum(text.count(v) for text in texts for v in values if v)
+
+
+def _personal_texts(ledger: Ledger, stream: StreamKey) -> list[str]:
+    texts = []
+    for r in ledger.read(stream=stream):
+        for name in type(r.event).PERSONAL:
+            texts.append(repr(getattr(r.event, name)))
+    return texts
+
+
+def _table_texts(store: ProjectionStore) -> list[str]:
+    out = []
+    for table in ("summary_versions", "fact_versions", "index_versions", "raw_records"):
+        out += [repr(row) for row in store.conn.execute(f"SELECT * FROM {table}").fetchall()]
+    return out
+
+
+def _file_bytes(path: str) -> bytes:
+    blobs = [Path(p).read_bytes() for p in (path, path + ".wal") if Path(p).is_file()]
+    return b"".join(blobs)
+
+
+def scan(ledger: Ledger, stream: StreamKey, store: ProjectionStore, rendered: str,
+         values: set[str]) -> tuple[dict[str, int], tuple[str, ...], int]:
+    residue = {
+        "ledger events (decrypted)": _hits(_personal_texts(ledger, stream), values),
+        "projection tables": _hits(_table_texts(store), values),
+        "rendered prompt": _hits([rendered], values),
+    }
+    long_values = {v for v in values if len(v.encode("utf-8")) >= MIN_BYTES_SCANNED}
+    key_file = ledger.keys.path if ledger.keys is not None else ":memory:"
+    files = [p for p in (ledger.path, store.path, key_file) if p != ":memory:"]
+    for path in files:
+        data = _file_bytes(path)
+        residue[f"file {Path(path).name}"] = sum(data.count(v.encode("utf-8")) for v in long_values)
+    return residue, tuple(residue), len(values) - len(long_values)
+
+
+def receipt(events: tuple[Any, ...], residue: dict[str, int], places: tuple[str, ...],
+            short: int) -> ErasureReceipt:
+    shredded = next(e for e in events if isinstance(e, KeyShredded))
+    facts = tuple((e.summary_id, e.slot, e.collateral) for e in events if isinstance(e, FactErased))
+    return ErasureReceipt(
+        request=shredded.request, legal_basis=shredded.legal_basis, facts=facts, records=shredded.records,
+        summaries=shredded.summaries, indexes=shredded.indexes, keys_shredded=shredded.key_ids,
+        places_scanned=places, residue=residue, not_byte_scanned=short,
+    )
