@@ -26,6 +26,7 @@ from evaluation.outputs import write_outputs
 from evaluation.replay import replay as replay_run
 from evaluation.runner import SYSTEMS, RunOptions, open_run, resolve_run, run
 from evaluation.synthetic import generate_synthetic
+from gate.invariants import audit
 from ledger.errors import LedgermemError
 from ledger.store import Ledger
 from projections.config import MemoryConfig
@@ -188,6 +189,41 @@ def replay_cmd(run: str, runs_dir: str, as_json: bool) -> None:
 
 def vars_of(obj: Any) -> dict[str, Any]:
     return {k: getattr(obj, k) for k in obj.__slots__}
+
+
+@cli.command("audit")
+@click.argument("run")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--at", "at_seq", type=int, default=None, help="Check the state as of this seq.")
+@click.option("--i4-floor", type=float, default=None, help="Extraction recall under this is a violation.")
+@click.option("--json", "as_json", is_flag=True)
+@fails_cleanly
+def audit_cmd(run: str, runs_dir: str, at_seq: int | None, i4_floor: float | None, as_json: bool) -> None:
+    """Check invariants I1-I5 and the structural invariants of a run; exit 1 on any violation.
+
+    \b
+    Example:
+      ledgermem audit demo --at 120 --i4-floor 0.9
+    """
+    path = resolve_run(run, Path(runs_dir))
+    with open_run(path) as (ledger, projections):
+        report = audit(ledger, projections, at_seq=at_seq, i4_floor=i4_floor)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
+    else:
+        when = f"as of seq {at_seq}" if at_seq is not None else "now"
+        table = Table(title=f"audit of {path} ({when})")
+        for col in ("invariant", "result", "violations", "first violation / detail"):
+            table.add_column(col)
+        for r in report.results:
+            first = r.violations[0] if r.violations else None
+            note = (f"seq {first.seq} {first.stream} {', '.join(first.ids)}: {first.message}" if first
+                    else ", ".join(f"{k}={v}" for k, v in r.detail.items() if k != "gaps"))
+            table.add_row(r.invariant, "ok" if r.ok else "VIOLATED", str(len(r.violations)), note)
+        out.print(table)
+        out.print("audit: all invariants hold" if report.ok else f"audit: VIOLATED {', '.join(report.failed())}")
+    if not report.ok:
+        sys.exit(1)
 
 
 @cli.command("sql")

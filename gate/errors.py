@@ -2,7 +2,8 @@
 
     LedgermemError (ledger.errors)
     └── GateError
-        └── CommandRejected (also ValueError)   an impossible command: names the command and why
+        ├── CommandRejected (also ValueError)   an impossible command: names the command and why
+        └── InvariantViolation (also AssertionError)   strict mode: an invariant failed after a commit
 
 A rejection the evaluation must count (a hallucinated override id) is not an
 error but an event, `override_rejected`.
@@ -19,3 +20,12 @@ class GateError(LedgermemError):
 
 class CommandRejected(GateError, ValueError):
     """The command is impossible in this state."""
+
+
+class InvariantViolation(GateError, AssertionError):
+    """Strict mode: an invariant failed right after a commit. Names the invariant, seq and ids."""
+
+    def __init__(self, invariant: str, seq: int | None, ids: tuple[str, ...], message: str) -> None:
+        self.invariant, self.seq, self.ids = invariant, seq, ids
+        where = f" at seq {seq}" if seq is not None else ""
+        super().__init__(f"{invariant} violated{where} ({', '.join(ids) or 'no ids'}): {message}")

@@ -10,6 +10,7 @@ names what was erased by id and slot, never by value.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,22 +50,60 @@ class ErasureReceipt:
         }
 
 
+def _pattern(value: str) -> re.Pattern[str]:
+    """A value as a whole token: `29` is found in `team size=29`, not in `s0029` or `129`."""
+    edge_l = r"(?<![0-9A-Za-z])" if value[:1].isascii() and value[:1].isalnum() else ""
+    edge_r = r"(?![0-9A-Za-z])" if value[-1:].isascii() and value[-1:].isalnum() else ""
+    return re.compile(edge_l + re.escape(value) + edge_r)
+
+
+def mentions(text: str, values: set[str]) -> bool:
+    return any(_pattern(v).search(text) for v in values if v)
+
+
 def _hits(texts: list[str], values: set[str]) -> int:
-    return sum(text.count(v) for text in texts for v in values if v)
+    return sum(len(_pattern(v).findall(text)) for text in texts for v in values if v)
+
+
+def personal_texts(event: Any) -> list[str]:
+    """The personal fields of an event as text (facts and dicts by their values)."""
+    out: list[str] = []
+    for name in type(event).PERSONAL:
+        value = getattr(event, name)
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, dict):
+            out += [str(v) for v in value.values()]
+        else:
+            out += [str(v) for _, v in value]
+    return out
 
 
 def _personal_texts(ledger: Ledger, stream: StreamKey) -> list[str]:
-    texts = []
-    for r in ledger.read(stream=stream):
-        for name in type(r.event).PERSONAL:
-            texts.append(repr(getattr(r.event, name)))
-    return texts
+    return [t for r in ledger.read(stream=stream) for t in personal_texts(r.event)]
+
+
+_TEXT_COLUMNS = {
+    "summary_versions": "text, facts",
+    "fact_versions": "value",
+    "index_versions": "title",
+    "raw_records": "user_text, agent_text",
+}
+
+
+def _cell_texts(cell: Any) -> list[str]:
+    if cell is None:
+        return []
+    if isinstance(cell, list):  # facts: [{slot, value}, ...]
+        return [str(f["value"]) for f in cell]
+    return [str(cell)]
 
 
 def _table_texts(store: ProjectionStore) -> list[str]:
     out = []
-    for table in ("summary_versions", "fact_versions", "index_versions", "raw_records"):
-        out += [repr(row) for row in store.conn.execute(f"SELECT * FROM {table}").fetchall()]
+    for table, cols in _TEXT_COLUMNS.items():
+        for row in store.conn.execute(f"SELECT {cols} FROM {table}").fetchall():
+            out += [t for cell in row for t in _cell_texts(cell)]
     return out
 
 

@@ -17,10 +17,12 @@ from dataclasses import dataclass, replace
 from gate.commands import LlmCall, RecordTurn, StartEpisode
 from gate.decide import decide
 from gate.erasure import Erase, answer_key, index_key, turn_key, values_to_erase
+from gate.errors import InvariantViolation
+from gate.invariants import check_i1, check_i2, check_i3, check_i5
 from ledger.events import ContextRendered, Event, IndexCreated, LlmCalled, ToolCalled
 from ledger.keys import key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
-from memory.erasure import ErasureReceipt, receipt, scan
+from memory.erasure import ErasureReceipt, mentions, personal_texts, receipt, scan
 from memory.backends import Backend, Message, make_backend, prompt_hash
 from memory.prompts import answer_messages, summarizer_messages, tool_result_message
 from memory.toolcalls import parse_tool_calls
@@ -69,8 +71,9 @@ class Memory:
         tools: bool = True,
         max_tool_iterations: int = 4,
         projections: ProjectionStore | None = None,
+        strict: bool = False,
     ) -> None:
-        self.ledger, self.stream = ledger, stream
+        self.ledger, self.stream, self.strict = ledger, stream, strict
         self.tools, self.max_tool_iterations = tools, max_tool_iterations
         self.projections = projections or ProjectionStore(projection_path(ledger.path))
         self.key_prefix = str(stream)
@@ -102,11 +105,33 @@ class Memory:
             return index_key(self.key_prefix, event.index_id)
         return turn_key(self.key_prefix, event.turn)
 
-    def _commit(self, events: Sequence[Event], key_for: KeyFor | None = None) -> tuple[RecordedEvent, ...]:
+    def _commit(
+        self, events: Sequence[Event], key_for: KeyFor | None = None, *, check: bool = True
+    ) -> tuple[RecordedEvent, ...]:
         recorded = self.ledger.append(self.stream, list(events), expected_version=self.version,
                                       key_for=key_for or self._turn_key)
         self._projection.apply(recorded)
+        if self.strict and check:
+            self.check(recorded)
         return recorded
+
+    def check(self, recorded: Sequence[RecordedEvent] = ()) -> None:
+        """Strict mode: the state invariants after a commit; raises on the first violation.
+
+        I1 is checked for the summaries this commit wrote (the whole history
+        is `audit`'s job), I2, I3 and I5 for the whole state.
+        """
+        state, name = self.state, str(self.stream)
+        seq = recorded[-1].seq if recorded else self.ledger.last_seq
+        violations = [
+            *check_i1(name, list(recorded), state),
+            *check_i2(name, seq, state, render(state)),
+            *check_i3(name, seq, state),
+            *check_i5(name, seq, state, self.ledger.keys),
+        ]
+        if violations:
+            v = violations[0]
+            raise InvariantViolation(v.invariant, v.seq, v.ids, v.message)
 
     def commit(self, events: Sequence[Event]) -> tuple[RecordedEvent, ...]:
         """Append the events of one answer (one transaction, one key) and evolve the live projection."""
@@ -131,8 +156,10 @@ class Memory:
         values = values_to_erase(self.state, request)
         mentions = self._mentions(values)
         events = decide(self.state, replace(request, mentions=tuple(sorted(mentions))))
-        self._commit(events)
+        recorded = self._commit(events, check=False)
         self._finish_shredding()
+        if self.strict:
+            self.check(recorded)
         residue, places, short = scan(self.ledger, self.stream, self.projections, self.render().text, values)
         return receipt(events, residue, places, short)
 
@@ -141,8 +168,7 @@ class Memory:
         sealed = self.ledger.sealed_keys(self.stream)
         found: set[str] = set()
         for r in self.ledger.read(stream=self.stream):
-            texts = [repr(getattr(r.event, n)) for n in type(r.event).PERSONAL]
-            if any(v in t for v in values for t in texts):
+            if any(mentions(t, values) for t in personal_texts(r.event)):
                 found |= sealed.get(r.seq, set())
         return found
 

@@ -1,0 +1,305 @@
+"""Invariants I1–I5 and the structural invariants, checked against any seq.
+
+Each check is a function of the ledger's events and the state folded from
+them (optionally as of a seq), plus, where it matters, the materialised
+projections and the key store. A check returns every violation it finds,
+each naming the invariant, the seq and the ids involved, so a report says
+exactly what broke where. `audit` runs them all over a run.
+
+    I1  fact conservation         every fact observation in the ledger still resolves to its summary,
+                                  with its value and its full text (or erased by an event)
+    I2  top-level reachability    the newest surviving value of every slot is in the rendered prompt's
+                                  top level (registry, chain, or a live index title)
+    I3  provenance                every surviving fact's evidence resolves to a raw record
+    I4  extraction completeness   facts the lexical detector finds in the user's own words were captured
+    I5  deletion verifiability    shredded keys are gone; erased items read as erased in the state and in
+                                  every version of the projections; their evidence is unreachable
+    hash_chain, contiguity        the ledger's hash chain, seq and stream versions
+    scd2                          per key: no overlap, no gap, at most one open version, valid_to > valid_from
+    replay                        the materialised projections equal a fold of the ledger from scratch
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gate.lexicon import detect_facts
+from ledger.events import FactErased, KeyShredded, SummaryCreated
+from ledger.keys import ERASED, KeyStore
+from ledger.store import Ledger, RecordedEvent, StreamKey
+from projections.materialise import History, ProjectionStore, rebuild
+from projections.render import Rendered, render
+from projections.scd2 import TABLES
+from projections.state import EpisodeState, evolve
+
+INVARIANTS = ("I1", "I2", "I3", "I4", "I5", "hash_chain", "contiguity", "scd2", "replay")
+MAX_SEQ = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    invariant: str
+    stream: str
+    seq: int | None
+    ids: tuple[str, ...]
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"invariant": self.invariant, "stream": self.stream, "seq": self.seq, "ids": list(self.ids),
+                "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    invariant: str
+    violations: tuple[Violation, ...]
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    run_id: str | None
+    at_seq: int | None
+    results: tuple[CheckResult, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.results)
+
+    def failed(self) -> list[str]:
+        return [r.invariant for r in self.results if not r.ok]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id, "at_seq": self.at_seq, "ok": self.ok,
+            "checks": [{"invariant": r.invariant, "ok": r.ok, "detail": r.detail,
+                        "violations": [v.as_dict() for v in r.violations]} for r in self.results],
+        }
+
+
+# --- per-stream checks over a folded state ---------------------------------------------
+
+
+def check_i1(stream: str, events: Sequence[RecordedEvent], state: EpisodeState) -> list[Violation]:
+    erased = {(e.event.summary_id, e.event.slot) for e in events if isinstance(e.event, FactErased)}
+    redacted = {s for e in events if isinstance(e.event, KeyShredded) for s in e.event.summaries}
+    out = []
+    for r in events:
+        e = r.event
+        if not isinstance(e, SummaryCreated):
+            continue
+        found = state.summaries.get(e.summary_id)
+        if found is None:
+            out.append(Violation("I1", stream, r.seq, (e.summary_id,), "summary of a recorded fact no longer exists"))
+            continue
+        if found.text != e.text and not (e.summary_id in redacted and found.text == ERASED):
+            out.append(Violation("I1", stream, r.seq, (e.summary_id,),
+                                 f"summary text changed: {len(e.text)} characters recorded, {len(found.text)} kept"))
+        held = dict(found.facts)
+        for slot, value in e.facts:
+            kept = held.get(slot)
+            if kept != value and not (kept == ERASED and ((e.summary_id, slot) in erased or value == ERASED)):
+                out.append(Violation("I1", stream, r.seq, (e.summary_id, slot),
+                                     f"fact {slot!r} is {'missing' if kept is None else 'altered'} in its summary"))
+    return out
+
+
+def check_i2(stream: str, seq: int, state: EpisodeState, rendered: Rendered) -> list[Violation]:
+    top = "\n".join(i.text for name in ("registry", "chain", "index") for i in rendered.part(name).items)
+    return [
+        Violation("I2", stream, seq, (slot, sid), f"current value of {slot!r} is not at the top level of the prompt")
+        for slot, (value, sid) in state.current_values().items()
+        if f"{slot}={value}" not in top
+    ]
+
+
+def check_i3(stream: str, seq: int, state: EpisodeState) -> list[Violation]:
+    out = []
+    for s in state.summaries.values():
+        if all(v == ERASED for _, v in s.facts):
+            continue
+        for rid in s.raw_ids:
+            rec = state.raw.get(rid)
+            if rec is None or rec.user == ERASED:
+                why = "does not exist" if rec is None else "was erased while a surviving fact cites it"
+                out.append(Violation("I3", stream, seq, (s.summary_id, rid), f"evidence {rid} {why}"))
+    return out
+
+
+def _norm(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+def check_i4(stream: str, seq: int, state: EpisodeState, floor: float | None) -> tuple[list[Violation], dict[str, Any]]:
+    captured = {(_norm(k), _norm(v)) for s in state.summaries.values() for k, v in s.facts}
+    found, gaps = 0, []
+    for r in state.raw.values():
+        if r.user == ERASED:
+            continue
+        for m in detect_facts(r.user):
+            found += 1
+            if (_norm(m.slot), _norm(m.value)) not in captured:
+                gaps.append((r.record_id, m.slot))
+    recall = 1.0 if not found else round((found - len(gaps)) / found, 4)
+    detail = {"detected": found, "captured": found - len(gaps), "gaps": [f"{rid}:{slot}" for rid, slot in gaps]}
+    if floor is None or recall >= floor:
+        return [], detail
+    return [Violation("I4", stream, seq, tuple(f"{rid}:{slot}" for rid, slot in gaps),
+                      f"extraction recall {recall} is under the floor {floor}")], detail
+
+
+def check_i5(stream: str, seq: int, state: EpisodeState, keys: KeyStore | None,
+             tables: History | None = None) -> list[Violation]:
+    out = [
+        Violation("I5", stream, seq, (k,), "key still exists after key_shredded: the erasure only flipped a flag")
+        for k in state.shredded_keys
+        if keys is not None and k in keys
+    ]
+    erased_summaries = {s.summary_id for s in state.summaries.values() if s.facts and all(v == ERASED for _, v in s.facts)}
+    needed = {r for s in state.summaries.values() if any(v != ERASED for _, v in s.facts) for r in s.raw_ids}
+    for sid in sorted(erased_summaries):
+        s = state.summaries[sid]
+        if s.text != ERASED:
+            out.append(Violation("I5", stream, seq, (sid,), "every fact of the summary is erased but its text is readable"))
+        for rid in s.raw_ids:
+            rec = state.raw.get(rid)
+            if rec is not None and rec.user != ERASED and rid not in needed:
+                out.append(Violation("I5", stream, seq, (sid, rid), f"evidence {rid} of an erased fact is still readable"))
+    if tables is not None:
+        out += _i5_tables(stream, seq, state, tables)
+    return out
+
+
+def _i5_tables(stream: str, seq: int, state: EpisodeState, tables: History) -> list[Violation]:
+    redacted = {s.summary_id for s in state.summaries.values() if s.text == ERASED}
+    gone = {r.record_id for r in state.raw.values() if r.user == ERASED}
+    out = []
+    for row in tables["summary_versions"]:
+        if _stream(row) == stream and row["summary_id"] in redacted and row["text"] != ERASED:
+            out.append(Violation("I5", stream, row["valid_from_seq"], (row["summary_id"],),
+                                 "a projection version still holds the text of an erased summary"))
+    for row in tables["raw_records"]:
+        if _stream(row) == stream and row["record_id"] in gone and row["user_text"] != ERASED:
+            out.append(Violation("I5", stream, row["valid_from_seq"], (row["record_id"],),
+                                 "a projection version still holds an erased raw record"))
+    return out
+
+
+def _stream(row: dict[str, Any]) -> str:
+    return str(StreamKey(row["run_id"], row["system"], row["episode_id"]))
+
+
+# --- structural checks ----------------------------------------------------------------------
+
+
+def check_chain(ledger: Ledger) -> list[Violation]:
+    report = ledger.verify()
+    if report.ok:
+        return []
+    kind = "hash_chain" if "hash" in report.reason else "contiguity"
+    return [Violation(kind, "", report.first_broken_seq, (), report.reason)]
+
+
+def _as_of(rows: Iterable[dict[str, Any]], seq: int | None) -> list[dict[str, Any]]:
+    if seq is None:
+        return list(rows)
+    out = []
+    for r in rows:
+        if r["valid_from_seq"] <= seq:
+            closed = r["valid_to_seq"] is not None and r["valid_to_seq"] <= seq
+            out.append(r if closed else {**r, "valid_to_seq": None, "valid_to_turn": None})
+    return out
+
+
+def check_scd2(tables: History, seq: int | None = None) -> list[Violation]:
+    out = []
+    for spec in TABLES:
+        by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+        for row in _as_of(tables[spec.name], seq):
+            by_key[(_stream(row), *(row[n] for n, _ in spec.key))].append(row)
+        for (stream, *key), rows in by_key.items():
+            out += _scd2_key(spec.name, stream, tuple(map(str, key)), sorted(rows, key=lambda r: r["valid_from_seq"]))
+    return out
+
+
+def _scd2_key(table: str, stream: str, key: tuple[str, ...], rows: list[dict[str, Any]]) -> list[Violation]:
+    out = []
+    if sum(r["valid_to_seq"] is None for r in rows) > 1:
+        out.append(Violation("scd2", stream, rows[-1]["valid_from_seq"], key, f"{table}: more than one open version"))
+    for r in rows:
+        if r["valid_to_seq"] is not None and r["valid_to_seq"] <= r["valid_from_seq"]:
+            out.append(Violation("scd2", stream, r["valid_from_seq"], key, f"{table}: valid_to_seq <= valid_from_seq"))
+    for a, b in zip(rows, rows[1:]):
+        end = MAX_SEQ if a["valid_to_seq"] is None else a["valid_to_seq"]
+        if end > b["valid_from_seq"]:
+            out.append(Violation("scd2", stream, b["valid_from_seq"], key, f"{table}: versions overlap"))
+        elif end < b["valid_from_seq"] and table != "window_versions":
+            out.append(Violation("scd2", stream, b["valid_from_seq"], key, f"{table}: gap between versions"))
+    return out
+
+
+def check_replay(live: History, replayed: History, seq: int | None = None) -> list[Violation]:
+    out = []
+    for name, rows in replayed.items():
+        mine, theirs = _as_of(live.get(name, []), seq), _as_of(rows, seq)
+        if mine != theirs:
+            i = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
+            ids = (str(mine[i].get("version_id")),) if i < len(mine) else ()
+            out.append(Violation("replay", "", None, ids,
+                                 f"{name}: live table differs from the replay at row {i} "
+                                 f"({len(mine)} live rows, {len(theirs)} replayed)"))
+    return out
+
+
+# --- the audit ------------------------------------------------------------------------------
+
+
+def stream_checks(stream: StreamKey, events: Sequence[RecordedEvent], keys: KeyStore | None,
+                  tables: History | None, i4_floor: float | None) -> dict[str, tuple[list[Violation], dict[str, Any]]]:
+    state = EpisodeState()
+    for r in events:
+        state = evolve(state, r.event)  # type: ignore[arg-type]
+    name, seq = str(stream), (events[-1].seq if events else 0)
+    i4, i4_detail = check_i4(name, seq, state, i4_floor)
+    return {
+        "I1": (check_i1(name, events, state), {}),
+        "I2": (check_i2(name, seq, state, render(state)), {}),
+        "I3": (check_i3(name, seq, state), {}),
+        "I4": (i4, i4_detail),
+        "I5": (check_i5(name, seq, state, keys, tables), {"shredded_keys": len(state.shredded_keys)}),
+    }
+
+
+def audit(ledger: Ledger, projections: ProjectionStore, *, run_id: str | None = None,
+          at_seq: int | None = None, i4_floor: float | None = None) -> AuditReport:
+    """Every invariant over a run (or the whole ledger), as of `at_seq` (default: now)."""
+    live = projections.read_tables(run_id)
+    found: dict[str, list[Violation]] = {name: [] for name in INVARIANTS}
+    i4_totals = {"detected": 0, "captured": 0, "gaps": []}
+    for stream, _ in ledger.streams(run_id):
+        if not stream.episode_id:
+            continue
+        events = list(ledger.read(stream=stream, to_seq=at_seq))
+        for name, (violations, detail) in stream_checks(stream, events, ledger.keys, live, i4_floor).items():
+            found[name] += violations
+            if name == "I4":
+                for k in i4_totals:
+                    i4_totals[k] += detail[k]
+    for v in check_chain(ledger):
+        found[v.invariant].append(v)
+    found["scd2"] += check_scd2(live, at_seq)
+    found["replay"] += check_replay(live, rebuild(ledger, run_id), at_seq)
+    detected = int(i4_totals["detected"])
+    i4_totals["recall"] = round(int(i4_totals["captured"]) / detected, 4) if detected else 1.0
+    results = tuple(
+        CheckResult(name, tuple(found[name]), i4_totals if name == "I4" else {}) for name in INVARIANTS
+    )
+    return AuditReport(run_id, at_seq, results)
