@@ -224,7 +224,7 @@ def check_scd2(tables: History, seq: int | None = None) -> list[Violation]:
     for spec in TABLES:
         by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
         for row in _as_of(tables[spec.name], seq):
-            by_key[(_stream(row), *(row[n] for n, _ in spec.key))].append(row)
+            by_key[(_stream(row),) + tuple(row[n] for n, _ in spec.key)].append(row)
         for (stream, *key), rows in by_key.items():
             out += _scd2_key(spec.name, stream, tuple(map(str, key)), sorted(rows, key=lambda r: r["valid_from_seq"]))
     return out
@@ -283,7 +283,7 @@ def audit(ledger: Ledger, projections: ProjectionStore, *, run_id: str | None = 
     """Every invariant over a run (or the whole ledger), as of `at_seq` (default: now)."""
     live = projections.read_tables(run_id)
     found: dict[str, list[Violation]] = {name: [] for name in INVARIANTS}
-    i4_totals = {"detected": 0, "captured": 0, "gaps": []}
+    i4_totals: dict[str, Any] = {"detected": 0, "captured": 0, "gaps": []}
     for stream, _ in ledger.streams(run_id):
         if not stream.episode_id:
             continue
