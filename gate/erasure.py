@@ -80,8 +80,9 @@ def values_to_erase(state: EpisodeState, cmd: Erase) -> set[str]:
     facts = dict(((s.summary_id, k), v) for s in state.summaries.values() for k, v in s.facts)
     found = {facts[t] for t in _targets(state, cmd)} - {ERASED}
     if cmd.record_id:
-        r = state.raw[cmd.record_id]
-        found |= {r.user, r.agent} - {ERASED, ""}
+        # The user's own words; the agent's side is usually a generic reply that would match everywhere,
+        # and what it repeats of the user's values is covered by the fact values above.
+        found |= {state.raw[cmd.record_id].user} - {ERASED, ""}
     return found
 
 
