@@ -24,7 +24,7 @@ from rich.table import Table
 from evaluation.datasets import load_dataset
 from evaluation.outputs import write_outputs
 from evaluation.replay import replay as replay_run
-from evaluation.runner import SYSTEMS, RunOptions, open_run, resolve_run, run
+from evaluation.runner import SYSTEMS, RunOptions, erase_in_run, open_run, resolve_run, run
 from evaluation.synthetic import generate_synthetic
 from gate.invariants import audit
 from ledger.errors import LedgermemError
@@ -165,7 +165,7 @@ def replay_cmd(run: str, runs_dir: str, as_json: bool) -> None:
         report = replay_run(ledger, projections)
     if as_json:
         click.echo(json.dumps({
-            "run_id": report.run_id, "identical": report.identical,
+            "run_id": report.run_id, "identical": report.identical, "erasures": report.erasures,
             "projections_identical": report.projections_identical, "metrics_identical": report.metrics_identical,
             "tables": [vars_of(t) for t in report.tables], "metrics": report.metrics,
             "recorded_metrics": report.recorded_metrics,
@@ -180,9 +180,12 @@ def replay_cmd(run: str, runs_dir: str, as_json: bool) -> None:
         out.print(metrics_table(report.metrics, "metrics replayed from the ledger"))
         if report.recorded_metrics is not None:
             out.print(metrics_table(report.recorded_metrics, "metrics recorded by the live run"))
-        verdict = "identical" if report.identical else "DIFFERENT"
-        out.print(f"replay: projections {'identical' if report.projections_identical else 'DIFFERENT'}, "
-                  f"metrics {'identical' if report.metrics_identical else 'DIFFERENT'} -> {verdict}")
+        metrics = "identical" if report.metrics_identical else "DIFFERENT"
+        if report.erasures and not report.metrics_identical:
+            metrics = f"differ after {report.erasures} erasure(s) (erased text changes token counts)"
+        projections = "identical" if report.projections_identical else "DIFFERENT"
+        verdict = "reproduced" if report.identical else "NOT reproduced"
+        out.print(f"replay: projections {projections}, metrics {metrics} -> {verdict}")
     if not report.identical:
         sys.exit(1)
 
@@ -223,6 +226,45 @@ def audit_cmd(run: str, runs_dir: str, at_seq: int | None, i4_floor: float | Non
         out.print(table)
         out.print("audit: all invariants hold" if report.ok else f"audit: VIOLATED {', '.join(report.failed())}")
     if not report.ok:
+        sys.exit(1)
+
+
+@cli.command("erase")
+@click.argument("run")
+@click.option("--episode", required=True, help="Episode id whose data subject is concerned.")
+@click.option("--system", default="three_layer", show_default=True)
+@click.option("--slot", default=None, help="Erase this slot (every value, or only --value).")
+@click.option("--value", default=None, help="With --slot: only this value.")
+@click.option("--record", "record_id", default=None, help="Erase a raw record and everything derived from it.")
+@click.option("--subject", is_flag=True, help="Erase everything of the episode's data subject.")
+@click.option("--legal-basis", required=True, help="Why, e.g. 'GDPR Art. 17 request #123'.")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+@fails_cleanly
+def erase_cmd(run: str, episode: str, system: str, slot: str | None, value: str | None, record_id: str | None,
+              subject: bool, legal_basis: str, runs_dir: str, as_json: bool) -> None:
+    """Crypto-shred personal data of one episode and print the erasure receipt.
+
+    The run must have been recorded with personal data sealed (the default for
+    --dataset runs). Exits 1 if the residue scan finds the value anywhere.
+
+    \b
+    Example:
+      ledgermem erase demo --episode alice --slot "home city" --legal-basis "GDPR Art. 17 #12"
+    """
+    path = resolve_run(run, Path(runs_dir))
+    receipt = erase_in_run(path, system=system, episode=episode, slot=slot, value=value, record_id=record_id,
+                           subject=subject, legal_basis=legal_basis)
+    if as_json:
+        click.echo(json.dumps(receipt.as_dict(), ensure_ascii=False, indent=2))
+    else:
+        out.print(f"erased {len(receipt.facts)} fact(s) ({sum(c for *_, c in receipt.facts)} collateral), "
+                  f"{len(receipt.records)} raw record(s), {len(receipt.summaries)} summary(ies), "
+                  f"{len(receipt.indexes)} index title(s); {len(receipt.keys_shredded)} key(s) shredded")
+        for place, hits in receipt.residue.items():
+            out.print(f"  residue in {place}: {hits}")
+        out.print("receipt: clean" if receipt.clean else "receipt: RESIDUE FOUND")
+    if not receipt.clean:
         sys.exit(1)
 
 

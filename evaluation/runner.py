@@ -22,8 +22,10 @@ from evaluation.errors import RunExists, RunNotFound, UnknownSystem
 from evaluation.judge import judge_string
 from evaluation.metrics import EpisodeOutcome, ProbeOutcome, compute_metrics, turn_stats
 from ledger.events import ProbeAnswered, ProbeAsked, ProbeJudged, RunFinished, RunStarted, ToolCalled
+from ledger.keys import is_sealed
 from ledger.store import Ledger, StreamKey
 from memory.backends import make_backend
+from memory.erasure import ErasureReceipt
 from memory.memory import Memory
 from projections.config import MemoryConfig
 from projections.materialise import ProjectionStore, projection_path
@@ -79,7 +81,29 @@ def open_run(path: Path) -> Iterator[tuple[Ledger, ProjectionStore]]:
     with Ledger(path, read_only=True) as ledger, ProjectionStore(projection_path(path), read_only=True) as proj:
         ledger.conn.execute("ATTACH ? AS projections (READ_ONLY)", [proj.path])
         ledger.conn.execute("SET search_path = 'main,projections'")
+        ledger.conn.create_function("decrypt", _decrypt_with(ledger), ["VARCHAR"], "VARCHAR")
         yield ledger, proj
+
+
+def erase_in_run(path: Path, *, system: str, episode: str, legal_basis: str, **target: Any) -> ErasureReceipt:
+    """Open a finished run for writing and erase from one of its episodes."""
+    with Ledger(path, create=False) as ledger, ProjectionStore(projection_path(path)) as projections:
+        run_id = next((r.stream.run_id for r in ledger.read(event_types=["run_started"])), None)
+        stream = StreamKey(run_id or "", system, episode)
+        if stream not in dict(ledger.streams()):
+            known = sorted(s.episode_id for s, _ in ledger.streams() if s.system == system and s.episode_id)
+            raise RunNotFound(f"{path}: no episode {episode!r} of system {system!r}; episodes: {', '.join(known[:10])}")
+        memory = Memory(ledger, stream, "heuristic", projections=projections)
+        return memory.erase(legal_basis=legal_basis, **target)
+
+
+def _decrypt_with(ledger: Ledger) -> Callable[[str], str]:
+    """`decrypt(column)` in SQL: sealed values opened with the run's keys (`[erased]` once shredded)."""
+
+    def decrypt(value: str) -> str:
+        return ledger.unseal(value) if is_sealed(value) else value
+
+    return decrypt
 
 
 def _versions(tokenizer: str) -> dict[str, Any]:

@@ -131,3 +131,34 @@ def test_readme_first_screen_has_two_commands_and_ci_runs_the_test_one() -> None
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert first_block[1].strip() in ci
     assert shlex.split(first_block[1])  # a valid shell line
+
+
+def test_audit_passes_on_a_fresh_run(workdir: Path) -> None:
+    result = invoke("audit", "small", "--json", cwd=workdir)
+    report = json.loads(result.output)
+    assert result.exit_code == 0 and report["ok"] is True
+    assert {c["invariant"] for c in report["checks"]} == {
+        "I1", "I2", "I3", "I4", "I5", "hash_chain", "contiguity", "scd2", "replay"}
+    assert invoke("audit", "small", cwd=workdir).output.rstrip().endswith("audit: all invariants hold")
+
+
+@pytest.mark.parametrize(
+    "target, sql, invariant",
+    [
+        ("ledger.duckdb", "UPDATE events SET payload = replace(payload, 'heuristic', 'heuristiq') "
+                          "WHERE seq = (SELECT min(seq) FROM events WHERE event_type = 'llm_called')", "hash_chain"),
+        ("ledger.projections.duckdb", "UPDATE raw_records SET user_text = 'forged' WHERE record_id = 'r0003'",
+         "replay"),
+    ],
+)
+def test_audit_names_the_violated_invariant_and_exits_1(tmp_path: Path, target: str, sql: str, invariant: str) -> None:
+    assert invoke("run", "--episodes", "1", "--turns", "6", "--run-id", "t", cwd=tmp_path).exit_code == 0
+    import duckdb
+
+    with duckdb.connect(str(tmp_path / "runs" / "t" / target)) as conn:
+        conn.execute(sql)
+    proc = subprocess.run([sys.executable, "-m", "evaluation", "audit", "t", "--json"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert [c["invariant"] for c in report["checks"] if not c["ok"]] == [invariant]
