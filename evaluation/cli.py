@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from evaluation import cli_temporal
 from evaluation.datasets import load_dataset
 from evaluation.outputs import write_outputs
 from evaluation.replay import replay as replay_run
@@ -334,6 +335,9 @@ def verify_cmd(run: str, runs_dir: str, as_json: bool) -> None:
         err.print(f"BROKEN at seq {report.first_broken_seq}: {report.reason} ({path})", markup=False)
     if not report.ok:
         sys.exit(1)
+
+
+cli_temporal.register(cli, out, fails_cleanly)
 
 
 def main() -> None:

@@ -1,0 +1,161 @@
+"""Questions about the past, as one query each: history, as-of, diff, blame, manifest, anomalies.
+
+Every function takes a DuckDB connection in which the projection tables
+(and, for `manifest`, the `events` table) resolve by name, as the CLI's
+run connection does, and an `Episode` naming the stream. The SQL lives in
+`temporal.sql` beside this module; values go in as parameters, and the only
+identifiers ever substituted come from a fixed allow-list.
+
+Bitemporal: `seq` is system time (the order things were recorded), `turn`
+is event time (the dialogue turn they belong to). "As of turn T" is the
+state after all of turn T's events.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import duckdb
+
+from temporal.errors import TemporalError
+
+LAYERS = ("window", "registry", "index", "chain", "indexed", "archive")
+_ASOF = {"seq": "as_of_seq", "turn": "as_of_turn"}
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    run_id: str
+    system: str
+    episode_id: str
+
+    def params(self) -> dict[str, Any]:
+        return {"run": self.run_id, "system": self.system, "episode": self.episode_id}
+
+
+@cache
+def queries() -> dict[str, str]:
+    text = resources.files("temporal").joinpath("temporal.sql").read_text(encoding="utf-8")
+    blocks = re.split(r"^-- name: (\w+)\s*$", text, flags=re.MULTILINE)
+    return {name: body.strip() for name, body in zip(blocks[1::2], blocks[2::2])}
+
+
+def install(conn: duckdb.DuckDBPyConnection) -> None:
+    """Create the temporary macros `as_of_seq`, `as_of_turn` and `slot_history` on this connection."""
+    for statement in queries()["install"].split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _rows(conn: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    wanted = set(re.findall(r"\$(\w+)", sql))
+    try:
+        result = conn.execute(sql, {k: v for k, v in params.items() if k in wanted})
+    except duckdb.CatalogException as exc:
+        raise TemporalError(f"the connection does not see the run's tables: {str(exc).splitlines()[0]}") from exc
+    names = [d[0] for d in result.description or ()]
+    return [dict(zip(names, row)) for row in result.fetchall()]
+
+
+def _query(name: str, **fmt: str) -> str:
+    return queries()[name].format(**fmt) if fmt else queries()[name]
+
+
+def fact_history(conn: duckdb.DuckDBPyConnection, ep: Episode, slot: str) -> list[dict[str, Any]]:
+    """Every value the slot had, with its seq and turn interval (NULL end = still current)."""
+    return _rows(conn, _query("fact_history"), {**ep.params(), "slot": slot})
+
+
+def as_of(conn: duckdb.DuckDBPyConnection, ep: Episode, *, seq: int | None = None,
+          turn: int | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Every layer of the memory as of a seq (system time) or a turn (event time)."""
+    if (seq is None) == (turn is None):
+        raise TemporalError("as_of: give exactly one of seq or turn")
+    install(conn)
+    asof, at = (_ASOF["seq"], seq) if seq is not None else (_ASOF["turn"], turn)
+    params = {**ep.params(), "at": at}
+    summaries = _rows(conn, _query("summaries_as_of", asof=asof), params)
+    return {
+        "window": _rows(conn, _query("window_as_of", asof=asof), params),
+        "registry": _rows(conn, _query("registry_as_of", asof=asof), params),
+        "index": _rows(conn, _query("index_as_of", asof=asof), params),
+        "chain": [s for s in summaries if s["status"] == "active"],
+        "indexed": [s for s in summaries if s["status"] == "indexed"],
+        "archive": [s for s in summaries if s["status"] == "archived"],
+    }
+
+
+_KEYS = {"window": "record_id", "registry": "slot", "index": "index_id", "chain": "summary_id",
+         "indexed": "summary_id", "archive": "summary_id"}
+
+
+def diff(conn: duckdb.DuckDBPyConnection, ep: Episode, seq_a: int, seq_b: int) -> dict[str, dict[str, list[Any]]]:
+    """What entered and what left each layer between two seqs (a changed registry value counts as both)."""
+    before, after = as_of(conn, ep, seq=seq_a), as_of(conn, ep, seq=seq_b)
+    out: dict[str, dict[str, list[Any]]] = {}
+    for layer in LAYERS:
+        key = _KEYS[layer]
+        old = {r[key]: r for r in before[layer]}
+        new = {r[key]: r for r in after[layer]}
+        entered = [new[k] for k in new if k not in old or (layer == "registry" and new[k] != old[k])]
+        left = [old[k] for k in old if k not in new or (layer == "registry" and new[k] != old[k])]
+        out[layer] = {"entered": entered, "left": left}
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Blame:
+    """Where the current value of a slot came from."""
+
+    slot: str
+    value: str | None
+    summary: dict[str, Any] | None  # the summary holding it now, with its status and index
+    records: list[dict[str, Any]] = field(default_factory=list)  # the raw records it was written from
+    overrode: list[dict[str, Any]] = field(default_factory=list)  # earlier values it replaced, newest first
+    erased: bool = False
+
+
+def blame(conn: duckdb.DuckDBPyConnection, ep: Episode, slot: str) -> Blame:
+    """The turn, raw record and summary that produced a slot's current value, through overrides and titles."""
+    history = fact_history(conn, ep, slot)
+    if not history:
+        raise TemporalError(f"blame: slot {slot!r} never had a value in {ep.run_id}/{ep.system}/{ep.episode_id}")
+    current = history[-1]
+    if current["valid_to_seq"] is not None or current["summary_id"] is None:
+        return Blame(slot, None, None, erased=bool(current["erased"]))
+    summary = _current_summary(conn, ep, current["summary_id"])
+    records = [_record(conn, ep, rid) for rid in summary["raw_ids"]]
+    overrode = [h for h in reversed(history[:-1]) if h["summary_id"] != current["summary_id"]]
+    return Blame(slot, current["value"], summary, [r for r in records if r], overrode)
+
+
+def _current_summary(conn: duckdb.DuckDBPyConnection, ep: Episode, summary_id: str) -> dict[str, Any]:
+    rows = _rows(conn, "SELECT summary_id, status, archive_reason, index_id, created_turn, text, raw_ids, "
+                       "superseded_by, overrides FROM summary_versions WHERE run_id = $run AND system = $system "
+                       "AND episode_id = $episode AND summary_id = $sid AND valid_to_seq IS NULL",
+                 {**ep.params(), "sid": summary_id})
+    if not rows:
+        raise TemporalError(f"blame: summary {summary_id} has no current version")
+    return rows[0]
+
+
+def _record(conn: duckdb.DuckDBPyConnection, ep: Episode, record_id: str) -> dict[str, Any] | None:
+    rows = _rows(conn, "SELECT record_id, turn, occurred_at, user_text, agent_text FROM raw_records "
+                       "WHERE run_id = $run AND system = $system AND episode_id = $episode "
+                       "AND record_id = $rid AND valid_to_seq IS NULL", {**ep.params(), "rid": record_id})
+    return rows[0] if rows else None
+
+
+def manifest(conn: duckdb.DuckDBPyConnection, ep: Episode, *, probe_id: str | None = None,
+             turn: int | None = None) -> list[dict[str, Any]]:
+    """The exact ids (and token costs) the model saw in each prompt: "why did it believe X at turn N"."""
+    return _rows(conn, _query("manifest"), {**ep.params(), "probe": probe_id, "turn": turn})
+
+
+def anomalies(conn: duckdb.DuckDBPyConnection, ep: Episode) -> dict[str, list[dict[str, Any]]]:
+    """Patterns worth a look: values that flip back (A→B→A), live summaries left stale by a missed override."""
+    return {name: _rows(conn, _query(f"anomaly_{name}"), ep.params()) for name in ("flip_flop", "stale_live")}

@@ -1,0 +1,80 @@
+-- Named queries of the temporal layer. Each block starts with `-- name: <name>`.
+-- Values are parameters ($run, $system, $episode, $slot, $seq, $turn, ...); identifiers never are.
+
+-- name: install
+CREATE OR REPLACE TEMP MACRO as_of_seq(t, s) AS TABLE
+    SELECT * FROM query_table(t)
+    WHERE valid_from_seq <= s AND s < coalesce(valid_to_seq, 9223372036854775807);
+CREATE OR REPLACE TEMP MACRO as_of_turn(t, n) AS TABLE
+    SELECT * FROM query_table(t)
+    WHERE valid_from_turn <= n AND (valid_to_turn IS NULL OR valid_to_turn > n);
+CREATE OR REPLACE TEMP MACRO slot_history(ep, s) AS TABLE
+    SELECT run_id, system, episode_id, slot, value, summary_id, erased,
+           valid_from_turn, valid_to_turn, valid_from_seq, valid_to_seq
+    FROM fact_versions WHERE episode_id = ep AND slot = s
+    ORDER BY run_id, system, valid_from_seq;
+
+-- name: fact_history
+SELECT value, summary_id, erased, valid_from_turn, valid_to_turn, valid_from_seq, valid_to_seq
+FROM fact_versions
+WHERE run_id = $run AND system = $system AND episode_id = $episode AND slot = $slot
+ORDER BY valid_from_seq;
+
+-- name: window_as_of
+SELECT w.record_id, r.turn, r.user_text, r.agent_text
+FROM {asof}('window_versions', $at) w
+JOIN {asof}('raw_records', $at) r USING (run_id, system, episode_id, record_id)
+WHERE w.run_id = $run AND w.system = $system AND w.episode_id = $episode
+ORDER BY r.turn;
+
+-- name: registry_as_of
+SELECT slot, value, summary_id, erased
+FROM {asof}('fact_versions', $at)
+WHERE run_id = $run AND system = $system AND episode_id = $episode
+ORDER BY slot;
+
+-- name: index_as_of
+SELECT index_id, title, members, live_members, created_turn
+FROM {asof}('index_versions', $at)
+WHERE run_id = $run AND system = $system AND episode_id = $episode
+ORDER BY index_id;
+
+-- name: summaries_as_of
+SELECT summary_id, status, archive_reason, superseded_by, index_id, created_turn, text, facts, raw_ids
+FROM {asof}('summary_versions', $at)
+WHERE run_id = $run AND system = $system AND episode_id = $episode
+ORDER BY summary_id;
+
+-- name: manifest
+SELECT e.seq, e.turn, e.probe_id, e.payload ->> '$.purpose' AS purpose, e.ids AS item_ids,
+       CAST(e.payload ->> '$.tokens' AS BIGINT) AS tokens, CAST(e.payload ->> '$.budget' AS BIGINT) AS budget,
+       e.payload -> '$.parts' AS parts
+FROM events e
+WHERE e.run_id = $run AND e.system = $system AND e.episode_id = $episode AND e.event_type = 'context_rendered'
+  AND ($probe IS NULL OR e.probe_id = $probe) AND ($turn IS NULL OR e.turn = $turn)
+ORDER BY e.seq;
+
+-- name: anomaly_flip_flop
+-- A slot that went back to a value it had before (A -> B -> A): worth a look, often a stale restatement.
+SELECT slot, list(value ORDER BY valid_from_seq) AS values
+FROM fact_versions
+WHERE run_id = $run AND system = $system AND episode_id = $episode AND NOT erased
+GROUP BY slot
+HAVING count(*) > count(DISTINCT value);
+
+-- name: anomaly_stale_live
+-- A live summary whose slot has a newer value elsewhere (the summarizer forgot an override).
+WITH cur AS (
+    SELECT * FROM summary_versions
+    WHERE run_id = $run AND system = $system AND episode_id = $episode AND valid_to_seq IS NULL
+      AND status <> 'archived'
+), obs AS (
+    SELECT summary_id, created_turn, unnest(facts, recursive := true) FROM cur
+), reg AS (
+    SELECT slot, value, summary_id FROM fact_versions
+    WHERE run_id = $run AND system = $system AND episode_id = $episode AND valid_to_seq IS NULL
+)
+SELECT obs.summary_id, obs.slot, obs.value AS stale_value, reg.value AS current_value, reg.summary_id AS current_from
+FROM obs JOIN reg ON obs.slot = reg.slot
+WHERE obs.summary_id <> reg.summary_id AND obs.value <> reg.value
+ORDER BY obs.summary_id, obs.slot;
