@@ -111,22 +111,19 @@ class EpisodeState:
         return [s for s in self.summaries.values() if s.status == "active"]
 
     def current_values(self) -> dict[str, tuple[str, str]]:
-        """The registry: slot -> (value, summary_id) from the newest live summary carrying it.
+        """The registry: slot -> (value, summary_id) of the newest surviving observation of the slot.
 
-        Erased values never count. A slot whose live value was erased falls
-        back to its newest surviving value, archived or not.
+        Without erasures this is always a live summary: an override is only
+        applied when the overriding summary restates every slot the old one
+        held the newest value of, so an archived summary never holds a
+        newest value. After an erasure the slot falls back to the newest
+        value that survives, wherever it now lives. Erased values never count.
         """
         registry: dict[str, tuple[str, str]] = {}
         for s in self.summaries.values():  # insertion order is creation order
-            if s.live:
-                for slot, value in s.facts:
-                    if value != ERASED:
-                        registry[slot] = (value, s.summary_id)
-        for slot in self._erased_slots() - registry.keys():
-            survivors = [(v, s.summary_id) for s in self.summaries.values() for k, v in s.facts
-                         if k == slot and v != ERASED]
-            if survivors:
-                registry[slot] = survivors[-1]
+            for slot, value in s.facts:
+                if value != ERASED:
+                    registry[slot] = (value, s.summary_id)
         return registry
 
     def _erased_slots(self) -> set[str]:

@@ -56,9 +56,16 @@ ORDER BY e.seq;
 
 -- name: anomaly_flip_flop
 -- A slot that went back to a value it had before (A -> B -> A): worth a look, often a stale restatement.
+WITH h AS (
+    SELECT slot, value, valid_from_seq,
+           lag(value) OVER (PARTITION BY slot ORDER BY valid_from_seq) AS previous
+    FROM fact_versions
+    WHERE run_id = $run AND system = $system AND episode_id = $episode AND NOT erased
+), changes AS (
+    SELECT * FROM h WHERE previous IS NULL OR previous <> value
+)
 SELECT slot, list(value ORDER BY valid_from_seq) AS values
-FROM fact_versions
-WHERE run_id = $run AND system = $system AND episode_id = $episode AND NOT erased
+FROM changes
 GROUP BY slot
 HAVING count(*) > count(DISTINCT value);
 
