@@ -111,13 +111,16 @@ def cli() -> None:
 @click.option("--force", is_flag=True, help="Replace an existing run of the same id.")
 @click.option("--window-turns", default=4, show_default=True)
 @click.option("--chain-budget", default=400, show_default=True, help="Token budget of the rendered chain.")
+@click.option("--summarizer-input-tokens", default=1500, show_default=True,
+              help="How much of the chain (newest first) the summarizer is shown.")
 @click.option("--personal-data/--no-personal-data", default=None,
               help="Seal the dialogue's values so they can be erased (default: yes for --dataset, no for synthetic).")
 @click.option("--json", "as_json", is_flag=True, help="Print metrics as JSON.")
 @fails_cleanly
 def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int, seed: int, systems: str,
             backend: str, run_id: str | None, runs_dir: str, limit: int | None, force: bool,
-            window_turns: int, chain_budget: int, personal_data: bool | None, as_json: bool) -> None:
+            window_turns: int, chain_budget: int, summarizer_input_tokens: int, personal_data: bool | None,
+            as_json: bool) -> None:
     """Run memory systems over a dataset; the whole run goes into one ledger.
 
     \b
@@ -129,7 +132,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     ds = load_dataset(dataset_path) if dataset_path else generate_synthetic(n_episodes=episodes, turns=turns, seed=seed)
     rid = run_id or "run-" + datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     personal = personal_data if personal_data is not None else bool(dataset_path)
-    config = MemoryConfig(window_turns=window_turns, chain_budget=chain_budget, personal_data=personal)
+    config = MemoryConfig(window_turns=window_turns, chain_budget=chain_budget, personal_data=personal,
+                          summarizer_input_tokens=summarizer_input_tokens)
     opts = RunOptions(run_id=rid, runs_dir=Path(runs_dir), systems=tuple(s.strip() for s in systems.split(",")),
                       backend=backend, memory=config, limit=limit, force=force)
     selected = ds.episodes[:limit] if limit else ds.episodes

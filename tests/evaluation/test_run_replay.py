@@ -16,7 +16,6 @@ from projections.config import MemoryConfig
 from projections.materialise import ProjectionStore, projection_path
 from projections.state import fold
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 SYSTEM_TIME = {"recorded_at", "latency_ms", "prev_hash", "hash"}  # the hashes cover recorded_at
 
 
@@ -93,47 +92,6 @@ def test_unknown_system_is_refused_before_anything_is_written(tmp_path: Path) ->
     with pytest.raises(UnknownSystem, match="nope"):
         run(generate_synthetic(n_episodes=1, turns=6), RunOptions(run_id="x", runs_dir=tmp_path, systems=("nope",)))
     assert not any(tmp_path.iterdir())
-
-
-def _readme_sql() -> list[str]:
-    blocks = re.findall(r"```sql\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    assert len(blocks) >= 4
-    return blocks
-
-
-def test_readme_sql_value_of_a_slot_as_of_a_turn(demo_run) -> None:
-    with open_run(demo_run.ledger_path) as (ledger, _):
-        rows = ledger.conn.execute(_readme_sql()[0]).fetchall()
-        events = [r.event for r in ledger.read(run_id="demo") if r.stream.episode_id == "syn-en-000"]
-    state = fold([e for e in events if e.turn <= 5 and e.event_type != "episode_started"],
-                 fold([e for e in events if e.event_type == "episode_started"]))
-    value, sid = state.current_values()["meeting time"]
-    assert rows == [(value, sid)]
-
-
-def test_readme_sql_every_override_with_old_and_new_summary(demo_run) -> None:
-    with open_run(demo_run.ledger_path) as (ledger, _):
-        rows = ledger.conn.execute(_readme_sql()[1]).fetchall()
-        overridden = [(r.stream.episode_id, r.event.summary_id, r.event.superseded_by[0])
-                      for r in ledger.read(event_types=["summary_overridden"])]
-    assert len(rows) == len(overridden) == demo_run.metrics["three_layer"]["overrides_applied"]
-    assert sorted((r[0], r[1], r[3]) for r in rows) == sorted(overridden)
-    assert all(r[2] and r[4] and r[2] != r[4] for r in rows)
-
-
-def test_readme_sql_active_chain_as_of_a_seq(demo_run) -> None:
-    with open_run(demo_run.ledger_path) as (ledger, _):
-        rows = ledger.conn.execute(_readme_sql()[2]).fetchall()
-        events = [r.event for r in ledger.read(to_seq=60) if r.stream.episode_id == "syn-en-000"]
-    state = fold(events)
-    assert [r[0] for r in rows] == sorted(s.summary_id for s in state.active_chain())
-    assert rows
-
-
-def test_readme_sql_context_manifest(demo_run) -> None:
-    with open_run(demo_run.ledger_path) as (ledger, _):
-        rows = ledger.conn.execute(_readme_sql()[3]).fetchall()
-    assert rows and all(any(i.startswith("slot:") for i in ids) and int(tokens) > 0 for _, ids, tokens in rows)
 
 
 def test_config_problems_are_reported_together() -> None:

@@ -1,0 +1,102 @@
+"""Every SQL query of the README cookbook runs against the run the README names, and answers right."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evaluation.cli import cli
+from evaluation.runner import open_run
+from projections.state import fold
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+QUERIES = dict(re.findall(r"```sql\n-- (\w+)\n(.*?)```", README, re.DOTALL))
+
+
+@pytest.fixture(scope="module")
+def cookbook(tmp_path_factory: pytest.TempPathFactory):
+    command = re.search(r"```bash\n(ledgermem run --run-id cookbook[^\n]*)\n```", README).group(1)
+    folder = tmp_path_factory.mktemp("cookbook")
+    args = shlex.split(command)[1:] + ["--runs-dir", str(folder)]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    with open_run(folder / "cookbook" / "ledger.duckdb") as (ledger, projections):
+        yield ledger
+
+
+def rows(ledger, name: str) -> list[tuple]:
+    return ledger.conn.execute(QUERIES[name]).fetchall()
+
+
+def episode_events(ledger, episode: str, **read: int) -> list:
+    return [r.event for r in ledger.read(**read) if r.stream.episode_id == episode]
+
+
+def test_the_cookbook_has_at_least_eight_queries() -> None:
+    assert len(QUERIES) >= 8, sorted(QUERIES)
+
+
+def test_every_cookbook_query_runs_and_answers(cookbook) -> None:
+    for name in QUERIES:
+        assert rows(cookbook, name), f"{name} returned no rows"
+
+
+def test_value_as_of_turn(cookbook) -> None:
+    events = episode_events(cookbook, "syn-en-000")
+    state = fold([e for e in events if e.turn <= 5])
+    value, sid = state.current_values()["meeting time"]
+    assert rows(cookbook, "value_as_of_turn") == [(value, sid)]
+
+
+def test_slot_history_is_contiguous_and_ends_at_the_current_value(cookbook) -> None:
+    history = rows(cookbook, "slot_history")
+    assert all(a[3] == b[2] for a, b in zip(history, history[1:]))
+    state = fold(episode_events(cookbook, "syn-en-000"))
+    assert history[-1][:2] == state.current_values()["project codename"] and history[-1][3] is None
+
+
+def test_overrides(cookbook) -> None:
+    found = rows(cookbook, "overrides")
+    recorded = [(r.stream.episode_id, r.event.summary_id, r.event.superseded_by[0])
+                for r in cookbook.read(event_types=["summary_overridden"])]
+    assert sorted((r[0], r[1], r[3]) for r in found) == sorted(recorded)
+    assert all(r[2] and r[4] for r in found)
+
+
+def test_chain_as_of_seq(cookbook) -> None:
+    state = fold(episode_events(cookbook, "syn-en-000", to_seq=60))
+    assert [r[0] for r in rows(cookbook, "chain_as_of_seq")] == sorted(s.summary_id for s in state.active_chain())
+
+
+def test_capacity_then_asked(cookbook) -> None:
+    found = rows(cookbook, "capacity_then_asked")
+    indexed = {(r.stream.episode_id, m) for r in cookbook.read(event_types=["index_created"]) for m in r.event.members}
+    assert found and all((r[0], r[3]) in indexed for r in found)
+    asked = {(r.stream.episode_id, r.event.probe_id, r.event.slot) for r in cookbook.read(event_types=["probe_asked"])}
+    assert all((r[0], r[6], r[1]) in asked for r in found)
+
+
+def test_prompt_of_probe_resolves_every_item(cookbook) -> None:
+    manifest = next(r.event for r in cookbook.read(event_types=["context_rendered"]) if r.event.probe_id == "syn-en-000:p1")
+    found = rows(cookbook, "prompt_of_probe")
+    assert sorted(r[0] for r in found) == sorted(manifest.item_ids)
+    assert all(content for _, content in found)
+
+
+def test_probe_outcomes_and_llm_cost(cookbook) -> None:
+    outcomes = rows(cookbook, "probe_outcomes")
+    judged = list(cookbook.read(event_types=["probe_judged"]))
+    assert len(outcomes) == len(judged) and sum(r[5] for r in outcomes) == sum(r.event.correct for r in judged)
+    cost = {r[0]: r[1] for r in rows(cookbook, "llm_cost")}
+    assert cost["summarize"] == sum(1 for _ in cookbook.read(event_types=["turn_recorded"]))
+
+
+def test_chain_size_by_turn(cookbook) -> None:
+    sizes = dict(rows(cookbook, "chain_size_by_turn"))
+    events = episode_events(cookbook, "syn-en-000")
+    for turn in (10, 30, 60):
+        assert sizes[turn] == len(fold([e for e in events if e.turn <= turn]).active_chain())
