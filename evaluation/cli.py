@@ -29,7 +29,9 @@ from evaluation.runner import SYSTEMS, RunOptions, erase_in_run, open_run, resol
 from evaluation.synthetic import generate_synthetic
 from gate.invariants import audit
 from ledger.errors import LedgermemError
+from ledger.parquet import export, import_dataset
 from ledger.store import Ledger
+from projections.materialise import ProjectionStore, projection_path
 from projections.config import MemoryConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -155,8 +157,10 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
 @click.argument("run")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--keys", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Key store for a Parquet export of a run with personal data.")
 @fails_cleanly
-def replay_cmd(run: str, runs_dir: str, as_json: bool) -> None:
+def replay_cmd(run: str, keys: str | None, runs_dir: str, as_json: bool) -> None:
     """Rebuild all projections and metrics from the ledger alone (no LLM) and compare with the live run.
 
     Exits 1 if anything differs.
@@ -166,7 +170,7 @@ def replay_cmd(run: str, runs_dir: str, as_json: bool) -> None:
       ledgermem replay demo
     """
     path = resolve_run(run, Path(runs_dir))
-    with open_run(path) as (ledger, projections):
+    with open_run(path, keys=Path(keys) if keys else None) as (ledger, projections):
         report = replay_run(ledger, projections)
     if as_json:
         click.echo(json.dumps({
@@ -205,8 +209,10 @@ def vars_of(obj: Any) -> dict[str, Any]:
 @click.option("--at", "at_seq", type=int, default=None, help="Check the state as of this seq.")
 @click.option("--i4-floor", type=float, default=None, help="Extraction recall under this is a violation.")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--keys", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Key store for a Parquet export of a run with personal data.")
 @fails_cleanly
-def audit_cmd(run: str, runs_dir: str, at_seq: int | None, i4_floor: float | None, as_json: bool) -> None:
+def audit_cmd(run: str, keys: str | None, runs_dir: str, at_seq: int | None, i4_floor: float | None, as_json: bool) -> None:
     """Check invariants I1-I5 and the structural invariants of a run; exit 1 on any violation.
 
     \b
@@ -214,7 +220,7 @@ def audit_cmd(run: str, runs_dir: str, at_seq: int | None, i4_floor: float | Non
       ledgermem audit demo --at 120 --i4-floor 0.9
     """
     path = resolve_run(run, Path(runs_dir))
-    with open_run(path) as (ledger, projections):
+    with open_run(path, keys=Path(keys) if keys else None) as (ledger, projections):
         report = audit(ledger, projections, at_seq=at_seq, i4_floor=i4_floor)
     if as_json:
         click.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
@@ -273,13 +279,56 @@ def erase_cmd(run: str, episode: str, system: str, slot: str | None, value: str 
         sys.exit(1)
 
 
+@cli.command("export")
+@click.argument("run")
+@click.option("--to", "target", required=True, type=click.Path(file_okay=False), help="Export directory.")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--overwrite", is_flag=True, help="Replace this run's data if the directory already holds it.")
+@fails_cleanly
+def export_cmd(run: str, target: str, runs_dir: str, overwrite: bool) -> None:
+    """Write a run's events as Hive-partitioned Parquet (run_id=/system=/part-N.parquet, zstd).
+
+    Sealed values stay sealed and keys are not exported. DuckDB, Polars, Spark
+    and Trino read the directory as is; every read command accepts it.
+
+    \b
+    Example:
+      ledgermem export demo --to exports/
+    """
+    path = resolve_run(run, Path(runs_dir))
+    with Ledger(path, read_only=True) as ledger:
+        files = export(ledger, Path(target), overwrite=overwrite)
+    out.print(f"exported {len(files)} file(s) to {target}")
+
+
+@cli.command("import")
+@click.argument("source", type=click.Path(file_okay=False, exists=True))
+@click.option("--to", "target", required=True, type=click.Path(dir_okay=False), help="New ledger file.")
+@click.option("--run-id", default=None, help="Which run, if the directory holds several ledgers' runs.")
+@fails_cleanly
+def import_cmd(source: str, target: str, run_id: str | None) -> None:
+    """Read a Parquet export back into a new DuckDB ledger (verified first) and build its projections.
+
+    \b
+    Example:
+      ledgermem import exports/ --to runs/demo-copy/ledger.duckdb
+    """
+    with import_dataset(Path(source), Path(target), run_id=run_id) as ledger:
+        with ProjectionStore(projection_path(target)) as projections:
+            projections.fill(ledger)
+        count = ledger.last_seq
+    out.print(f"imported {count} events into {target}")
+
+
 @cli.command("sql")
 @click.argument("run")
 @click.argument("query")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Rows as a JSON list of objects.")
+@click.option("--keys", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Key store for a Parquet export of a run with personal data.")
 @fails_cleanly
-def sql_cmd(run: str, query: str, runs_dir: str, as_json: bool) -> None:
+def sql_cmd(run: str, keys: str | None, query: str, runs_dir: str, as_json: bool) -> None:
     """Run a SQL query (DuckDB dialect) against a run's ledger and projections, read-only.
 
     Tables: events, summary_versions, fact_versions, index_versions, raw_records, window_versions.
@@ -291,7 +340,7 @@ def sql_cmd(run: str, query: str, runs_dir: str, as_json: bool) -> None:
     import duckdb
 
     path = resolve_run(run, Path(runs_dir))
-    with open_run(path) as (ledger, _):
+    with open_run(path, keys=Path(keys) if keys else None) as (ledger, _):
         try:
             result = ledger.conn.execute(query)
         except duckdb.Error as exc:

@@ -22,7 +22,8 @@ from evaluation.errors import RunExists, RunNotFound, UnknownSystem
 from evaluation.judge import judge_string
 from evaluation.metrics import EpisodeOutcome, ProbeOutcome, compute_metrics, turn_stats
 from ledger.events import ProbeAnswered, ProbeAsked, ProbeJudged, RunFinished, RunStarted, ToolCalled
-from ledger.keys import is_sealed
+from ledger.keys import KeyStore, is_sealed
+from ledger.parquet import MANIFEST, ParquetLedger
 from ledger.store import Ledger, StreamKey
 from memory.backends import make_backend
 from memory.erasure import ErasureReceipt
@@ -61,9 +62,9 @@ def ledger_path(runs_dir: Path, run_id: str) -> Path:
 
 
 def resolve_run(run: str, runs_dir: Path = Path("runs")) -> Path:
-    """A run id (under `runs_dir`) or a path to a ledger file, as an existing path."""
+    """A run id (under `runs_dir`), a ledger file, or a Parquet export directory, as an existing path."""
     direct = Path(run)
-    if direct.is_file():
+    if direct.is_file() or (direct / MANIFEST).is_file():
         return direct
     if direct.is_dir() and (direct / LEDGER_FILE).is_file():
         return direct / LEDGER_FILE
@@ -76,8 +77,20 @@ def resolve_run(run: str, runs_dir: Path = Path("runs")) -> Path:
 
 
 @contextmanager
-def open_run(path: Path) -> Iterator[tuple[Ledger, ProjectionStore]]:
-    """A run's ledger and projections, read-only; the ledger's connection also sees the projection tables."""
+def open_run(path: Path, *, keys: Path | None = None) -> Iterator[tuple[Ledger, ProjectionStore]]:
+    """A run's ledger and projections, read-only; the ledger's connection also sees the projection tables.
+
+    `path` is a ledger file (its projection file beside it) or a Parquet
+    export directory (its projections are folded from the events into
+    memory, decrypted with `keys` if given: an export carries no keys).
+    """
+    if Path(path).is_dir():
+        with ParquetLedger(path, keys=KeyStore(keys, read_only=True) if keys else None) as ledger:
+            proj = ProjectionStore.over(ledger.conn)
+            proj.fill(ledger)
+            ledger.conn.create_function("decrypt", _decrypt_with(ledger), ["VARCHAR"], "VARCHAR")
+            yield ledger, proj
+        return
     with Ledger(path, read_only=True) as ledger, ProjectionStore(projection_path(path), read_only=True) as proj:
         ledger.conn.execute("ATTACH ? AS projections (READ_ONLY)", [proj.path])
         ledger.conn.execute("SET search_path = 'main,projections'")

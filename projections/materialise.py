@@ -63,6 +63,18 @@ class ProjectionStore:
         if not read_only:
             self._create()
 
+    @classmethod
+    def over(cls, conn: duckdb.DuckDBPyConnection) -> ProjectionStore:
+        """Projection tables inside an existing (in-memory) connection, e.g. beside a Parquet ledger's view."""
+        store = cls.__new__(cls)
+        store.path, store.conn = ":memory:", conn
+        store._create()
+        return store
+
+    def fill(self, ledger: Ledger) -> None:
+        """Fold every stream of `ledger` into these (empty) tables."""
+        _fill(self, ledger)
+
     def _create(self) -> None:
         for spec in TABLES:
             self.conn.execute(table_ddl(spec))

@@ -100,3 +100,35 @@ def test_chain_size_by_turn(cookbook) -> None:
     events = episode_events(cookbook, "syn-en-000")
     for turn in (10, 30, 60):
         assert sizes[turn] == len(fold([e for e in events if e.turn <= turn]).active_chain())
+
+
+def test_every_cookbook_query_gives_the_same_answer_on_the_parquet_export(cookbook, tmp_path: Path) -> None:
+    from ledger.parquet import export
+
+    export(cookbook, tmp_path / "export")
+    with open_run(tmp_path / "export") as (exported, _):
+        for name, sql in QUERIES.items():
+            assert exported.conn.execute(sql).fetchall() == cookbook.conn.execute(sql).fetchall(), name
+
+
+def test_cli_reads_an_export_with_its_keys(tmp_path: Path) -> None:
+    import json
+
+    from evaluation.datasets import dataset_to_json
+    from evaluation.synthetic import generate_synthetic
+
+    data = tmp_path / "d.json"
+    data.write_text(json.dumps(dataset_to_json(generate_synthetic(n_episodes=1, turns=8))), encoding="utf-8")
+    runner = CliRunner()
+    base = ["--runs-dir", str(tmp_path / "runs")]
+    assert runner.invoke(cli, ["run", "--dataset", str(data), "--run-id", "p", *base]).exit_code == 0  # personal
+    assert runner.invoke(cli, ["export", "p", "--to", str(tmp_path / "x"), *base]).exit_code == 0
+    query = "SELECT user_text FROM raw_records ORDER BY record_id LIMIT 1"
+    on_file = runner.invoke(cli, ["sql", "p", query, "--json", *base]).output
+    keys = str(tmp_path / "runs" / "p" / "ledger.keys.duckdb")
+    on_export = runner.invoke(cli, ["sql", str(tmp_path / "x"), query, "--json", "--keys", keys]).output
+    sealed = runner.invoke(cli, ["sql", str(tmp_path / "x"), query, "--json"]).output
+    assert json.loads(on_file) == json.loads(on_export) != json.loads(sealed)
+    assert json.loads(sealed) == [{"user_text": "[sealed]"}]
+    audit = runner.invoke(cli, ["audit", str(tmp_path / "x"), "--keys", keys])
+    assert audit.exit_code == 0, audit.output

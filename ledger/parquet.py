@@ -1,0 +1,609 @@
+"""Parquet exports of the ledger: a dataset other tools read as-is, and a read-only ledger over it.
+
+Layout of an export directory::
+
+    <dir>/_ledger.json                                   the manifest
+    <dir>/run_id=<run>/system=<system>/part-<n>.parquet  zstd, rows in seq order
+
+Partition values are percent-encoded (DuckDB, Polars and pyarrow decode
+them). The run-level stream has system "", which a Hive path cannot hold,
+so it is written as `system=__run__` and read back as "". The files hold
+every other column of the `events` table with its exact Arrow type; the two
+partition columns live only in the path, as Hive readers expect.
+
+Sealed values are copied as the ciphertext the ledger stores; keys are never
+exported. A directory may hold runs of several ledgers (one run per ledger
+is how the runner writes them). The manifest records, per run, which ledger
+(hash chain) it came from, its row count, last seq and hash, stream
+versions and files, so a reader can tell a complete export from a damaged
+one. A `ParquetLedger` opens the runs of one ledger; when they are only part
+of that ledger, `verify()` checks what a part allows: each row's own hash,
+the links between consecutive seqs, stream versions and the manifest's
+anchors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
+from ledger.keys import KeyStore
+from ledger.schema import GENESIS_HASH, canonical_bytes, chain_hash, events_arrow_schema, events_ddl
+from ledger.store import FORMAT_VERSION, Ledger, StreamKey, VerifyReport
+
+MANIFEST = "_ledger.json"
+EXPORT_FORMAT = "ledgermem-parquet"
+EXPORT_VERSION = 1
+RUN_SYSTEM = "__run__"  # partition value of the run-level stream (system "")
+PARTITION_COLUMNS = ("run_id", "system")
+ROWS_PER_FILE = 1_000_000
+_BATCH_ROWS = 65_536  # one row group per batch: small enough to prune by seq
+
+_STREAMS_DDL = (
+    "CREATE TABLE streams (stream_no INTEGER NOT NULL, run_id VARCHAR NOT NULL, "
+    "system VARCHAR NOT NULL, episode_id VARCHAR NOT NULL, version BIGINT NOT NULL)"
+)
+
+
+def file_schema() -> pa.Schema:
+    """The schema of every Parquet file: the events table without the partition columns."""
+    schema = events_arrow_schema()
+    for name in PARTITION_COLUMNS:
+        schema = schema.remove(schema.get_field_index(name))
+    return schema
+
+
+def run_dir(run_id: str) -> str:
+    """`run_id=<run>`: a run's folder, relative to the export root."""
+    return f"run_id={quote(run_id, safe='')}"
+
+
+def partition_dir(run_id: str, system: str) -> str:
+    """`run_id=<run>/system=<system>`, relative to the export root."""
+    return f"{run_dir(run_id)}/system={quote(system, safe='') if system else RUN_SYSTEM}"
+
+
+# -- manifest ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RunEntry:
+    """What one run's export holds; `chain` names its ledger by the hash of that ledger's seq 1."""
+
+    chain: str
+    events: int
+    first_seq: int
+    last_seq: int
+    last_hash: str
+    streams: list[tuple[int, str, str, int]]  # (stream_no, system, episode_id, declared version)
+    files: dict[str, int]  # path relative to the root -> rows
+    exported_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChainEntry:
+    """The source ledger as it was at the latest export of one of its runs."""
+
+    events: int
+    last_seq: int
+    last_hash: str
+
+
+@dataclass(slots=True)
+class Manifest:
+    """The `_ledger.json` of an export directory."""
+
+    ledger_format: str = FORMAT_VERSION
+    runs: dict[str, RunEntry] = field(default_factory=dict)
+    chains: dict[str, ChainEntry] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        only = next(iter(self.chains.values())) if len(self.chains) == 1 else None
+        doc = {
+            "format": EXPORT_FORMAT,
+            "format_version": EXPORT_VERSION,
+            "ledger_format": self.ledger_format,
+            "events": sum(r.events for r in self.runs.values()),
+            # A single ledger has one last event; runs of several ledgers do not.
+            "last_seq": only.last_seq if only else None,
+            "last_hash": only.last_hash if only else None,
+            "run_ids": sorted(self.runs),
+            "runs": {k: asdict(v) for k, v in sorted(self.runs.items())},
+            "chains": {k: asdict(v) for k, v in sorted(self.chains.items())},
+        }
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def load(cls, root: Path) -> Manifest:
+        path = root / MANIFEST
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise LedgerNotFound(f"{path}: no manifest; {root} is not a Parquet export of a ledger") from exc
+        except (OSError, ValueError) as exc:
+            raise LedgerCorrupt(f"{path}: unreadable manifest: {exc}") from exc
+        _check_header(doc, path)
+        try:
+            runs = {k: _run_entry(v) for k, v in doc["runs"].items()}
+            chains = {k: ChainEntry(**v) for k, v in doc["chains"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise LedgerCorrupt(f"{path}: malformed manifest: {exc!r}") from exc
+        orphans = sorted(r for r, e in runs.items() if e.chain not in chains)
+        if orphans:
+            raise LedgerCorrupt(f"{path}: run(s) {', '.join(orphans)} name a ledger the manifest does not list")
+        return cls(str(doc["ledger_format"]), runs, chains)
+
+    def note_chain(self, snapshot: tuple[str, ChainEntry] | None) -> None:
+        """Record the source ledger's extent; forget ledgers whose runs have all been replaced."""
+        if snapshot is not None:
+            self.chains[snapshot[0]] = snapshot[1]
+        used = {r.chain for r in self.runs.values()}
+        self.chains = {k: v for k, v in self.chains.items() if k in used}
+
+    def save(self, root: Path) -> None:
+        fresh = root / f".{MANIFEST}.{uuid.uuid4().hex}"
+        fresh.write_text(self.to_json(), encoding="utf-8")
+        os.replace(fresh, root / MANIFEST)  # readers see the old manifest or the new, never half
+
+
+def _check_header(doc: Any, path: Path) -> None:
+    if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
+        raise LedgerCorrupt(f"{path}: not a ledgermem Parquet manifest")
+    version = doc.get("format_version")
+    if not isinstance(version, int) or version > EXPORT_VERSION:
+        raise LedgerCorrupt(f"{path}: export format {version!r}; this code reads up to {EXPORT_VERSION}")
+    if str(doc.get("ledger_format")) != FORMAT_VERSION:
+        raise LedgerCorrupt(
+            f"{path}: rows of ledger format {doc.get('ledger_format')!r}; this code reads format {FORMAT_VERSION}"
+        )
+
+
+def _run_entry(raw: dict[str, Any]) -> RunEntry:
+    streams = [(int(n), str(s), str(e), int(v)) for n, s, e, v in raw.pop("streams")]
+    return RunEntry(streams=streams, **raw)
+
+
+# -- export ------------------------------------------------------------------------------
+
+
+def export(
+    ledger: Ledger,
+    to: str | os.PathLike[str],
+    *,
+    run_id: str | None = None,
+    overwrite: bool = False,
+    rows_per_file: int = ROWS_PER_FILE,
+) -> list[Path]:
+    """Write the ledger's events (or one run's) to a Parquet dataset at `to`; returns the files written.
+
+    A run already in `to` is replaced only with `overwrite=True`; other runs
+    there are kept. Sealed values stay sealed: keys are not exported.
+    """
+    if rows_per_file < 1:
+        raise LedgerError(f"{to}: rows_per_file must be at least 1, not {rows_per_file}")
+    root = Path(to)
+    runs = _runs_to_export(ledger, run_id)
+    manifest = _manifest_for_writing(root)
+    _check_free(root, manifest, runs, overwrite)
+    snapshot = _chain_of(ledger)
+    staging = root / f".staging-{uuid.uuid4().hex}"
+    replaced = root / f".replaced-{uuid.uuid4().hex}"
+    try:
+        if snapshot is not None:  # else there are no runs
+            chain, upto = snapshot[0], snapshot[1].last_seq
+            for run in runs:
+                manifest.runs[run] = _write_run(ledger, staging, run, chain, upto, rows_per_file)
+        _swap_in(root, staging, replaced, runs)
+        manifest.note_chain(snapshot)
+        manifest.save(root)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(replaced, ignore_errors=True)
+    return sorted(root / f for run in runs for f in manifest.runs[run].files)
+
+
+def _manifest_for_writing(root: Path) -> Manifest:
+    if (root / MANIFEST).exists():
+        return Manifest.load(root)
+    if root.exists() and any(root.iterdir()):
+        raise LedgerError(f"{root}: not empty and has no {MANIFEST}; export into an empty or new directory")
+    root.mkdir(parents=True, exist_ok=True)
+    return Manifest()
+
+
+def _runs_to_export(ledger: Ledger, run_id: str | None) -> list[str]:
+    runs = [str(r[0]) for r in ledger.conn.execute("SELECT DISTINCT run_id FROM events ORDER BY 1").fetchall()]
+    if run_id is not None and run_id not in runs:
+        raise LedgerNotFound(f"{ledger.path}: no events of run {run_id!r}; runs here: {', '.join(runs) or 'none'}")
+    chosen = runs if run_id is None else [run_id]
+    if any(not r for r in chosen):
+        raise LedgerError(f"{ledger.path}: events with an empty run_id cannot be partitioned by run")
+    if ledger.conn.execute("SELECT 1 FROM events WHERE system = ? LIMIT 1", [RUN_SYSTEM]).fetchone():
+        raise LedgerError(f"{ledger.path}: a system named {RUN_SYSTEM!r} collides with the run stream's partition")
+    return chosen
+
+
+def _check_free(root: Path, manifest: Manifest, runs: list[str], overwrite: bool) -> None:
+    if overwrite:
+        return
+    taken = [r for r in runs if r in manifest.runs or (root / run_dir(r)).exists()]
+    if taken:
+        raise LedgerError(
+            f"{root}: already holds an export of run(s) {', '.join(taken)}; pass overwrite=True to replace them"
+        )
+
+
+def _chain_of(ledger: Ledger) -> tuple[str, ChainEntry] | None:
+    """The source ledger's identity (hash of its first event) and its extent right now."""
+    row = ledger.conn.execute(
+        "SELECT arg_min(hash, seq), count(*), max(seq), arg_max(hash, seq) FROM events"
+    ).fetchone()
+    if row is None or row[0] is None:
+        return None
+    return str(row[0]), ChainEntry(int(row[1]), int(row[2]), str(row[3]))
+
+
+def _write_run(ledger: Ledger, staging: Path, run: str, chain: str, upto: int, rows_per_file: int) -> RunEntry:
+    """One run's partitions, rows up to seq `upto` only: later rows belong to the next export."""
+    files: dict[str, int] = {}
+    systems = ledger.conn.execute(
+        "SELECT DISTINCT system FROM events WHERE run_id = ? AND seq <= ? ORDER BY 1", [run, upto]
+    ).fetchall()
+    for (system,) in systems:
+        folder = partition_dir(run, str(system))
+        parts = _Parts(staging / folder, rows_per_file)
+        try:
+            for batch in _batches(ledger, run, str(system), upto):
+                parts.write(batch)
+        finally:
+            parts.close()
+        files.update((f"{folder}/{name}", rows) for name, rows in parts.written)
+    count, first, last, last_hash = ledger.conn.execute(
+        "SELECT count(*), min(seq), max(seq), arg_max(hash, seq) FROM events WHERE run_id = ? AND seq <= ?",
+        [run, upto],
+    ).fetchone() or (0, 0, 0, "")
+    streams = ledger.conn.execute(
+        "SELECT stream_no, system, episode_id, version FROM streams WHERE run_id = ? ORDER BY stream_no", [run]
+    ).fetchall()
+    return RunEntry(
+        chain=chain, events=int(count), first_seq=int(first), last_seq=int(last), last_hash=str(last_hash),
+        streams=[(int(n), str(s), str(e), int(v)) for n, s, e, v in streams], files=files,
+        exported_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+
+
+def _batches(ledger: Ledger, run: str, system: str, upto: int) -> Iterator[pa.RecordBatch]:
+    columns = ", ".join(file_schema().names)
+    sql = f"SELECT {columns} FROM events WHERE run_id = ? AND system = ? AND seq <= ? ORDER BY seq"
+    yield from ledger.conn.sql(sql, params=[run, system, upto]).to_arrow_reader(_BATCH_ROWS)
+
+
+class _Parts:
+    """Writes a partition's rows into part-0, part-1, ... of at most `limit` rows each."""
+
+    def __init__(self, folder: Path, limit: int) -> None:
+        self.folder, self.limit, self.schema = folder, limit, file_schema()
+        self.written: list[tuple[str, int]] = []
+        self._writer: Any = None
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        # DuckDB names list items differently and marks every column nullable; the files carry the ledger's schema.
+        table = pa.Table.from_batches([batch]).cast(self.schema)
+        while table.num_rows:
+            if self._writer is None or self.written[-1][1] == self.limit:
+                self._next_file()
+            name, rows = self.written[-1]
+            take = min(self.limit - rows, table.num_rows)
+            self._writer.write_table(table.slice(0, take))
+            self.written[-1] = (name, rows + take)
+            table = table.slice(take)
+
+    def _next_file(self) -> None:
+        self.close()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.written.append((f"part-{len(self.written)}.parquet", 0))
+        self._writer = pq.ParquetWriter(self.folder / self.written[-1][0], self.schema, compression="zstd")
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+def _swap_in(root: Path, staging: Path, replaced: Path, runs: list[str]) -> None:
+    """Move each run's new folder into place, moving an old one aside first."""
+    for run in runs:
+        name = run_dir(run)
+        target, fresh = root / name, staging / name
+        if target.exists():
+            replaced.mkdir(exist_ok=True)
+            os.replace(target, replaced / name)
+        if fresh.exists():
+            os.replace(fresh, target)
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _select_sql(files: list[Path]) -> str:
+    """A SELECT giving the events table's columns, in its order, from the files."""
+    names = events_arrow_schema().names
+    system = f"CASE \"system\" WHEN '{RUN_SYSTEM}' THEN '' ELSE \"system\" END AS \"system\""
+    columns = ", ".join(system if n == "system" else f'"{n}"' for n in names)
+    listing = ", ".join(_sql_text(str(f)) for f in files)
+    return (
+        f"SELECT {columns} FROM read_parquet([{listing}], hive_partitioning = true, "
+        "hive_types = {'run_id': VARCHAR, 'system': VARCHAR}, hive_types_autocast = false)"
+    )
+
+
+def _pick_runs(manifest: Manifest, run_id: str | None, where: str) -> dict[str, RunEntry]:
+    """The runs a ParquetLedger opens: all of them, or `run_id`; always of a single ledger."""
+    if run_id is not None:
+        if run_id not in manifest.runs:
+            known = ", ".join(sorted(manifest.runs)) or "none"
+            raise LedgerNotFound(f"{where}: no run {run_id!r}; runs here: {known}")
+        return {run_id: manifest.runs[run_id]}
+    chains = {e.chain for e in manifest.runs.values()}
+    if len(chains) > 1:
+        raise LedgerError(
+            f"{where}: holds runs of {len(chains)} different ledgers ({', '.join(sorted(manifest.runs))}); "
+            "open one with run_id="
+        )
+    return dict(manifest.runs)
+
+
+def _checked_files(root: Path, runs: dict[str, RunEntry]) -> list[Path]:
+    """Absolute paths of the runs' files, each present and of the export's schema."""
+    expected = file_schema()
+    files: list[Path] = []
+    for entry in runs.values():
+        for name in sorted(entry.files):
+            path = (root / name).resolve()
+            try:
+                schema = pq.read_schema(path)
+            except (OSError, pa.ArrowException) as exc:
+                raise LedgerCorrupt(f"{path}: listed in {MANIFEST} but unreadable: {exc}") from exc
+            if not schema.remove_metadata().equals(expected):
+                raise LedgerCorrupt(f"{path}: columns differ from the ledger's: {schema}")
+            files.append(path)
+    return files
+
+
+class ParquetLedger(Ledger):
+    """A read-only ledger over a Parquet export: same reads, same `verify()`, an `events` view in `conn`."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], keys: KeyStore | None = None, *, run_id: str | None = None
+    ) -> None:
+        self.path, self.read_only, self.keys = str(path), True, keys
+        self._clock = lambda: datetime.now(timezone.utc).replace(tzinfo=None)
+        root = Path(path)
+        self.manifest = Manifest.load(root)
+        self.runs = _pick_runs(self.manifest, run_id, self.path)
+        self.files = _checked_files(root, self.runs)
+        self.conn = duckdb.connect(":memory:")
+        try:
+            self._create_views()
+            tail = self.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        except duckdb.Error as exc:
+            self.conn.close()
+            raise LedgerCorrupt(f"{self.path}: the Parquet files cannot be read: {exc}") from exc
+        self._streams = {
+            StreamKey(run, s, e): (no, v) for run, entry in self.runs.items() for no, s, e, v in entry.streams
+        }
+        self._last_seq: int = int(tail[0]) if tail else 0
+        self._last_hash: str = str(tail[1]) if tail else GENESIS_HASH
+
+    def _create_views(self) -> None:
+        if self.files:
+            self.conn.execute(f"CREATE VIEW events AS {self.select_sql}")
+        else:
+            self.conn.execute(events_ddl())
+        self.conn.execute(_STREAMS_DDL)
+        rows = [[no, run, s, e, v] for run, entry in self.runs.items() for no, s, e, v in entry.streams]
+        if rows:
+            self.conn.executemany("INSERT INTO streams VALUES (?, ?, ?, ?, ?)", rows)
+        self.conn.execute("CREATE TABLE ledger_meta (key VARCHAR NOT NULL, value VARCHAR NOT NULL)")
+        self.conn.execute("INSERT INTO ledger_meta VALUES ('format', ?)", [self.manifest.ledger_format])
+
+    @property
+    def select_sql(self) -> str:
+        """The SELECT behind the `events` view: the events table's columns read from the files."""
+        return _select_sql(self.files)
+
+    @property
+    def complete(self) -> bool:
+        """Whether the open runs are the whole of their ledger as last exported."""
+        chains = {e.chain for e in self.runs.values()}
+        if len(chains) != 1:
+            return not self.runs
+        chain = chains.pop()
+        same_chain = {r for r, e in self.manifest.runs.items() if e.chain == chain}
+        held = sum(e.events for e in self.runs.values())
+        return same_chain == set(self.runs) and held == self.manifest.chains[chain].events
+
+    def __enter__(self) -> ParquetLedger:
+        return self
+
+    def open_keys(self) -> KeyStore:
+        if self.keys is None:
+            raise LedgerNotFound(f"{self.path}: a Parquet export holds no keys; pass keys=KeyStore(...)")
+        return self.keys
+
+    def verify(self) -> VerifyReport:
+        """The hash chain (whole, or what a part of a ledger allows), then the manifest's counts and anchors."""
+        report = super().verify() if self.complete else self._verify_part()
+        if not report.ok:
+            return report
+        return self._anchor_problem(report.events) or self._file_problem(report.events) or report
+
+    def _verify_part(self) -> VerifyReport:
+        """Runs that are part of a ledger: other runs' seqs are missing, so only adjacent seqs are linked."""
+        prev_seq, prev_hash, versions, n = 0, GENESIS_HASH, dict[int, int](), 0
+        for row in _rows(self.conn.execute("SELECT * FROM events ORDER BY seq")):
+            n += 1
+            problem = _part_row_problem(row, prev_seq, prev_hash, versions)
+            if problem:
+                return VerifyReport(False, n, row["seq"], problem)
+            versions[row["stream_no"]] = row["stream_version"]
+            prev_seq, prev_hash = row["seq"], row["hash"]
+        for stream, (no, version) in sorted(self._streams.items()):
+            if versions.get(no, 0) != version:
+                return VerifyReport(
+                    False, n, None,
+                    f"stream {stream} is recorded at version {version} but its events end at {versions.get(no, 0)}",
+                )
+        return VerifyReport(True, n)
+
+    def _anchor_problem(self, n: int) -> VerifyReport | None:
+        for run, entry in sorted(self.runs.items()):
+            count, last, last_hash = self.conn.execute(
+                "SELECT count(*), max(seq), arg_max(hash, seq) FROM events WHERE run_id = ?", [run]
+            ).fetchone() or (0, None, None)
+            if (count, last, last_hash) != (entry.events, entry.last_seq, entry.last_hash):
+                return VerifyReport(
+                    False, n, _first_off_anchor(last, entry.last_seq),
+                    f"run {run}: {MANIFEST} lists {entry.events} events ending at seq {entry.last_seq} "
+                    f"({entry.last_hash[:12]}), the files hold {count} ending at seq {last} "
+                    f"({str(last_hash)[:12]})",
+                )
+        return None
+
+    def _file_problem(self, n: int) -> VerifyReport | None:
+        root = Path(self.path)
+        for entry in self.runs.values():
+            for name, rows in sorted(entry.files.items()):
+                try:
+                    actual = pq.read_metadata(root / name).num_rows
+                except (OSError, pa.ArrowException) as exc:
+                    raise LedgerCorrupt(f"{root / name}: listed in {MANIFEST} but unreadable: {exc}") from exc
+                if actual != rows:
+                    return VerifyReport(False, n, None, f"{root / name}: {actual} rows, {MANIFEST} lists {rows}")
+        return None
+
+
+def _rows(result: duckdb.DuckDBPyConnection) -> Iterator[dict[str, Any]]:
+    names = [d[0] for d in result.description or ()]
+    while chunk := result.fetchmany(2048):
+        yield from (dict(zip(names, values)) for values in chunk)
+
+
+def _first_off_anchor(last: int | None, anchored: int) -> int:
+    """The seq a manifest anchor mismatch points at: the anchor itself, or where the files end early."""
+    if last is None or last < anchored:
+        return (last or 0) + 1
+    return anchored + 1 if last > anchored else anchored
+
+
+def _part_row_problem(row: dict[str, Any], prev_seq: int, prev_hash: str, versions: dict[int, int]) -> str:
+    seq = row["seq"]
+    if seq <= prev_seq:
+        return f"seq {seq} follows seq {prev_seq}: the sequence has a repeat"
+    if seq == prev_seq + 1 and row["prev_hash"] != prev_hash:
+        return "prev_hash does not match the hash of the preceding event"
+    if chain_hash(row["prev_hash"], canonical_bytes(row)) != row["hash"]:
+        return "the stored hash does not match the event's content: the row was changed after it was written"
+    want = versions.get(row["stream_no"], 0) + 1
+    if row["stream_version"] != want:
+        return f"stream_version {row['stream_version']} where {want} was expected"
+    return ""
+
+
+# -- import and open ---------------------------------------------------------------------
+
+
+def import_dataset(
+    from_: str | os.PathLike[str], into: str | os.PathLike[str], *, run_id: str | None = None
+) -> Ledger:
+    """A new DuckDB ledger file at `into` with exactly the exported rows; refuses an existing file.
+
+    The export must hold the whole of one ledger (select it with `run_id`
+    when the directory holds several) and must verify. Keys are not part of
+    an export: copy the key store beside the new file to read sealed values.
+    """
+    target = Path(into)
+    if target.exists():
+        raise LedgerError(f"{target}: already exists; import into a new file")
+    with ParquetLedger(from_, run_id=run_id) as source:
+        if not source.complete:
+            raise LedgerError(
+                f"{from_}: runs {', '.join(sorted(source.runs))} are only part of their ledger; "
+                "import needs every run of it"
+            )
+        report = source.verify()
+        if not report.ok:
+            raise LedgerCorrupt(f"{from_}: seq {report.first_broken_seq}: {report.reason}; nothing imported")
+        select_sql = source.select_sql if source.files else None
+        streams = source.conn.execute("SELECT * FROM streams ORDER BY stream_no").fetchall()
+    _write_new_ledger(target, select_sql, streams)
+    return Ledger(target)
+
+
+def _write_new_ledger(target: Path, select_sql: str | None, streams: list[Any]) -> None:
+    """Build the file beside `target` and rename it in, so a failed import leaves nothing behind."""
+    partial = target.with_name(f".{target.name}.importing-{uuid.uuid4().hex}")
+    try:
+        with Ledger(partial) as ledger:
+            ledger.conn.begin()
+            if select_sql is not None:
+                ledger.conn.execute(f"INSERT INTO events {select_sql} ORDER BY seq")
+            if streams:
+                ledger.conn.executemany("INSERT INTO streams VALUES (?, ?, ?, ?, ?)", [list(s) for s in streams])
+            ledger.conn.commit()
+            ledger.conn.execute("CHECKPOINT")
+        os.replace(partial, target)
+    finally:
+        for leftover in (partial, Path(f"{partial}.wal")):
+            leftover.unlink(missing_ok=True)
+
+
+def open_ledger(
+    path: str | os.PathLike[str], *, read_only: bool = True, keys: str | os.PathLike[str] | None = None
+) -> Ledger:
+    """A `Ledger` for a DuckDB file, a `ParquetLedger` for an export directory.
+
+    `keys` is the key store's path. Without it a DuckDB file uses the store
+    beside it (if any); an export directory gets none, because nothing ties
+    a directory to the run folder it may sit in.
+    """
+    where = Path(path)
+    store = _key_store(keys, read_only)
+    try:
+        if where.is_dir():
+            if not (where / MANIFEST).is_file():
+                raise LedgerNotFound(f"{where}: a directory without {MANIFEST}, not a Parquet export of a ledger")
+            if not read_only:
+                raise LedgerLocked(f"{where}: a Parquet export is read-only; import_dataset() it to append")
+            return ParquetLedger(where, keys=store)
+        return Ledger(where, read_only=read_only, create=False, keys=store)
+    except BaseException:
+        if store is not None:
+            store.close()
+        raise
+
+
+def _key_store(keys: str | os.PathLike[str] | None, read_only: bool) -> KeyStore | None:
+    if keys is None:
+        return None
+    if not Path(keys).is_file():
+        # An empty store would make every sealed value read as erased.
+        raise LedgerNotFound(f"{keys}: no key store here")
+    return KeyStore(keys, read_only=read_only)
