@@ -92,7 +92,8 @@ def open_run(path: Path, *, keys: Path | None = None) -> Iterator[tuple[Ledger, 
             yield ledger, proj
         return
     with Ledger(path, read_only=True) as ledger, ProjectionStore(projection_path(path), read_only=True) as proj:
-        ledger.conn.execute("ATTACH ? AS projections (READ_ONLY)", [proj.path])
+        quoted = proj.path.replace("'", "''")  # ATTACH takes no parameters on every DuckDB version
+        ledger.conn.execute(f"ATTACH '{quoted}' AS projections (READ_ONLY)")
         ledger.conn.execute("SET search_path = 'main,projections'")
         ledger.conn.create_function("decrypt", _decrypt_with(ledger), ["VARCHAR"], "VARCHAR")
         yield ledger, proj
