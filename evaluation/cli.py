@@ -117,12 +117,13 @@ def cli() -> None:
               help="How much of the chain (newest first) the summarizer is shown.")
 @click.option("--personal-data/--no-personal-data", default=None,
               help="Seal the dialogue's values so they can be erased (default: yes for --dataset, no for synthetic).")
+@click.option("--strict", is_flag=True, help="Check the invariants after every commit; stop at the first violation.")
 @click.option("--json", "as_json", is_flag=True, help="Print metrics as JSON.")
 @fails_cleanly
 def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int, seed: int, systems: str,
             backend: str, run_id: str | None, runs_dir: str, limit: int | None, force: bool,
             window_turns: int, chain_budget: int, summarizer_input_tokens: int, personal_data: bool | None,
-            as_json: bool) -> None:
+            strict: bool, as_json: bool) -> None:
     """Run memory systems over a dataset; the whole run goes into one ledger.
 
     \b
@@ -137,7 +138,7 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     config = MemoryConfig(window_turns=window_turns, chain_budget=chain_budget, personal_data=personal,
                           summarizer_input_tokens=summarizer_input_tokens)
     opts = RunOptions(run_id=rid, runs_dir=Path(runs_dir), systems=tuple(s.strip() for s in systems.split(",")),
-                      backend=backend, memory=config, limit=limit, force=force)
+                      backend=backend, memory=config, limit=limit, force=force, strict=strict)
     selected = ds.episodes[:limit] if limit else ds.episodes
     total = len(opts.systems) * sum(len(e.turns) + len(e.probes) for e in selected)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -249,11 +250,13 @@ def audit_cmd(run: str, keys: str | None, runs_dir: str, at_seq: int | None, i4_
 @click.option("--record", "record_id", default=None, help="Erase a raw record and everything derived from it.")
 @click.option("--subject", is_flag=True, help="Erase everything of the episode's data subject.")
 @click.option("--legal-basis", required=True, help="Why, e.g. 'GDPR Art. 17 request #123'.")
+@click.option("--scan-export", "exports", multiple=True, type=click.Path(file_okay=False, exists=True),
+              help="A Parquet export of this run to include in the residue scan (repeatable).")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True)
 @fails_cleanly
 def erase_cmd(run: str, episode: str, system: str, slot: str | None, value: str | None, record_id: str | None,
-              subject: bool, legal_basis: str, runs_dir: str, as_json: bool) -> None:
+              subject: bool, legal_basis: str, exports: tuple[str, ...], runs_dir: str, as_json: bool) -> None:
     """Crypto-shred personal data of one episode and print the erasure receipt.
 
     The run must have been recorded with personal data sealed (the default for
@@ -265,7 +268,7 @@ def erase_cmd(run: str, episode: str, system: str, slot: str | None, value: str 
     """
     path = resolve_run(run, Path(runs_dir))
     receipt = erase_in_run(path, system=system, episode=episode, slot=slot, value=value, record_id=record_id,
-                           subject=subject, legal_basis=legal_basis)
+                           subject=subject, legal_basis=legal_basis, exports=[Path(e) for e in exports])
     if as_json:
         click.echo(json.dumps(receipt.as_dict(), ensure_ascii=False, indent=2))
     else:

@@ -47,6 +47,7 @@ class RunOptions:
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     limit: int | None = None
     force: bool = False
+    strict: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +157,8 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
         run_stream = StreamKey(opts.run_id)
         ledger.append(run_stream, [RunStarted(
             systems=opts.systems,
-            config={"backend": opts.backend, "memory": opts.memory.to_dict(), "limit": opts.limit},
+            config={"backend": opts.backend, "memory": opts.memory.to_dict(), "limit": opts.limit,
+                    "strict": opts.strict, "personal_data": opts.memory.personal_data},
             versions=_versions(opts.memory.tokenizer),
             dataset={"name": dataset.name, "source": dataset.source, "hash": dataset.content_hash(),
                      "episodes": len(episodes)},
@@ -165,7 +167,7 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
         for system in opts.systems:
             for ep in episodes:
                 memory = Memory(ledger, StreamKey(opts.run_id, system, ep.episode_id), backend,
-                                config=opts.memory, lang=ep.lang, projections=projections)
+                                config=opts.memory, lang=ep.lang, projections=projections, strict=opts.strict)
                 outcomes.append(run_episode(memory, system, ep, tick))
         metrics = compute_metrics(outcomes)
         ledger.append(run_stream, [RunFinished(metrics=metrics)], expected_version=1)

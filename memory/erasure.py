@@ -11,11 +11,13 @@ names what was erased by id and slot, never by value.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ledger.events import FactErased, KeyShredded
+from ledger.parquet import ParquetLedger
 from ledger.store import Ledger, StreamKey
 from projections.materialise import ProjectionStore
 
@@ -113,12 +115,19 @@ def _file_bytes(path: str) -> bytes:
 
 
 def scan(ledger: Ledger, stream: StreamKey, store: ProjectionStore, rendered: str,
-         values: set[str]) -> tuple[dict[str, int], tuple[str, ...], int]:
+         values: set[str], exports: Sequence[Path] = ()) -> tuple[dict[str, int], tuple[str, ...], int]:
     residue = {
         "ledger events (decrypted)": _hits(_personal_texts(ledger, stream), values),
         "projection tables": _hits(_table_texts(store), values),
         "rendered prompt": _hits([rendered], values),
     }
+    for folder in exports:
+        # Parquet pages are compressed: look at the decoded rows, opened with the (now shredded) keys.
+        exported = ParquetLedger(folder, keys=ledger.keys, run_id=stream.run_id)
+        try:
+            residue[f"export {folder}"] = _hits(_personal_texts(exported, stream), values)
+        finally:
+            exported.conn.close()  # not close(): the key store is the memory's own
     long_values = {v for v in values if len(v.encode("utf-8")) >= MIN_BYTES_SCANNED}
     key_file = ledger.keys.path if ledger.keys is not None else ":memory:"
     files = [p for p in (ledger.path, store.path, key_file) if p != ":memory:"]

@@ -142,13 +142,14 @@ class Memory:
 
     def erase(
         self, *, legal_basis: str, slot: str | None = None, value: str | None = None,
-        record_id: str | None = None, subject: bool = False,
+        record_id: str | None = None, subject: bool = False, exports: Sequence[Path] = (),
     ) -> ErasureReceipt:
         """Erase by slot (one value or all), raw record, or the whole data subject; returns the receipt.
 
         The keys of everything derived from the erased items are destroyed,
         the projection file is rebuilt into a new file, and the residue scan
-        looks for the values everywhere they could survive.
+        looks for the values everywhere they could survive, including the
+        Parquet `exports` named (their rows, read with the remaining keys).
         """
         request = Erase(legal_basis=legal_basis, key_prefix=self.key_prefix, slot=slot, value=value,
                         record_id=record_id, subject=subject)
@@ -160,7 +161,8 @@ class Memory:
         self._finish_shredding()
         if self.strict:
             self.check(recorded)
-        residue, places, short = scan(self.ledger, self.stream, self.projections, self.render().text, values)
+        residue, places, short = scan(self.ledger, self.stream, self.projections, self.render().text, values,
+                                      exports)
         return receipt(events, residue, places, short)
 
     def _mentions(self, values: set[str]) -> set[str]:

@@ -165,3 +165,12 @@ def test_a_run_without_personal_data_cannot_be_crypto_shredded(tmp_path: Path) -
     with pytest.raises(CommandRejected, match="no personal data"):
         m.erase(slot="home city", legal_basis="x")
     assert ledger.keys is None  # nothing was sealed, no key store was made
+
+
+def test_the_residue_scan_reads_exports_too(memory: Memory, tmp_path: Path) -> None:
+    from ledger.parquet import export
+
+    export(memory.ledger, tmp_path / "exp")
+    receipt = memory.erase(slot="home city", value=NEW, legal_basis="GDPR Art. 17", exports=[tmp_path / "exp"])
+    assert receipt.clean and f"export {tmp_path / 'exp'}" in receipt.residue
+    assert memory.erase(slot="meeting time", legal_basis="GDPR Art. 17").clean  # the key store is still usable
