@@ -24,6 +24,7 @@ from rich.table import Table
 from evaluation import cli_temporal
 from evaluation.datasets import load_dataset
 from evaluation.outputs import write_outputs
+from evaluation.replay import ENGINES
 from evaluation.replay import replay as replay_run
 from evaluation.runner import SYSTEMS, RunOptions, erase_in_run, open_run, resolve_run, run
 from evaluation.synthetic import generate_synthetic
@@ -160,8 +161,10 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--keys", type=click.Path(dir_okay=False, exists=True), default=None,
               help="Key store for a Parquet export of a run with personal data.")
+@click.option("--engine", type=click.Choice(ENGINES), default="python", show_default=True,
+              help="Rebuild by the Python fold or by vectorised DuckDB SQL.")
 @fails_cleanly
-def replay_cmd(run: str, keys: str | None, runs_dir: str, as_json: bool) -> None:
+def replay_cmd(run: str, keys: str | None, runs_dir: str, as_json: bool, engine: str) -> None:
     """Rebuild all projections and metrics from the ledger alone (no LLM) and compare with the live run.
 
     Exits 1 if anything differs.
@@ -172,7 +175,7 @@ def replay_cmd(run: str, keys: str | None, runs_dir: str, as_json: bool) -> None
     """
     path = resolve_run(run, Path(runs_dir))
     with open_run(path, keys=Path(keys) if keys else None) as (ledger, projections):
-        report = replay_run(ledger, projections)
+        report = replay_run(ledger, projections, engine=engine)
     if as_json:
         click.echo(json.dumps({
             "run_id": report.run_id, "identical": report.identical, "erasures": report.erasures,
@@ -181,7 +184,7 @@ def replay_cmd(run: str, keys: str | None, runs_dir: str, as_json: bool) -> None
             "recorded_metrics": report.recorded_metrics,
         }, indent=2))
     else:
-        table = Table(title=f"projections of run {report.run_id}: live vs replayed")
+        table = Table(title=f"projections of run {report.run_id}: live vs replayed ({engine} engine)")
         for col in ("table", "live rows", "replayed rows", "identical"):
             table.add_column(col)
         for t in report.tables:

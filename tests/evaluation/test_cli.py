@@ -162,3 +162,19 @@ def test_audit_names_the_violated_invariant_and_exits_1(tmp_path: Path, target: 
     assert proc.returncode == 1
     report = json.loads(proc.stdout)
     assert [c["invariant"] for c in report["checks"] if not c["ok"]] == [invariant]
+
+
+def test_replay_with_the_sql_engine_on_a_sealed_run_after_an_erasure(tmp_path: Path) -> None:
+    from evaluation.datasets import dataset_to_json
+    from evaluation.synthetic import generate_synthetic
+
+    data = tmp_path / "d.json"
+    data.write_text(json.dumps(dataset_to_json(generate_synthetic(n_episodes=2, turns=10))), encoding="utf-8")
+    assert invoke("run", "--dataset", str(data), "--run-id", "s", cwd=tmp_path).exit_code == 0
+    erased = invoke("erase", "s", "--episode", "syn-en-000", "--slot", "meeting time", "--legal-basis", "test",
+                    "--json", cwd=tmp_path)
+    assert erased.exit_code == 0 and json.loads(erased.output)["clean"] is True
+    for engine in ("python", "sql"):
+        result = invoke("replay", "s", "--engine", engine, "--json", cwd=tmp_path)
+        report = json.loads(result.output)
+        assert result.exit_code == 0 and report["projections_identical"] and report["erasures"] == 1, engine

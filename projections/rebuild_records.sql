@@ -1,0 +1,100 @@
+-- Raw records and the sliding window for the set-based rebuild (projections/sql_rebuild.py).
+-- Each block starts with `-- name: <name>`. Values are parameters ($erased, $table).
+
+-- name: raw_records
+-- After a turn_recorded a record is as written; after a shred that names it, as written with both
+-- texts redacted. The state before each touch comes from the same window (frames ending one row
+-- earlier), so one pass finds the changes.
+WITH touches AS (
+    SELECT sk, epoch, record_id, seq, turn,
+           struct_pack(turn := turn, occurred_at := occurred_at, user_text := text,
+                       agent_text := agent, source := source) AS written
+    FROM _rb_ev
+    WHERE event_type = 'turn_recorded'
+    UNION ALL BY NAME
+    SELECT DISTINCT sk, epoch, seq, turn, unnest(shred_records) AS record_id
+    FROM _rb_ev
+    WHERE event_type = 'key_shredded'
+),
+running AS (
+    SELECT sk, epoch, record_id, seq, turn,
+           last_value(written IGNORE NULLS)
+               OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS now_written,
+           written IS NULL AS now_redacted,
+           last_value(written IGNORE NULLS)
+               OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS was_written,
+           lag(written IS NULL) OVER k AS was_redacted
+    FROM touches
+    WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq)
+),
+states AS (
+    -- A shred of a record that is not there yet changes nothing: its state stays NULL.
+    SELECT sk, epoch, record_id, seq, turn,
+           CASE WHEN now_written IS NOT NULL THEN struct_pack(
+               turn := now_written.turn,
+               occurred_at := now_written.occurred_at,
+               user_text := CASE WHEN now_redacted THEN $erased ELSE now_written.user_text END,
+               agent_text := CASE WHEN now_redacted THEN $erased ELSE now_written.agent_text END,
+               source := now_written.source) END AS a,
+           CASE WHEN was_written IS NOT NULL THEN struct_pack(
+               turn := was_written.turn,
+               occurred_at := was_written.occurred_at,
+               user_text := CASE WHEN was_redacted THEN $erased ELSE was_written.user_text END,
+               agent_text := CASE WHEN was_redacted THEN $erased ELSE was_written.agent_text END,
+               source := was_written.source) END AS was
+    FROM running
+),
+versions AS (
+    SELECT *, lead(seq) OVER k AS next_seq, lead(turn) OVER k AS next_turn
+    FROM states
+    WHERE a IS DISTINCT FROM was
+    WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq)
+)
+SELECT st.run_id, st.system, st.episode_id,
+       v.record_id,
+       v.a.turn AS turn,
+       v.a.occurred_at AS occurred_at,
+       v.a.user_text AS user_text,
+       v.a.agent_text AS agent_text,
+       v.a.source AS source,
+       left(sha256(concat_ws(chr(31), st.run_id, st.system, st.episode_id, $table, v.record_id,
+                             CAST(v.seq AS VARCHAR))), 20) AS version_id,
+       v.seq AS valid_from_seq,
+       CASE WHEN v.next_seq IS NULL THEN ep.end_seq ELSE v.next_seq END AS valid_to_seq,
+       v.turn AS valid_from_turn,
+       CASE WHEN v.next_seq IS NULL THEN ep.end_turn ELSE v.next_turn END AS valid_to_turn
+FROM versions v
+JOIN _rb_streams st USING (sk)
+JOIN _rb_epochs ep USING (sk, epoch)
+ORDER BY st.run_id, st.system, st.episode_id, v.record_id, valid_from_seq;
+
+-- name: window_versions
+-- A record is in the window from its turn_recorded to its window_evicted; NULL state = not in it.
+WITH states AS (
+    SELECT sk, epoch, record_id, seq, turn,
+           CASE WHEN event_type = 'turn_recorded' THEN turn END AS in_window_turn,
+           lag(CASE WHEN event_type = 'turn_recorded' THEN turn END) OVER k AS was_in_window_turn
+    FROM _rb_ev
+    WHERE event_type IN ('turn_recorded', 'window_evicted')
+    WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq)
+),
+versions AS (
+    SELECT *, lead(seq) OVER k AS next_seq, lead(turn) OVER k AS next_turn
+    FROM states
+    WHERE in_window_turn IS DISTINCT FROM was_in_window_turn
+    WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq)
+)
+SELECT st.run_id, st.system, st.episode_id,
+       v.record_id,
+       v.in_window_turn AS turn,
+       left(sha256(concat_ws(chr(31), st.run_id, st.system, st.episode_id, $table, v.record_id,
+                             CAST(v.seq AS VARCHAR))), 20) AS version_id,
+       v.seq AS valid_from_seq,
+       CASE WHEN v.next_seq IS NULL THEN ep.end_seq ELSE v.next_seq END AS valid_to_seq,
+       v.turn AS valid_from_turn,
+       CASE WHEN v.next_seq IS NULL THEN ep.end_turn ELSE v.next_turn END AS valid_to_turn
+FROM versions v
+JOIN _rb_streams st USING (sk)
+JOIN _rb_epochs ep USING (sk, epoch)
+WHERE v.in_window_turn IS NOT NULL
+ORDER BY st.run_id, st.system, st.episode_id, v.record_id, valid_from_seq;

@@ -1,0 +1,63 @@
+-- Staging for the set-based rebuild (projections/sql_rebuild.py). Each block starts with `-- name: <name>`.
+-- The events are read from the temporary view `_rb_source`; values are parameters ($run_id).
+
+-- name: streams
+-- The streams to rebuild, numbered so that every later window partitions on one integer, with
+-- their episode_started events: `evolve` starts from an empty state at each one.
+CREATE OR REPLACE TEMP TABLE _rb_streams AS
+SELECT row_number() OVER () AS sk, run_id, system, episode_id, starts
+FROM (
+    SELECT run_id, system, episode_id,
+           coalesce(list(struct_pack(seq := seq, turn := turn) ORDER BY seq)
+                        FILTER (WHERE event_type = 'episode_started'), []) AS starts
+    FROM _rb_source
+    WHERE episode_id <> '' AND (CAST($run_id AS VARCHAR) IS NULL OR run_id = $run_id)
+    GROUP BY run_id, system, episode_id
+);
+
+-- name: events
+-- The events that can change an episode's state, with their payload fields parsed once.
+-- `epoch` is the number of episode_started events at or before the event.
+CREATE OR REPLACE TEMP TABLE _rb_ev AS
+SELECT
+    s.sk,
+    len(list_filter(s.starts, lambda x: x.seq <= e.seq)) AS epoch,
+    e.seq, e.turn, e.event_type, e.schema_version,
+    e.summary_id, e.record_id, e.index_id, e.slot, e.ids, e.text, e.occurred_at,
+    CASE WHEN e.event_type = 'turn_recorded' THEN json_extract_string(e.payload, '$.agent') END AS agent,
+    CASE WHEN e.event_type = 'turn_recorded' THEN json_extract_string(e.payload, '$.source') END AS source,
+    CASE WHEN e.event_type = 'summary_created' THEN
+        list_transform(
+            from_json(json_extract(e.payload, '$.facts'), '[["VARCHAR"]]'),
+            lambda f: struct_pack(slot := f[1], value := f[2])
+        )
+    END AS facts,
+    CASE WHEN e.event_type = 'summary_created' THEN
+        from_json(json_extract(e.payload, '$.overrides'), '["VARCHAR"]')
+    END AS overrides,
+    -- `level` has a default in the event class: a payload without it decodes to 1.
+    CASE WHEN e.event_type = 'index_created' THEN
+        CASE WHEN json_extract(e.payload, '$.level') IS NULL THEN 1
+             ELSE CAST(json_extract_string(e.payload, '$.level') AS BIGINT) END
+    END AS level,
+    CASE WHEN e.event_type = 'key_shredded' THEN
+        coalesce(from_json(json_extract(e.payload, '$.records'), '["VARCHAR"]'), [])
+    END AS shred_records,
+    CASE WHEN e.event_type = 'key_shredded' THEN
+        coalesce(from_json(json_extract(e.payload, '$.summaries'), '["VARCHAR"]'), [])
+    END AS shred_summaries,
+    CASE WHEN e.event_type = 'key_shredded' THEN
+        coalesce(from_json(json_extract(e.payload, '$.indexes'), '["VARCHAR"]'), [])
+    END AS shred_indexes
+FROM _rb_source e
+JOIN _rb_streams s ON s.run_id = e.run_id AND s.system = e.system AND s.episode_id = e.episode_id
+WHERE e.event_type IN (
+    'episode_started', 'turn_recorded', 'window_evicted', 'summary_created', 'summary_overridden',
+    'index_created', 'fact_erased', 'key_shredded'
+);
+
+-- name: epochs
+-- Epoch k of a stream ends at its (k+1)-th episode_started, which closes every version still open.
+CREATE OR REPLACE TEMP TABLE _rb_epochs AS
+SELECT sk, epoch, starts[epoch + 1].seq AS end_seq, starts[epoch + 1].turn AS end_turn
+FROM (SELECT sk, starts, unnest(range(len(starts) + 1)) AS epoch FROM _rb_streams);

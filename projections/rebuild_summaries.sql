@@ -1,0 +1,107 @@
+-- Summaries for the set-based rebuild (projections/sql_rebuild.py). Each block starts with `-- name: <name>`.
+-- Values are parameters ($erased, $table).
+
+-- name: summary_states
+-- One row per change of a summary's attributes, holding the state after that event.
+-- Every attribute is a running aggregate over the events that name the summary since it was written,
+-- which is what `evolve` does one event at a time.
+CREATE OR REPLACE TEMP TABLE _rb_summary AS
+WITH touches AS (
+    SELECT sk, epoch, seq, turn, summary_id AS sid, 'created' AS kind,
+           text, facts, overrides, ids AS raw_ids
+    FROM _rb_ev WHERE event_type = 'summary_created'
+    UNION ALL BY NAME
+    SELECT sk, epoch, seq, turn, summary_id AS sid, 'overridden' AS kind, ids AS superseded_by
+    FROM _rb_ev WHERE event_type = 'summary_overridden'
+    UNION ALL BY NAME
+    SELECT DISTINCT sk, epoch, seq, turn, unnest(ids) AS sid, 'indexed' AS kind, index_id
+    FROM _rb_ev WHERE event_type = 'index_created'
+    UNION ALL BY NAME
+    SELECT sk, epoch, seq, turn, summary_id AS sid, 'fact_erased' AS kind, slot
+    FROM _rb_ev WHERE event_type = 'fact_erased'
+    UNION ALL BY NAME
+    SELECT DISTINCT sk, epoch, seq, turn, unnest(shred_summaries) AS sid, 'shredded' AS kind
+    FROM _rb_ev WHERE event_type = 'key_shredded'
+),
+running AS (
+    -- Everything is read "since the latest write of the id": writing a summary id again replaces
+    -- the summary, and touches before its first write name nothing (they are dropped).
+    SELECT sk, epoch, sid, seq, turn,
+           -- dict order in `evolve` is the order of first insertion: the registry's "newest"
+           first_value(CASE WHEN kind = 'created' THEN seq END IGNORE NULLS) OVER k AS ord_seq,
+           last_value(CASE WHEN kind = 'created' THEN seq END IGNORE NULLS) OVER k AS written_seq,
+           last_value(CASE WHEN kind = 'created' THEN
+               struct_pack(turn := turn, text := text, facts := facts, overrides := overrides, raw_ids := raw_ids)
+           END IGNORE NULLS) OVER k AS written,
+           max(CASE WHEN kind = 'shredded' THEN seq END) OVER k AS shredded_seq,
+           list(struct_pack(seq := seq, slot := slot)) FILTER (WHERE kind = 'fact_erased') OVER k AS erasures,
+           last_value(
+               CASE kind WHEN 'created' THEN 'active' WHEN 'overridden' THEN 'archived'
+                         WHEN 'indexed' THEN 'indexed' END
+               IGNORE NULLS) OVER k AS status,
+           max(CASE WHEN kind = 'overridden' THEN seq END) OVER k AS overridden_seq,
+           last_value(superseded_by IGNORE NULLS) OVER k AS last_superseded_by,
+           max(CASE WHEN kind = 'indexed' THEN seq END) OVER k AS indexed_seq,
+           last_value(index_id IGNORE NULLS) OVER k AS last_index_id
+    FROM touches
+    WINDOW k AS (PARTITION BY sk, epoch, sid ORDER BY seq ROWS UNBOUNDED PRECEDING)
+),
+states AS (
+    SELECT sk, epoch, sid, seq, turn, ord_seq,
+           struct_pack(
+               created_turn := written.turn,
+               text := CASE WHEN shredded THEN $erased ELSE written.text END,
+               facts := list_transform(written.facts, lambda f: struct_pack(
+                   slot := f.slot,
+                   value := CASE WHEN shredded OR list_contains(erased_slots, f.slot) THEN $erased
+                                 ELSE f.value END)),
+               overrides := written.overrides,
+               raw_ids := written.raw_ids,
+               status := status,
+               archive_reason := CASE WHEN overridden THEN 'overridden' END,
+               superseded_by := CASE WHEN overridden THEN last_superseded_by ELSE []::VARCHAR[] END,
+               index_id := CASE WHEN indexed_seq > written_seq THEN last_index_id END
+           ) AS a
+    FROM (
+        SELECT *,
+               coalesce(shredded_seq > written_seq, false) AS shredded,
+               coalesce(overridden_seq > written_seq, false) AS overridden,
+               coalesce([e.slot FOR e IN erasures IF e.seq > written_seq], []) AS erased_slots
+        FROM running
+        WHERE written_seq IS NOT NULL
+    )
+),
+changes AS (
+    SELECT *, a IS DISTINCT FROM lag(a) OVER k AS changed
+    FROM states
+    WINDOW k AS (PARTITION BY sk, epoch, sid ORDER BY seq)
+)
+SELECT sk, epoch, sid, ord_seq, seq, turn, a,
+       lead(seq) OVER k AS next_seq,
+       lead(turn) OVER k AS next_turn
+FROM changes
+WHERE changed
+WINDOW k AS (PARTITION BY sk, epoch, sid ORDER BY seq);
+
+-- name: summary_versions
+SELECT st.run_id, st.system, st.episode_id,
+       s.sid AS summary_id,
+       s.a.created_turn AS created_turn,
+       s.a.text AS text,
+       s.a.facts AS facts,
+       s.a.overrides AS overrides,
+       s.a.raw_ids AS raw_ids,
+       s.a.status AS status,
+       s.a.archive_reason AS archive_reason,
+       s.a.superseded_by AS superseded_by,
+       s.a.index_id AS index_id,
+       left(sha256(concat_ws(chr(31), st.run_id, st.system, st.episode_id, $table, s.sid,
+                             CAST(s.seq AS VARCHAR))), 20) AS version_id,
+       s.seq AS valid_from_seq,
+       CASE WHEN s.next_seq IS NULL THEN ep.end_seq ELSE s.next_seq END AS valid_to_seq,
+       s.turn AS valid_from_turn,
+       CASE WHEN s.next_seq IS NULL THEN ep.end_turn ELSE s.next_turn END AS valid_to_turn
+FROM _rb_summary s
+JOIN _rb_streams st USING (sk)
+JOIN _rb_epochs ep USING (sk, epoch)
+ORDER BY st.run_id, st.system, st.episode_id, summary_id, valid_from_seq;
