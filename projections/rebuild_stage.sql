@@ -1,5 +1,13 @@
 -- Staging for the set-based rebuild (projections/sql_rebuild.py). Each block starts with `-- name: <name>`.
--- The events are read from the temporary view `_rb_source`; values are parameters ($run_id).
+-- The events are read from the temporary view `_rb_source`; values are parameters ($run_id, $prefix).
+
+-- name: sealed
+-- Whether a ledger's own events (not a decrypting view) hold sealed values in the rebuilt runs.
+SELECT 1
+FROM events
+WHERE (starts_with(text, $prefix) OR starts_with(value, $prefix))
+  AND (CAST($run_id AS VARCHAR) IS NULL OR run_id = $run_id)
+LIMIT 1;
 
 -- name: streams
 -- The streams to rebuild, numbered so that every later window partitions on one integer, with

@@ -9,14 +9,19 @@ change (LEAD). Nothing iterates over events in Python, so it scales with
 DuckDB rather than with the interpreter.
 
 The registry (`fact_versions`) is the one part that is not a window over a
-single key: which value is current depends on every observation of the
-slot. It is computed at each moment an observation of the slot changed, by
-joining those moments to the observations valid then.
+single key: the newest surviving value of a slot depends on every
+observation of it. It is computed at each moment an observation of the slot
+changed, by joining those moments to the observations valid then; the cost
+grows with the square of the number of observations of one slot in one
+episode (the fold's grows with the square of the episode's length).
 
 The event source is any table or view with the ledger's `events` columns,
-holding plaintext (for a sealed run, a decrypting view). The SQL lives in
-`rebuild_*.sql` beside this module; values are parameters, and the only
-identifier substituted is the source's name, quoted.
+holding plaintext (for a sealed run, a decrypting view), for streams that
+`evolve` accepts (the SQL does not re-check what the fold would refuse).
+Intermediate results are temporary tables named `_rb_*` on the caller's
+connection. The SQL lives in `rebuild_*.sql` beside this module; values
+are parameters, and the only identifier substituted is the source's name,
+quoted.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import Any
 import duckdb
 
 from ledger.events import EVENT_TYPES
-from ledger.keys import ERASED
+from ledger.keys import ERASED, PREFIX
 from ledger.store import Ledger
 from projections.errors import ProjectionError
 from projections.scd2 import TABLES
@@ -128,5 +133,10 @@ def rebuild_sql(
 
 
 def rebuild_sql_ledger(ledger: Ledger, run_id: str | None = None) -> History:
-    """`rebuild_sql` over a ledger's own `events` table (values stored in clear)."""
+    """`rebuild_sql` over a ledger's own `events` table, whose values must be stored in clear."""
+    # Ciphertext would come out as the projections' values; a sealing run seals every turn's text.
+    if ledger.conn.execute(_blocks("rebuild_stage.sql")["sealed"], {"prefix": PREFIX, "run_id": run_id}).fetchone():
+        raise ProjectionError(
+            f"{ledger.path}: holds sealed values; pass rebuild_sql a view of the events with them decrypted"
+        )
     return rebuild_sql(ledger.conn, "events", run_id)

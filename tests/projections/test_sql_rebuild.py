@@ -31,6 +31,7 @@ from ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
+from ledger.keys import KeyStore
 from ledger.store import Ledger, StreamKey
 from projections.config import MemoryConfig
 from projections.errors import EvolveError, ProjectionError
@@ -239,6 +240,15 @@ def test_payloads_of_another_schema_version_are_refused() -> None:
                         "FROM events")
     with pytest.raises(ProjectionError, match="schema version 0"):
         rebuild_sql(ledger.conn, "old_events")
+
+
+def test_a_ledger_with_sealed_values_is_refused() -> None:
+    ledger = Ledger(":memory:", keys=KeyStore())
+    stream = StreamKey("run0", "three_layer", "ep0")
+    ledger.append(stream, [TurnRecorded(turn=1, record_id="r0001", text="secret", agent="ok")], expected_version=0,
+                  key_for=lambda e: "k#turn:1")
+    with pytest.raises(ProjectionError, match="sealed values"):
+        rebuild_sql_ledger(ledger)
 
 
 def test_leaves_no_temporary_objects_behind() -> None:
