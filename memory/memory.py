@@ -28,7 +28,7 @@ from memory.prompts import answer_messages, summarizer_messages, tool_result_mes
 from memory.toolcalls import parse_tool_calls
 from memory.tools import ToolResult, run_tool
 from projections.config import MemoryConfig
-from projections.materialise import LiveProjection, ProjectionStore, projection_path
+from projections.materialise import LiveProjection, ProjectionStore, last_erasure_seq, projection_path
 from projections.render import Rendered, render
 from projections.state import EpisodeState
 from projections.tokens import default_tokenizer
@@ -108,9 +108,16 @@ class Memory:
     def _commit(
         self, events: Sequence[Event], key_for: KeyFor | None = None, *, check: bool = True
     ) -> tuple[RecordedEvent, ...]:
+        self._finish_shredding()  # an erasure interrupted earlier in this process is completed first
         recorded = self.ledger.append(self.stream, list(events), expected_version=self.version,
                                       key_for=key_for or self._turn_key)
-        self._projection.apply(recorded)
+        try:
+            self._projection.apply(recorded)
+        except BaseException:
+            # The ledger has the events, the projection file may not: refold and catch up from the
+            # ledger, so that the next commit starts from what is actually stored.
+            self._projection = LiveProjection(self.stream, self.ledger.read(stream=self.stream), self.projections)
+            raise
         if self.strict and check:
             self.check(recorded)
         return recorded
@@ -151,6 +158,7 @@ class Memory:
         looks for the values everywhere they could survive, including the
         Parquet `exports` named (their rows, read with the remaining keys).
         """
+        self._finish_shredding()  # a retry after an interrupted erasure completes it
         request = Erase(legal_basis=legal_basis, key_prefix=self.key_prefix, slot=slot, value=value,
                         record_id=record_id, subject=subject)
         decide(self.state, request)  # refuse a bad request before scanning anything
@@ -182,12 +190,12 @@ class Memory:
         """
         keys = self.ledger.keys
         pending = [k for k in self.state.shredded_keys if keys is not None and k in keys]
-        if not pending:
-            return
-        assert keys is not None
-        keys.shred(pending)
-        self.projections.rebuild_from(self.ledger)
-        self._projection = LiveProjection(self.stream, self.ledger.read(stream=self.stream), self.projections)
+        if pending:
+            assert keys is not None
+            keys.shred(pending)
+        if pending or last_erasure_seq(self.ledger) > self.projections.erasure_mark():
+            self.projections.rebuild_from(self.ledger)
+            self._projection = LiveProjection(self.stream, self.ledger.read(stream=self.stream), self.projections)
 
     # -- writing -------------------------------------------------------------------
 

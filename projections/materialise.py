@@ -82,6 +82,17 @@ class ProjectionStore:
             "CREATE TABLE IF NOT EXISTS projection_state (run_id VARCHAR, system VARCHAR, episode_id VARCHAR, "
             "last_seq BIGINT)"
         )
+        # The seq of the last `key_shredded` this file was rebuilt after: a file older than an erasure
+        # may still hold the erased plaintext and must be rebuilt (a crash can fall between the two).
+        self.conn.execute("CREATE TABLE IF NOT EXISTS projection_meta (key VARCHAR, value BIGINT)")
+
+    def erasure_mark(self) -> int:
+        row = self.conn.execute("SELECT max(value) FROM projection_meta WHERE key = 'rebuilt_after_seq'").fetchall()
+        return int(row[0][0]) if row and row[0][0] is not None else 0
+
+    def _set_erasure_mark(self, seq: int) -> None:
+        self.conn.execute("DELETE FROM projection_meta WHERE key = 'rebuilt_after_seq'")
+        self.conn.execute("INSERT INTO projection_meta VALUES ('rebuilt_after_seq', ?)", [seq])
 
     def close(self) -> None:
         self.conn.close()
@@ -150,6 +161,7 @@ class ProjectionStore:
             for spec in TABLES:
                 self.conn.execute(f"DROP TABLE IF EXISTS {spec.name}")
             self.conn.execute("DROP TABLE IF EXISTS projection_state")
+            self.conn.execute("DROP TABLE IF EXISTS projection_meta")
             self._create()
             _fill(self, ledger)
             return
@@ -207,7 +219,13 @@ def _sorted(rows: list[dict[str, Any]], keys: list[str]) -> list[dict[str, Any]]
     return sorted(rows, key=lambda r: tuple(r[c] for c in keys))
 
 
+def last_erasure_seq(ledger: Ledger) -> int:
+    rows = ledger.conn.execute("SELECT max(seq) FROM events WHERE event_type = 'key_shredded'").fetchall()
+    return int(rows[0][0]) if rows and rows[0][0] is not None else 0
+
+
 def _fill(store: ProjectionStore, ledger: Ledger) -> None:
+    store._set_erasure_mark(last_erasure_seq(ledger))
     for stream, _ in ledger.streams():
         if not stream.episode_id:
             continue

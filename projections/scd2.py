@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 from ledger.store import RecordedEvent
+from projections.errors import EvolveError
 from projections.state import EpisodeEvent, EpisodeState, evolve
 
 Key = tuple[Any, ...]
@@ -146,7 +147,10 @@ class Projector:
 
     def apply(self, seq: int, event: EpisodeEvent) -> Delta:
         before = self.state
-        self.state = evolve(before, event)
+        try:
+            self.state = evolve(before, event)
+        except EvolveError as exc:
+            raise EvolveError(f"seq {seq}: {exc}") from exc
         self.last_seq = seq
         if self.state is before:
             return Delta()

@@ -442,8 +442,6 @@ def test_an_event_naming_a_missing_summary_is_refused_by_name(case: tuple[list[E
         assert store.last_seq(STREAM) == bad_seq - 1
 
 
-@pytest.mark.xfail(strict=True, reason="EvolveError is documented to name the seq (projections/errors.py) "
-                                       "but the message only names the event type, turn and summary id")
 def test_an_evolve_error_while_projecting_names_the_seq() -> None:
     events: list[EpisodeEvent] = [
         EpisodeStarted(config=CONFIG),
