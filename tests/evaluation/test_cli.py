@@ -178,3 +178,27 @@ def test_replay_with_the_sql_engine_on_a_sealed_run_after_an_erasure(tmp_path: P
         result = invoke("replay", "s", "--engine", engine, "--json", cwd=tmp_path)
         report = json.loads(result.output)
         assert result.exit_code == 0 and report["projections_identical"] and report["erasures"] == 1, engine
+
+
+@pytest.mark.parametrize(
+    "args, check",
+    [
+        (["history", "--slot", "meeting time"], lambda d: d and d[-1]["valid_to_seq"] is None),
+        (["as-of", "--turn", "6"], lambda d: set(d) == {"window", "registry", "index", "chain", "indexed", "archive"}),
+        (["diff", "5", "40"], lambda d: any(v["entered"] for v in d.values())),
+        (["blame", "--slot", "meeting time"], lambda d: d["records"] and d["records"][0]["record_id"].startswith("r")),
+        (["manifest"], lambda d: d and all(row["item_ids"] for row in d)),
+        (["anomalies"], lambda d: set(d) == {"flip_flop", "stale_live"}),
+    ],
+)
+def test_time_travel_commands_answer_in_json(workdir: Path, args: list[str], check) -> None:
+    result = invoke(args[0], "small", "--episode", "syn-en-000", *args[1:], "--json", cwd=workdir)
+    assert result.exit_code == 0, result.output
+    assert check(json.loads(result.output))
+    human = invoke(args[0], "small", "--episode", "syn-en-000", *args[1:], cwd=workdir)
+    assert human.exit_code == 0 and human.output.strip()
+
+
+def test_ddl_prints_postgres_tables() -> None:
+    result = CliRunner().invoke(cli, ["ddl"])
+    assert result.exit_code == 0 and result.output.count("CREATE TABLE IF NOT EXISTS") == 6
