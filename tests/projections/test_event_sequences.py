@@ -430,7 +430,7 @@ def test_an_event_naming_a_missing_summary_is_refused_by_name(case: tuple[list[E
     assert isinstance(folded.value, LedgermemError)
     with pytest.raises(EvolveError) as projected:
         Projector(STREAM.as_tuple()).apply_all(recorded(events))
-    assert repr(missing) in str(projected.value)
+    assert repr(missing) in str(projected.value) and f"seq {bad_seq}" in str(projected.value)
     # A batch that does not apply writes nothing to the store.
     rec = recorded(events)
     with ProjectionStore() as store:
