@@ -24,9 +24,10 @@ from rich.table import Table
 from evaluation import cli_temporal
 from evaluation.datasets import load_dataset
 from evaluation.outputs import write_outputs
+from evaluation.report import write_report
 from evaluation.replay import ENGINES
 from evaluation.replay import replay as replay_run
-from evaluation.runner import SYSTEMS, RunOptions, erase_in_run, open_run, resolve_run, run
+from evaluation.runner import SYSTEMS, RunOptions, erase_in_run, open_run, parse_systems, resolve_run, run
 from evaluation.synthetic import generate_synthetic
 from gate.invariants import audit
 from ledger.errors import LedgermemError
@@ -43,11 +44,12 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 METRIC_COLUMNS = (
     ("Current_Fact_Acc", "CurAcc"),
     ("History_Fact_Acc", "HisAcc"),
+    ("Memory_Point_Acc", "MemPt"),
+    ("Constraint_Survival", "Constr"),
+    ("Open_Loop_Survival", "OpenLoop"),
+    ("Staleness_Rate", "Stale"),
     ("Avg_Active_Chain_Tokens", "ChainTok"),
     ("Avg_Rendered_Context_Tokens", "CtxTok"),
-    ("overrides_applied", "Overrides"),
-    ("override_ids_rejected", "Rejected"),
-    ("indexes_created", "Indexes"),
     ("Tool_Call_Success_Rate", "ToolOK"),
     ("probes", "Probes"),
 )
@@ -81,10 +83,13 @@ def metrics_table(metrics: dict[str, dict[str, Any]], title: str) -> Table:
     for _, label in METRIC_COLUMNS:
         table.add_column(label, justify="right")
     for system, row in metrics.items():
-        cells = [_fmt(row.get(k)) for k, _ in METRIC_COLUMNS]
-        if row.get("Current_Fact_N") is not None:
-            cells[0] += f" ({row['Current_Fact_N']})"
-            cells[1] += f" ({row['History_Fact_N']})"
+        cells = []
+        for key, _ in METRIC_COLUMNS:
+            cell = _fmt(row.get(key))
+            if row.get(key) is not None and row.get(f"{key}_lo") is not None:
+                lo, hi = (f"{row[key + e]:.2f}".removeprefix("0") for e in ("_lo", "_hi"))
+                cell = f"{row[key]:.2f} [{lo},{hi}]"
+            cells.append(cell)
         table.add_row(system, *cells)
     return table
 
@@ -106,7 +111,16 @@ def cli() -> None:
 @click.option("--episodes", default=6, show_default=True, help="Synthetic: number of episodes.")
 @click.option("--turns", default=24, show_default=True, help="Synthetic: dialogue turns per episode.")
 @click.option("--seed", default=7, show_default=True, help="Synthetic: random seed.")
-@click.option("--systems", default="three_layer", show_default=True, help=f"Comma-separated: {', '.join(SYSTEMS)}.")
+@click.option("--systems", default="all", show_default=True,
+              help=f"'all' or comma-separated: {', '.join(SYSTEMS)}.")
+@click.option("--chain-strategy", default="index", show_default=True, type=click.Choice(["index", "merge"]),
+              help="three_layer's capacity strategy.")
+@click.option("--judge", type=click.Choice(["string", "llm"]), default="string", show_default=True,
+              help="Normalised string match, or an LLM judge (its own backend and cost line).")
+@click.option("--judge-backend", default=None, help="Backend of the LLM judge (default: --backend).")
+@click.option("--max-tool-iterations", default=4, show_default=True, help="Tool calls allowed per answer.")
+@click.option("--memory-points", default=2, show_default=True,
+              help="memory_point probes generated per episode after ingestion.")
 @click.option("--backend", default="heuristic", show_default=True, help="LLM backend.")
 @click.option("--run-id", default=None, help="Run id (default: run-<UTC timestamp>).")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
@@ -124,12 +138,17 @@ def cli() -> None:
 def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int, seed: int, systems: str,
             backend: str, run_id: str | None, runs_dir: str, limit: int | None, force: bool,
             window_turns: int, chain_budget: int, summarizer_input_tokens: int, personal_data: bool | None,
-            strict: bool, as_json: bool) -> None:
+            strict: bool, as_json: bool, chain_strategy: str, judge: str, judge_backend: str | None,
+            max_tool_iterations: int, memory_points: int) -> None:
     """Run memory systems over a dataset; the whole run goes into one ledger.
+
+    A run id that exists but never finished (a crash, Ctrl-C) is resumed
+    from its ledger when the same arguments are given.
 
     \b
     Example:
       ledgermem run --synthetic --episodes 6 --turns 24 --run-id demo
+      ledgermem run --systems three_layer,full_context --turns 120 --limit 4
     """
     if dataset_path and synthetic:
         raise click.UsageError("give either --dataset or --synthetic, not both")
@@ -137,11 +156,13 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     rid = run_id or "run-" + datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     personal = personal_data if personal_data is not None else bool(dataset_path)
     config = MemoryConfig(window_turns=window_turns, chain_budget=chain_budget, personal_data=personal,
-                          summarizer_input_tokens=summarizer_input_tokens)
-    opts = RunOptions(run_id=rid, runs_dir=Path(runs_dir), systems=tuple(s.strip() for s in systems.split(",")),
-                      backend=backend, memory=config, limit=limit, force=force, strict=strict)
+                          summarizer_input_tokens=summarizer_input_tokens, chain_strategy=chain_strategy)
+    opts = RunOptions(run_id=rid, runs_dir=Path(runs_dir), systems=parse_systems(systems), backend=backend,
+                      memory=config, limit=limit, force=force, strict=strict, judge=judge,
+                      judge_backend=judge_backend, max_tool_iterations=max_tool_iterations,
+                      memory_points=memory_points)
     selected = ds.episodes[:limit] if limit else ds.episodes
-    total = len(opts.systems) * sum(len(e.turns) + len(e.probes) for e in selected)
+    total = len(opts.systems) * sum(len(e.turns) + len(e.probes) + memory_points for e in selected)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True, disable=as_json) as bar:
         task = bar.add_task(f"run {rid}", total=total)
@@ -153,6 +174,30 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     out.print(metrics_table(result.metrics, f"run {rid} ({ds.name}, {len(selected)} episodes, backend {backend})"))
     out.print(f"ledger: {result.ledger_path}")
     out.print("derived: " + ", ".join(str(f) for f in files))
+
+
+@cli.command("report")
+@click.argument("run")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@fails_cleanly
+def report_cmd(run: str, runs_dir: str) -> None:
+    """Write report.md and PNG plots next to a run, derived from its ledger.
+
+    The CSV files are derived again from the ledger first, so the report
+    always matches what the ledger holds.
+
+    \b
+    Example:
+      ledgermem report demo
+    """
+    path = resolve_run(run, Path(runs_dir))
+    if Path(path).is_dir():
+        raise click.UsageError("report works on a run's ledger file; import a Parquet export first")
+    derived = write_outputs(path)
+    written = write_report(Path(path).parent)
+    out.print(f"report: {written[0]}")
+    out.print("plots: " + ", ".join(str(p) for p in written[1:]))
+    out.print("derived: " + ", ".join(str(p) for p in derived))
 
 
 @cli.command("replay")

@@ -59,6 +59,7 @@ class Probe:
     question: str
     answer: str
     fact_key: str | None = None
+    evidence: tuple[str, ...] = ()  # record ids holding the answer, when the dataset names them
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,7 +5,10 @@
         ├── RunExists          a run with that id is already there (use --force or another id)
         ├── RunNotFound        no run with that id or path
         ├── UnknownSystem (also ValueError)
-        └── ReplayMismatch     a replay did not reproduce the live run
+        ├── ReplayMismatch     a replay did not reproduce the live run
+        └── ReportInputError   a run's CSV files cannot be read into a report
+            ├── MissingRunFile (also FileNotFoundError)
+            └── MissingColumn (also ValueError)
 
 `evaluation.datasets.DatasetError` (a bad dataset file) is registered as a
 `LedgermemError` too, so the CLI reports it the same way.
@@ -34,3 +37,15 @@ class UnknownSystem(EvaluationError, ValueError):
 
 class ReplayMismatch(EvaluationError):
     """Replaying the ledger did not give what the live run recorded."""
+
+
+class ReportInputError(EvaluationError):
+    """A CSV file of the run cannot be read into a report."""
+
+
+class MissingRunFile(ReportInputError, FileNotFoundError):
+    """A CSV file the report reads is not in the run folder."""
+
+
+class MissingColumn(ReportInputError, ValueError):
+    """A CSV file lacks a column the report needs."""

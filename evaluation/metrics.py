@@ -1,20 +1,36 @@
-"""Metrics of a run, computed the same way from a live run and from its ledger.
+"""Metrics of a run, computed from its ledger alone.
 
-An `EpisodeOutcome` is everything a metric needs about one episode of one
-system. The runner builds it from the objects it holds; `outcomes_from_ledger`
-builds it from the events alone. `compute_metrics` is one function over
-either, so a replay that reproduces the outcomes reproduces the metrics.
+`outcome_from_events` folds one episode stream (this memory's or a
+baseline's) into an `EpisodeOutcome`: per-turn sizes, per-probe results with
+the LLM-free diagnostics, counters. `compute_metrics` turns outcomes into one
+row per system, with bootstrap 95% confidence intervals across episodes. The
+runner, `replay` and `report` all call these, so the numbers cannot differ
+between a live run, a resumed run and a replay.
+
+Diagnostics, for every probe with a gold value (no LLM involved):
+`prompt` the gold value is in the rendered prompt; `one_hop` it is not, but
+one exact-id tool call of this system reaches it (archive, index members,
+raw records); `raw_only` only the ledger's raw turns hold it, which this
+system can no longer read; `gone` nothing holds it.
 """
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from statistics import fmean
+from statistics import fmean, median
 from typing import Any
 
+from evaluation import baselines
+from evaluation.judge import judge_string
 from ledger.events import (
+    BaselineWritten,
+    ContextRendered,
+    EpisodeGold,
+    EpisodeStarted,
+    Event,
     IndexCreated,
     LlmCalled,
     OverrideRejected,
@@ -24,21 +40,48 @@ from ledger.events import (
     SummaryCreated,
     SummaryOverridden,
     ToolCalled,
+    TurnRecorded,
 )
+from ledger.keys import ERASED
 from ledger.store import Ledger, RecordedEvent
-from projections.render import chain_text_tokens, render
+from projections import render as three_render
+from projections.render import Rendered
 from projections.state import EpisodeState, evolve
+
+WHERE = ("prompt", "one_hop", "raw_only", "gone")
+ACCURACIES = {
+    "current_fact": "Current_Fact_Acc",
+    "history_fact": "History_Fact_Acc",
+    "memory_point": "Memory_Point_Acc",
+    "constraint": "Constraint_Survival",
+    "open_loop": "Open_Loop_Survival",
+}
+COUNTS = {
+    "current_fact": "Current_Fact_N",
+    "history_fact": "History_Fact_N",
+    "memory_point": "Memory_Point_N",
+    "constraint": "Constraint_N",
+    "open_loop": "Open_Loop_N",
+}
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_SEED = 20240501
+#: Columns that measure the machine rather than the memory: they differ between two runs of the same input.
+TIMING_COLUMNS = ("wall_ms_per_turn", "wall_ms_per_probe")
 
 
 @dataclass(frozen=True, slots=True)
 class TurnStats:
     turn: int
-    chain_text_tokens: int
+    chain_text_tokens: int | None
     rendered_tokens: int
 
 
 def turn_stats(state: EpisodeState) -> TurnStats:
-    return TurnStats(state.turn, chain_text_tokens(state), render(state).tokens)
+    return TurnStats(state.turn, three_render.chain_text_tokens(state), three_render.render(state).tokens)
+
+
+def _baseline_stats(state: baselines.BaselineState) -> TurnStats:
+    return TurnStats(state.turn, baselines.chain_text_tokens(state), baselines.render(state).tokens)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +95,15 @@ class ProbeOutcome:
     correct: bool
     tool_calls: int
     tool_ok: int
+    judge: str = "string"
+    tools_tried: str = ""
+    unparsed_calls: int = 0
+    where: str = ""
+    distance: int | None = None
+    rendered_tokens: int = 0
+    interference: float | None = None
+    stale: bool | None = None
+    turn: int = 0
 
 
 @dataclass(slots=True)
@@ -61,9 +113,12 @@ class EpisodeOutcome:
     turns: list[TurnStats] = field(default_factory=list)
     probes: list[ProbeOutcome] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    has_tools: bool = True
+    turn_ms: list[float] = field(default_factory=list)
+    probe_ms: list[float] = field(default_factory=list)
 
     def count(self, recorded: Iterable[Any]) -> None:
-        """Accumulate counters from events (the live runner passes what it committed)."""
+        """Accumulate counters from events."""
         for e in recorded:
             key = _COUNTED.get(type(e))
             if key:
@@ -72,104 +127,265 @@ class EpisodeOutcome:
                 self.counts[f"llm_calls_{e.purpose}"] += 1
                 self.counts[f"prompt_tokens_{e.purpose}"] += int(e.usage.get("prompt_tokens", 0))
                 self.counts[f"completion_tokens_{e.purpose}"] += int(e.usage.get("completion_tokens", 0))
+                self.counts["llm_errors"] += e.error is not None
+                self.counts["llm_retries"] += e.retries
 
 
 _COUNTED = {
     SummaryCreated: "summaries_created",
+    BaselineWritten: "summaries_created",
     SummaryOverridden: "overrides_applied",
     OverrideRejected: "override_ids_rejected",
     IndexCreated: "indexes_created",
 }
 
 
-def _acc(probes: Sequence[ProbeOutcome], kind: str) -> tuple[float | None, int]:
-    hits = [p.correct for p in probes if p.probe_type == kind]
-    return (round(sum(hits) / len(hits), 4) if hits else None), len(hits)
+# -- bootstrap ------------------------------------------------------------------------
 
 
-def _mean(values: list[float]) -> float | None:
-    return round(fmean(values), 2) if values else None
+def bootstrap_ci(
+    groups: Sequence[tuple[int, int]], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> tuple[float, float] | None:
+    """95% percentile interval of a pooled rate, resampling episodes (hits, n) with replacement."""
+    groups = [g for g in groups if g[1] > 0]
+    if not groups:
+        return None
+    rng = random.Random(seed)
+    k = len(groups)
+    rates = []
+    for _ in range(resamples):
+        hits = n = 0
+        for _ in range(k):
+            h, m = groups[rng.randrange(k)]
+            hits, n = hits + h, n + m
+        rates.append(hits / n)
+    rates.sort()
+    lo = rates[int(0.025 * (resamples - 1))]
+    hi = rates[int(round(0.975 * (resamples - 1)))]
+    return round(lo, 4), round(hi, 4)
+
+
+def _rate(hits: int, n: int) -> float | None:
+    return round(hits / n, 4) if n else None
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return round(fmean(vals), 2) if vals else None
+
+
+# -- metrics --------------------------------------------------------------------------
+
+
+def without_timing(metrics: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The metrics that describe the memory: what `run_finished` records and a replay must reproduce."""
+    return {s: {k: v for k, v in row.items() if k not in TIMING_COLUMNS} for s, row in metrics.items()}
 
 
 def compute_metrics(outcomes: Sequence[EpisodeOutcome]) -> dict[str, dict[str, Any]]:
-    """One row of metrics per system."""
+    """One row of metrics per system (systems and episodes in a fixed order)."""
     by_system: dict[str, list[EpisodeOutcome]] = defaultdict(list)
-    for o in sorted(outcomes, key=lambda o: (o.system, o.episode_id)):  # order-independent sums
+    for o in sorted(outcomes, key=lambda o: (o.system, o.episode_id)):
         by_system[o.system].append(o)
-    table: dict[str, dict[str, Any]] = {}
-    for system, eps in sorted(by_system.items()):
-        probes = [p for o in eps for p in o.probes]
-        cur, cur_n = _acc(probes, "current_fact")
-        his, his_n = _acc(probes, "history_fact")
-        counts: dict[str, int] = defaultdict(int)
-        for o in eps:
-            for k, v in o.counts.items():
-                counts[k] += v
-        calls = sum(p.tool_calls for p in probes)
-        turns = sum(len(o.turns) for o in eps)
-        table[system] = {
-            "episodes": len(eps),
-            "turns": turns,
-            "probes": len(probes),
-            "Current_Fact_Acc": cur,
-            "Current_Fact_N": cur_n,
-            "History_Fact_Acc": his,
-            "History_Fact_N": his_n,
-            "Avg_Active_Chain_Tokens": _mean([_mean([t.chain_text_tokens for t in o.turns]) or 0.0 for o in eps]),
-            "Avg_Rendered_Context_Tokens": _mean([_mean([t.rendered_tokens for t in o.turns]) or 0.0 for o in eps]),
-            "Tool_Call_Success_Rate": round(sum(p.tool_ok for p in probes) / calls, 4) if calls else None,
-            "tool_calls": calls,
-            "summaries_created": counts["summaries_created"],
-            "overrides_applied": counts["overrides_applied"],
-            "override_ids_rejected": counts["override_ids_rejected"],
-            "indexes_created": counts["indexes_created"],
-            "summarizer_calls_per_turn": round(counts["llm_calls_summarize"] / turns, 4) if turns else None,
-            "answer_calls_per_probe": round(counts["llm_calls_answer"] / len(probes), 4) if probes else None,
-            "prompt_tokens_summarize": counts["prompt_tokens_summarize"],
-            "prompt_tokens_answer": counts["prompt_tokens_answer"],
-            "completion_tokens_summarize": counts["completion_tokens_summarize"],
-            "completion_tokens_answer": counts["completion_tokens_answer"],
-        }
-    return table
+    return {system: _system_row(eps) for system, eps in sorted(by_system.items())}
+
+
+def _system_row(eps: list[EpisodeOutcome]) -> dict[str, Any]:
+    probes = [p for o in eps for p in o.probes]
+    counts: dict[str, int] = defaultdict(int)
+    for o in eps:
+        for k, v in o.counts.items():
+            counts[k] += v
+    turns = sum(len(o.turns) for o in eps)
+    row: dict[str, Any] = {"episodes": len(eps), "turns": turns, "probes": len(probes)}
+    for kind, name in ACCURACIES.items():
+        groups = [(sum(p.correct for p in o.probes if p.probe_type == kind),
+                   sum(p.probe_type == kind for p in o.probes)) for o in eps]
+        hits, n = sum(h for h, _ in groups), sum(m for _, m in groups)
+        ci = bootstrap_ci(groups)
+        row[name] = _rate(hits, n)
+        row[f"{name}_lo"], row[f"{name}_hi"] = ci if ci else (None, None)
+        row[COUNTS[kind]] = n
+    current = [p for p in probes if p.probe_type == "current_fact" and p.stale is not None]
+    row["Staleness_Rate"] = _rate(sum(bool(p.stale) for p in current), len(current))
+    row["Interference"] = _mean([p.interference for p in probes]) if probes else None
+    written = counts["summaries_created"]
+    row["Write_Precision"] = _rate(counts["summaries_worth_keeping"], written)
+    row["Avg_Active_Chain_Tokens"] = _mean(_mean(t.chain_text_tokens for t in o.turns) for o in eps)
+    row["Avg_Rendered_Context_Tokens"] = _mean(_mean(t.rendered_tokens for t in o.turns) for o in eps)
+    row["Avg_Probe_Prompt_Tokens"] = _mean(p.rendered_tokens for p in probes)
+    has_tools = all(o.has_tools for o in eps)
+    calls = sum(p.tool_calls for p in probes)
+    unparsed = sum(p.unparsed_calls for p in probes)
+    row["Tool_Call_Success_Rate"] = _rate(sum(p.tool_ok for p in probes), calls) if has_tools else None
+    row["Tool_Call_Parse_Rate"] = _rate(calls, calls + unparsed) if has_tools else None
+    row["tool_calls"] = calls if has_tools else None
+    row["unavailable_tool_calls"] = None if has_tools else calls + unparsed
+    for where in WHERE:
+        row[f"diag_{where}"] = _rate(sum(p.where == where for p in probes), sum(bool(p.where) for p in probes))
+    row["summaries_created"] = written
+    row["overrides_applied"] = counts["overrides_applied"]
+    row["override_ids_rejected"] = counts["override_ids_rejected"]
+    row["indexes_created"] = counts["indexes_created"]
+    row["llm_calls_per_turn"] = _rate(counts["llm_calls_summarize"], turns)
+    row["answer_calls_per_probe"] = _rate(counts["llm_calls_answer"], len(probes))
+    row["judge_calls_per_probe"] = _rate(counts["llm_calls_judge"], len(probes))
+    for purpose in ("summarize", "answer", "judge"):
+        row[f"prompt_tokens_{purpose}"] = counts[f"prompt_tokens_{purpose}"]
+        row[f"completion_tokens_{purpose}"] = counts[f"completion_tokens_{purpose}"]
+    row["prompt_tokens_per_turn_summarize"] = _rate(counts["prompt_tokens_summarize"], turns)
+    row["llm_errors"] = counts["llm_errors"]
+    row["llm_retries"] = counts["llm_retries"]
+    turn_ms = [t for o in eps for t in o.turn_ms]
+    probe_ms = [t for o in eps for t in o.probe_ms]
+    row["wall_ms_per_turn"] = round(median(turn_ms), 3) if turn_ms else None
+    row["wall_ms_per_probe"] = round(median(probe_ms), 3) if probe_ms else None
+    return row
+
+
+# -- folding a stream -----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Fold:
+    """The state of one stream while its events are folded: this memory's, or a baseline's."""
+
+    kind: str = "three_layer"
+    three: EpisodeState = field(default_factory=EpisodeState)
+    base: baselines.BaselineState = field(default_factory=baselines.BaselineState)
+    gold: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    worth: set[tuple[str, str]] = field(default_factory=set)
+    said: list[tuple[int, str]] = field(default_factory=list)  # (turn, user + agent text) of every raw turn
+
+    def apply(self, e: Event) -> None:
+        if isinstance(e, EpisodeStarted):
+            self.kind = str(e.config.get("system", "three_layer"))
+        self.three = evolve(self.three, e)  # type: ignore[arg-type]
+        if self.kind != "three_layer":
+            self.base = baselines.evolve(self.base, e)
+        if isinstance(e, EpisodeGold):
+            for (slot, value), turn in zip(e.facts, e.fact_turns):
+                self.gold.setdefault(slot, []).append((turn, value))
+                self.worth.add((slot, value))
+        if isinstance(e, TurnRecorded):
+            self.said.append((e.turn, f"{e.text}\n{e.agent}"))
+
+    @property
+    def turn(self) -> int:
+        return self.three.turn
+
+    def stats(self) -> TurnStats:
+        return turn_stats(self.three) if self.kind == "three_layer" else _baseline_stats(self.base)
+
+    def rendered(self, budget: int | None) -> Rendered:
+        if self.kind == "three_layer":
+            return three_render.render(self.three, budget)
+        return baselines.render(self.base, budget)
+
+    def one_hop(self, gold: str) -> bool:
+        """A tool of this system returns the gold value with one call by id (baselines have no tools)."""
+        if self.kind != "three_layer":
+            return False
+        s = self.three
+        if any(v != ERASED and judge_string(gold, v) for x in s.summaries.values() for _, v in x.facts):
+            return True
+        return any(r.user != ERASED and judge_string(gold, f"{r.user}\n{r.agent}") for r in s.raw.values())
+
+    def where(self, gold: str, rendered: Rendered) -> str:
+        if judge_string(gold, rendered.text):
+            return "prompt"
+        if self.one_hop(gold):
+            return "one_hop"
+        if any(text != ERASED and judge_string(gold, text) for _, text in self.said):
+            return "raw_only"
+        return "gone"
+
+    def distance(self, gold: str) -> int | None:
+        turns = [t for t, text in self.said if judge_string(gold, text)]
+        return self.turn - max(turns) if turns else None
+
+
+def _interference(slot: str | None, rendered: Rendered) -> float | None:
+    items = [i for p in rendered.parts for i in p.items]
+    if not slot or not items:
+        return None
+    unrelated = sum(slot.lower() not in i.text.lower() for i in items)
+    return round(unrelated / len(items), 4)
+
+
+def _tools_tried(tools: list[ToolCalled]) -> str:
+    parts = []
+    for t in tools:
+        args = ", ".join(f"{k}={v}" for k, v in t.args.items())
+        parts.append(f"{t.tool}({args}) {'ok' if t.ok else 'failed'}")
+    return "; ".join(parts)
 
 
 def outcome_from_events(system: str, episode_id: str, recorded: Iterable[RecordedEvent]) -> EpisodeOutcome:
     """Fold one episode stream into its outcome, with no LLM and no live objects."""
     out = EpisodeOutcome(system, episode_id)
-    state = EpisodeState()
-    events = [r.event for r in recorded]
-    asked: dict[str, ProbeAsked] = {}
+    fold = _Fold()
+    rows = list(recorded)
+    events = [r.event for r in rows]
+    asked: dict[str, tuple[ProbeAsked, Rendered | None, ContextRendered | None]] = {}
     answered: dict[str, ProbeAnswered] = {}
     tools: dict[str, list[ToolCalled]] = defaultdict(list)
-    for i, e in enumerate(events):
-        state = evolve(state, e)  # type: ignore[arg-type]
+    diag: dict[str, tuple[str, int | None, float | None, bool | None, int]] = {}
+    previous_commit = None
+    for i, r in enumerate(rows):
+        e = r.event
+        fold.apply(e)
         nxt = events[i + 1] if i + 1 < len(events) else None
-        if state.turn >= 1 and _turn_ends(e, nxt) and (not out.turns or out.turns[-1].turn != state.turn):
-            out.turns.append(turn_stats(state))
+        if fold.turn >= 1 and _turn_ends(e, nxt) and (not out.turns or out.turns[-1].turn != fold.turn):
+            out.turns.append(fold.stats())
+        if r.stream_version == 1 or rows[i - 1].recorded_at != r.recorded_at:  # first event of a commit
+            if previous_commit is not None:
+                gap = (r.recorded_at - previous_commit).total_seconds() * 1000
+                if isinstance(e, TurnRecorded):
+                    out.turn_ms.append(gap)
+                elif isinstance(e, ProbeAsked):
+                    out.probe_ms.append(gap)
+            previous_commit = r.recorded_at
         if isinstance(e, ProbeAsked):
-            asked[e.probe_id] = e
+            asked[e.probe_id] = (e, None, None)
+        elif isinstance(e, ContextRendered) and e.probe_id in asked and asked[e.probe_id][1] is None:
+            rendered = fold.rendered(e.budget)
+            probe = asked[e.probe_id][0]
+            stale = None
+            if probe.probe_type == "current_fact" and probe.slot in fold.gold:
+                stale = False  # decided once the answer is known
+            diag[e.probe_id] = (fold.where(probe.gold, rendered), fold.distance(probe.gold),
+                                _interference(probe.slot, rendered), stale, e.tokens)
+            asked[e.probe_id] = (probe, rendered, e)
         elif isinstance(e, ProbeAnswered):
             answered[e.probe_id] = e
         elif isinstance(e, ToolCalled):
             tools[e.probe_id].append(e)
         elif isinstance(e, ProbeJudged):
-            out.probes.append(probe_outcome(asked[e.probe_id], answered[e.probe_id], tools[e.probe_id], e))
+            probe = asked[e.probe_id][0]
+            where, distance, interference, stale, tokens = diag.get(e.probe_id, ("", None, None, None, 0))
+            answer = answered[e.probe_id].text
+            if stale is not None and not e.correct:
+                old = {v for _, v in fold.gold.get(probe.slot or "", []) if v != probe.gold}
+                stale = any(judge_string(v, answer) for v in old)
+            calls = tools[e.probe_id]
+            out.probes.append(ProbeOutcome(
+                probe_id=probe.probe_id, probe_type=probe.probe_type, slot=probe.slot, question=probe.text,
+                gold=probe.gold, answer=answer, correct=e.correct, judge=e.method,
+                tool_calls=sum(t.parsed for t in calls), tool_ok=sum(t.ok and t.parsed for t in calls),
+                unparsed_calls=sum(not t.parsed for t in calls), tools_tried=_tools_tried(calls),
+                where=where, distance=distance, rendered_tokens=tokens, interference=interference,
+                stale=stale, turn=probe.turn,
+            ))
     out.count(events)
+    out.has_tools = fold.kind == "three_layer"
+    written = [e for e in events if isinstance(e, (SummaryCreated, BaselineWritten))]
+    out.counts["summaries_worth_keeping"] = sum(any(f in fold.worth for f in e.facts) for e in written)
     return out
 
 
 def _turn_ends(event: Any, nxt: Any) -> bool:
-    from ledger.events import TurnRecorded
-
-    return nxt is None or isinstance(nxt, (TurnRecorded, ProbeAsked)) or nxt.turn != event.turn
-
-
-def probe_outcome(asked: ProbeAsked, answered: ProbeAnswered, tools: list[ToolCalled], judged: ProbeJudged) -> ProbeOutcome:
-    return ProbeOutcome(
-        probe_id=asked.probe_id, probe_type=asked.probe_type, slot=asked.slot, question=asked.text,
-        gold=asked.gold, answer=answered.text, correct=judged.correct, tool_calls=len(tools),
-        tool_ok=sum(t.ok for t in tools),
-    )
+    return nxt is None or isinstance(nxt, (TurnRecorded, ProbeAsked, EpisodeGold)) or nxt.turn != event.turn
 
 
 def outcomes_from_ledger(ledger: Ledger, run_id: str) -> list[EpisodeOutcome]:

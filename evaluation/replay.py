@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 
 from evaluation.errors import RunNotFound
-from evaluation.metrics import compute_metrics, outcomes_from_ledger
+from evaluation.metrics import without_timing, compute_metrics, outcomes_from_ledger
 from ledger.events import RunFinished, RunStarted
 from ledger.store import Ledger
 from projections.materialise import ProjectionStore, rebuild
@@ -47,7 +47,7 @@ class ReplayReport:
 
     @property
     def metrics_identical(self) -> bool:
-        return self.recorded_metrics is not None and self.metrics == self.recorded_metrics
+        return self.recorded_metrics is not None and without_timing(self.metrics) == self.recorded_metrics
 
     @property
     def identical(self) -> bool:

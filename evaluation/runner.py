@@ -17,25 +17,33 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from evaluation.baselines import BASELINES, BaselineMemory
 from evaluation.datasets import Dataset, Episode, Probe
-from evaluation.errors import RunExists, RunNotFound, UnknownSystem
-from evaluation.judge import judge_string
-from evaluation.metrics import EpisodeOutcome, ProbeOutcome, compute_metrics, turn_stats
-from ledger.events import ProbeAnswered, ProbeAsked, ProbeJudged, RunFinished, RunStarted, ToolCalled
+from evaluation.errors import EvaluationError, RunExists, RunNotFound, UnknownSystem
+from evaluation.judge import JUDGES, LlmJudge, StringJudge
+from evaluation.metrics import EpisodeOutcome, compute_metrics, outcomes_from_ledger, without_timing
+from ledger.events import EpisodeGold, Event, ProbeAnswered, ProbeAsked, ProbeJudged, RunFinished, RunStarted
 from ledger.keys import KeyStore, is_sealed
 from ledger.parquet import MANIFEST, ParquetLedger
 from ledger.store import Ledger, StreamKey
-from memory.backends import make_backend
+from ledger.schema import canonical_json
+from memory.backends import Backend, make_backend
+from gate.decide import decide
+from gate.erasure import Erase, values_to_erase
+from gate.errors import CommandRejected
 from memory.erasure import ErasureReceipt
 from memory.memory import Memory
 from projections.config import MemoryConfig
 from projections.materialise import ProjectionStore, projection_path
+from projections.state import record_id_for
 from projections.tokens import default_tokenizer
 
-SYSTEMS = ("three_layer",)
+SYSTEMS = ("three_layer", *BASELINES)
 LEDGER_FILE = "ledger.duckdb"
+MEMORY_POINTS_PER_EPISODE = 2
 
 Progress = Callable[[str, int], None]  # (what, how many units done since the last call)
+AnyMemory = Memory | BaselineMemory
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,6 +56,17 @@ class RunOptions:
     limit: int | None = None
     force: bool = False
     strict: bool = False
+    judge: str = "string"
+    judge_backend: str | None = None  # default: the answering backend
+    max_tool_iterations: int = 4
+    memory_points: int = MEMORY_POINTS_PER_EPISODE
+
+    def recorded(self) -> dict[str, Any]:
+        """What `run_started` records, and what a resumed run must match."""
+        return {"backend": self.backend, "memory": self.memory.to_dict(), "limit": self.limit,
+                "strict": self.strict, "personal_data": self.memory.personal_data, "judge": self.judge,
+                "judge_backend": self.judge_backend or self.backend, "max_tool_iterations": self.max_tool_iterations,
+                "memory_points": self.memory_points}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,15 +120,36 @@ def open_run(path: Path, *, keys: Path | None = None) -> Iterator[tuple[Ledger, 
 
 
 def erase_in_run(path: Path, *, system: str, episode: str, legal_basis: str, **target: Any) -> ErasureReceipt:
-    """Open a finished run for writing and erase from one of its episodes."""
+    """Open a finished run for writing and erase from one of its episodes.
+
+    The data subject's values live in every system's copy of the episode:
+    the baselines' streams of the same episode are erased too (by the values
+    the three_layer stream names), and the residue scan runs once at the end,
+    over all of them.
+    """
+    if system != "three_layer":
+        raise EvaluationError(f"erase names the three_layer stream of an episode (the baselines' copies of it "
+                              f"are erased with it); got system {system!r}")
     with Ledger(path, create=False) as ledger, ProjectionStore(projection_path(path)) as projections:
         run_id = next((r.stream.run_id for r in ledger.read(event_types=["run_started"])), None)
         stream = StreamKey(run_id or "", system, episode)
-        if stream not in dict(ledger.streams()):
+        streams = dict(ledger.streams())
+        if stream not in streams:
             known = sorted(s.episode_id for s, _ in ledger.streams() if s.system == system and s.episode_id)
             raise RunNotFound(f"{path}: no episode {episode!r} of system {system!r}; episodes: {', '.join(known[:10])}")
         memory = Memory(ledger, stream, "heuristic", projections=projections)
-        return memory.erase(legal_basis=legal_basis, **target)
+        exports = target.pop("exports", ())
+        request = Erase(legal_basis=legal_basis, key_prefix=memory.key_prefix, **target)
+        decide(memory.state, request)  # refuse a bad request before touching any stream
+        values = values_to_erase(memory.state, request)
+        for other in sorted(s for s in streams if s.episode_id == episode and s.run_id == stream.run_id
+                            and s.system != system):
+            copy = Memory(ledger, other, "heuristic", projections=projections)
+            try:
+                copy.erase(legal_basis=legal_basis, also=values, scan_residue=False, **target)
+            except CommandRejected:
+                continue  # this copy never held the values
+        return memory.erase(legal_basis=legal_basis, exports=exports, **target)
 
 
 def _decrypt_with(ledger: Ledger) -> Callable[[str], str]:
@@ -131,80 +171,178 @@ def _versions(tokenizer: str) -> dict[str, Any]:
     return out
 
 
-def _prepare(opts: RunOptions) -> Path:
-    unknown = [s for s in opts.systems if s not in SYSTEMS]
-    if unknown:
-        raise UnknownSystem(f"unknown system(s) {', '.join(unknown)}; this version has: {', '.join(SYSTEMS)}")
+def parse_systems(text: str) -> tuple[str, ...]:
+    """`all` or a comma-separated list, in the order given, without duplicates."""
+    names = SYSTEMS if text.strip() == "all" else tuple(dict.fromkeys(s.strip() for s in text.split(",") if s.strip()))
+    unknown = [s for s in names if s not in SYSTEMS]
+    if unknown or not names:
+        raise UnknownSystem(f"unknown system(s) {', '.join(unknown) or '(none given)'}; "
+                            f"this version has: {', '.join(SYSTEMS)} (or 'all')")
+    return names
+
+
+def _prepare(opts: RunOptions, dataset: dict[str, Any]) -> tuple[Path, bool]:
+    """The run's ledger path, and whether an interrupted run of the same arguments is resumed."""
+    parse_systems(",".join(opts.systems))
     opts.memory.validate()
+    if opts.judge not in JUDGES:
+        raise EvaluationError(f"unknown judge {opts.judge!r}; judges: {', '.join(JUDGES)}")
     path = ledger_path(opts.runs_dir, opts.run_id)
-    if path.exists():
-        if not opts.force:
-            raise RunExists(f"run {opts.run_id!r} already exists at {path}; pass --force to replace it "
-                            "or choose another --run-id")
+    if not path.exists():
+        return path, False
+    if opts.force:
         shutil.rmtree(path.parent)
-    return path
+        return path, False
+    with Ledger(path, read_only=True) as ledger:
+        started = next((r.event for r in ledger.read(event_types=["run_started"])), None)
+        finished = any(True for _ in ledger.read(event_types=["run_finished"]))
+    if started is not None:
+        assert isinstance(started, RunStarted)
+        mine = {"systems": list(opts.systems), "config": opts.recorded(), "dataset": dataset["hash"]}
+        theirs = {"systems": list(started.systems), "config": started.config, "dataset": started.dataset.get("hash")}
+        differ = sorted(k for k in mine if canonical_json(mine[k]) != canonical_json(theirs[k]))
+        if differ:
+            state = "complete" if finished else "incomplete"
+            raise RunExists(f"run {opts.run_id!r} already exists at {path} ({state}) and was started with different "
+                            f"{', '.join(differ)}; pass --force to replace it, or choose another --run-id")
+    return path, True
+
+
+def _judge(opts: RunOptions, tokenizer: str) -> StringJudge | LlmJudge:
+    if opts.judge == "string":
+        return StringJudge()
+    return LlmJudge(make_backend(opts.judge_backend or opts.backend, tokenizer=tokenizer))
+
+
+def open_memory(ledger: Ledger, projections: ProjectionStore, opts: RunOptions, system: str, ep: Episode,
+                backend: Backend) -> AnyMemory:
+    stream = StreamKey(opts.run_id, system, ep.episode_id)
+    if system == "three_layer":
+        return Memory(ledger, stream, backend, config=opts.memory, lang=ep.lang, projections=projections,
+                      strict=opts.strict, max_tool_iterations=opts.max_tool_iterations)
+    return BaselineMemory(ledger, stream, backend, kind=system, config=opts.memory, lang=ep.lang,
+                          projections=projections, max_tool_iterations=opts.max_tool_iterations)
 
 
 def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) -> RunResult:
-    """Run every system over the dataset's episodes; everything goes into the run's ledger."""
+    """Run every system over the dataset's episodes; everything goes into the run's ledger.
+
+    A run id that exists with the same arguments is resumed from its
+    ledger: finished turns and probes are skipped, an episode continues from
+    its last committed turn, nothing is written twice; a run that already
+    finished is left as it is and its metrics are read back from the ledger.
+    """
     if opts.memory.tokenizer == "auto":
         opts = replace(opts, memory=replace(opts.memory, tokenizer=default_tokenizer()))
-    path = _prepare(opts)
     episodes = dataset.episodes[: opts.limit] if opts.limit else dataset.episodes
+    data = {"name": dataset.name, "source": dataset.source, "hash": dataset.content_hash(), "episodes": len(episodes)}
+    path, _ = _prepare(opts, data)
+    path.parent.mkdir(parents=True, exist_ok=True)
     backend = make_backend(opts.backend, tokenizer=opts.memory.tokenizer)
+    judge = _judge(opts, opts.memory.tokenizer)
     tick = progress or (lambda what, n: None)
     with Ledger(path) as ledger, ProjectionStore(projection_path(path)) as projections:
         run_stream = StreamKey(opts.run_id)
-        ledger.append(run_stream, [RunStarted(
-            systems=opts.systems,
-            config={"backend": opts.backend, "memory": opts.memory.to_dict(), "limit": opts.limit,
-                    "strict": opts.strict, "personal_data": opts.memory.personal_data},
-            versions=_versions(opts.memory.tokenizer),
-            dataset={"name": dataset.name, "source": dataset.source, "hash": dataset.content_hash(),
-                     "episodes": len(episodes)},
-        )], expected_version=0)
-        outcomes = []
+        if ledger.stream_version(run_stream) == 0:
+            ledger.append(run_stream, [RunStarted(
+                systems=opts.systems, config=opts.recorded(), versions=_versions(opts.memory.tokenizer),
+                dataset=data,
+            )], expected_version=0)
         for system in opts.systems:
             for ep in episodes:
-                memory = Memory(ledger, StreamKey(opts.run_id, system, ep.episode_id), backend,
-                                config=opts.memory, lang=ep.lang, projections=projections, strict=opts.strict)
-                outcomes.append(run_episode(memory, system, ep, tick))
+                memory = open_memory(ledger, projections, opts, system, ep, backend)
+                run_episode(memory, system, ep, tick, judge=judge, memory_points=opts.memory_points)
+        outcomes = outcomes_from_ledger(ledger, opts.run_id)
         metrics = compute_metrics(outcomes)
-        ledger.append(run_stream, [RunFinished(metrics=metrics)], expected_version=1)
+        if any(True for _ in ledger.read(stream=run_stream, event_types=["run_finished"])):
+            return RunResult(opts.run_id, path, metrics, outcomes)
+        # Wall times are derived from the commits' recorded_at; the recorded metrics describe the memory only.
+        ledger.append(run_stream, [RunFinished(metrics=without_timing(metrics))],
+                      expected_version=ledger.stream_version(run_stream))
     return RunResult(opts.run_id, path, metrics, outcomes)
 
 
-def run_episode(memory: Memory, system: str, episode: Episode, tick: Progress) -> EpisodeOutcome:
-    out = EpisodeOutcome(system, episode.episode_id)
-    for t in episode.turns:
-        out.count(r.event for r in memory.add_turn(t.user, t.agent, occurred_at=t.occurred_at))
-        out.turns.append(turn_stats(memory.state))
+def _gold_event(episode: Episode) -> EpisodeGold:
+    planted = sorted(((turn, slot, value) for slot, history in episode.facts for turn, value in history),
+                     key=lambda x: x[0])
+    # Dataset turns are 0-based dialogue indices; the memory numbers turns from 1.
+    return EpisodeGold(facts=tuple((slot, value) for _, slot, value in planted),
+                       fact_turns=tuple(turn + 1 for turn, _, _ in planted))
+
+
+def run_episode(memory: AnyMemory, system: str, episode: Episode, tick: Progress, *,
+                judge: StringJudge | LlmJudge | None = None, memory_points: int = MEMORY_POINTS_PER_EPISODE) -> None:
+    """Ingest the episode's turns, then ask its probes; continues where the ledger stops."""
+    judge = judge or StringJudge()
+    history = list(memory.ledger.read(stream=memory.stream, event_types=["episode_gold", "probe_judged"]))
+    if not any(r.event.event_type == "episode_gold" for r in history):
+        memory.commit([_gold_event(episode)])
+    done = {r.event.probe_id for r in history if isinstance(r.event, ProbeJudged)}
+    skipped = min(memory.state.turn, len(episode.turns))
+    if skipped:
+        tick("turn", skipped)
+    for t in episode.turns[memory.state.turn:]:
+        memory.add_turn(t.user, t.agent, occurred_at=t.occurred_at)
         tick("turn", 1)
-    for probe in episode.probes:
-        outcome, events = ask_probe(memory, probe)
-        out.count(r.event for r in memory.commit(events))
-        out.probes.append(outcome)
+    for probe in (*episode.probes, *memory_point_probes(memory, system, episode, memory_points)):
+        if probe.probe_id not in done:
+            memory.commit(ask_probe(memory, probe, judge))
         tick("probe", 1)
+
+
+def memory_point_probes(memory: AnyMemory, system: str, episode: Episode, count: int) -> list[Probe]:
+    """Probes generated after ingestion, naming an item that has left the system's working memory.
+
+    The same planted facts for every system: values stated at least a window
+    before the end and changed later. `three_layer` is asked by the id of
+    the summary that has left its chain (its tools must fetch it); a
+    baseline is asked by the raw record id, which a destructive baseline has
+    deleted.
+    """
+    if count <= 0:
+        return []
+    last = len(episode.turns)
+    window = memory.state.config.window_turns
+    candidates = sorted(
+        (turn + 1, slot, value)
+        for slot, history in episode.facts
+        for (turn, value), (_, later) in zip(history, history[1:])
+        if later != value and turn + 1 <= last - window
+    )
+    picks = [candidates[round(i * (len(candidates) - 1) / max(count - 1, 1))] for i in range(count)] if candidates else []
+    zh = episode.lang == "zh"
+    out = []
+    for n, (turn, slot, value) in enumerate(dict.fromkeys(picks)):
+        rid = record_id_for(turn)
+        sid = None
+        if isinstance(memory, Memory):
+            sid = next((s.summary_id for s in memory.state.summaries.values()
+                        if rid in s.raw_ids and slot in dict(s.facts) and s.status != "active"), None)
+        if sid is not None:
+            question = f"记忆{sid}（第{turn}轮）记录的{slot}是什么？" if zh else \
+                f"Which {slot} did memory {sid} (turn {turn}) record?"
+        else:
+            question = f"我在第{turn}轮（记录{rid}）说的{slot}是什么？" if zh else \
+                f"Which {slot} did I state in turn {turn} (record {rid})?"
+        out.append(Probe(probe_id=f"{episode.episode_id}:mp{n}", type="memory_point", question=question,
+                         answer=value, fact_key=slot, evidence=(rid,)))
     return out
 
 
-def ask_probe(memory: Memory, probe: Probe) -> tuple[ProbeOutcome, list[Any]]:
-    """Ask one probe; returns its outcome and all its events, to be committed together."""
+def ask_probe(memory: AnyMemory, probe: Probe, judge: StringJudge | LlmJudge | None = None) -> list[Event]:
+    """Ask one probe; all its events, to be committed together."""
+    judge = judge or StringJudge()
     turn = memory.state.turn
     answer = memory.answer(probe.question, probe_id=probe.probe_id)
-    correct = judge_string(probe.answer, answer.text)
-    tools = [e for e in answer.events if isinstance(e, ToolCalled)]
-    events = [
+    verdict = judge.judge(question=probe.question, gold=probe.answer, answer=answer.text, turn=turn,
+                          probe_id=probe.probe_id)
+    return [
         ProbeAsked(turn=turn, probe_id=probe.probe_id, probe_type=probe.type, slot=probe.fact_key,
-                   text=probe.question, gold=probe.answer),
+                   text=probe.question, gold=probe.answer, evidence=probe.evidence),
         *answer.events,
         ProbeAnswered(turn=turn, probe_id=probe.probe_id, text=answer.text, tool_calls=answer.tool_calls,
                       llm_calls=answer.llm_calls),
-        ProbeJudged(turn=turn, probe_id=probe.probe_id, correct=correct, method="string", value=probe.answer),
+        *verdict.events,
+        ProbeJudged(turn=turn, probe_id=probe.probe_id, correct=verdict.correct, method=verdict.method,
+                    value=probe.answer),
     ]
-    outcome = ProbeOutcome(
-        probe_id=probe.probe_id, probe_type=probe.type, slot=probe.fact_key, question=probe.question,
-        gold=probe.answer, answer=answer.text, correct=correct, tool_calls=len(tools),
-        tool_ok=sum(e.ok for e in tools),
-    )
-    return outcome, events

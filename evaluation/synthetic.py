@@ -1,11 +1,18 @@
 """Seeded synthetic dialogue generator with exact gold answers (en and zh).
 
-Each episode plants a few slot facts, updates some of them later and fills
-the remaining turns with small talk.  Statements use templates that
+Each episode plants a few slot facts and updates some of them later; it also
+states hard constraints early (first quarter of the turns, never updated) and
+open loops, pending tasks raised in the middle third and never closed.  The
+remaining turns are small talk.  Statements use templates that
 ``gate.lexicon.detect_facts`` recognises exactly, values never contain one
-another within a slot, and probe questions are unique within an episode, so
-every probe has exactly one correct answer that a plain substring check can
-judge.
+another within a slot, constraint and open-loop values contain no other value
+of their language and are contained in none, and probe questions are unique
+within an episode, so every probe has exactly one correct answer that a plain
+substring check can judge.
+
+Probes come in four types, in this order within an episode: ``current_fact``
+and ``history_fact`` for the updated slots, then ``constraint``, then
+``open_loop``.
 
 Everything is derived from one ``random.Random(seed)`` instance, including
 the timestamps, so the same arguments always give the same dataset.
@@ -17,10 +24,20 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from itertools import pairwise
+from typing import Literal
 
 from evaluation.datasets import Dataset, Episode, Probe, Turn
 
-__all__ = ["SLOT_TABLES", "generate_synthetic"]
+__all__ = [
+    "CONSTRAINT_TABLES",
+    "OPEN_LOOP_SLOTS",
+    "OPEN_LOOP_TASKS",
+    "SLOT_TABLES",
+    "generate_synthetic",
+    "planted_statements",
+    "probe_questions",
+]
 
 SlotTable = tuple[tuple[str, tuple[str, ...]], ...]
 _Facts = tuple[tuple[str, tuple[tuple[int, str], ...]], ...]
@@ -62,14 +79,67 @@ SLOT_TABLES: dict[str, SlotTable] = {
 }
 
 
+# Hard constraints: stated once, early, never updated.  Slot names differ from
+# every SLOT_TABLES slot, and no value contains, or is contained in, any other
+# value of its language (so "500 dollars" and "2500 dollars" never coexist).
+CONSTRAINT_TABLES: dict[str, SlotTable] = {
+    "en": (
+        ("budget limit", (
+            "450 dollars", "1200 dollars", "80 euros", "2750 dollars", "350 pounds", "960 dollars",
+        )),
+        ("latest start time", ("7:40am", "10:20am", "1:50pm", "5:10pm", "9:25pm")),
+        ("maximum group size", (
+            "3 travellers", "5 travellers", "8 travellers", "12 travellers", "20 travellers",
+        )),
+        ("allowed airline", ("Lufthansa", "KLM", "Air Canada", "Qantas", "Emirates", "Iberia")),
+        ("dietary rule", (
+            "vegetarian only", "halal only", "gluten free", "kosher only", "pescatarian only",
+        )),
+        ("minimum hotel rating", ("3 stars", "4 stars", "5 stars")),
+        ("maximum flight length", ("4 hours", "6 hours", "9 hours", "12 hours")),
+    ),
+    "zh": (
+        ("预算上限", ("450元", "1200元", "80欧元", "2750元", "350英镑", "960元")),
+        ("最晚出发时间", ("早上7点40", "上午10点20", "下午1点50", "下午5点10", "晚上9点25")),
+        ("出行人数上限", ("3名旅客", "5名旅客", "8名旅客", "12名旅客", "20名旅客")),
+        ("指定航空公司", ("国航", "东航", "南航", "海航", "汉莎航空", "荷兰皇家航空")),
+        ("饮食要求", ("素食", "清真饮食", "无麸质饮食", "低盐饮食", "犹太洁食")),
+        ("酒店最低星级", ("三星级", "四星级", "五星级")),
+        ("最长飞行时间", ("4小时", "6小时", "9小时", "12小时")),
+    ),
+}
+
+# Open loops: a pending task raised once and never closed.  An episode with
+# several loops uses distinct slots and distinct tasks.
+OPEN_LOOP_SLOTS: dict[str, tuple[str, ...]] = {
+    "en": ("open task", "pending errand", "unfinished chore"),
+    "zh": ("待办事项", "待处理的事", "待跟进的事项"),
+}
+OPEN_LOOP_TASKS: dict[str, tuple[str, ...]] = {
+    "en": (
+        "passport renewal", "the tax return", "calling the plumber", "booking a dentist visit",
+        "returning the rental car", "fixing the bike brakes", "sending the invoice",
+        "replying to the landlord", "ordering printer ink", "cancelling the gym membership",
+    ),
+    "zh": (
+        "续签护照", "报税", "给水管工打电话", "预约牙医", "归还租的车", "修自行车刹车",
+        "寄发票", "回复房东", "买打印机墨盒", "取消健身房会员",
+    ),
+}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Phrasebook:
     """Per-language templates; every user template must parse exactly."""
 
     first: str
     updates: tuple[str, ...]
+    constraint: str
+    open_loop: str
     current_question: str
     history_question: str
+    constraint_question: str
+    open_loop_question: str
     acks: tuple[str, ...]
     small_talk: tuple[tuple[str, str], ...]
 
@@ -82,8 +152,12 @@ _PHRASEBOOKS: dict[str, _Phrasebook] = {
             "My {slot} is now {value}.",
             "My {slot} has changed to {value}.",
         ),
+        constraint="My {slot} is {value}. Treat that as a hard constraint.",
+        open_loop="My {slot} is {value}. Please remind me later.",
         current_question="What is my {slot} now?",
         history_question="What was my {slot} before it changed to {new}?",
+        constraint_question="Which hard constraint did I set for my {slot}?",
+        open_loop_question="What is still pending as my {slot}?",
         acks=("Noted.", "Got it, thanks.", "Okay, I will keep that in mind."),
         small_talk=(
             ("The weather is lovely today.", "Sounds like a nice day."),
@@ -107,8 +181,12 @@ _PHRASEBOOKS: dict[str, _Phrasebook] = {
             "我的{slot}换成了{value}。",
             "我的{slot}现在是{value}。",
         ),
+        constraint="我的{slot}是{value}。这是硬性约束。",
+        open_loop="我的{slot}是{value}。之后提醒我。",
         current_question="我现在的{slot}是什么？",
         history_question="我的{slot}在改成{new}之前是什么？",
+        constraint_question="我给{slot}定的硬性约束是什么？",
+        open_loop_question="我的{slot}还有什么没完成？",
         acks=("好的，记住了。", "明白。", "收到，谢谢。"),
         small_talk=(
             ("今天天气不错。", "是啊，适合出去走走。"),
@@ -133,17 +211,33 @@ _REVERT_PROBABILITY = 0.25
 _MIN_DISTRACTOR_SHARE_TENTHS = 3
 _BASE_TIME = datetime(2024, 1, 1, 9, 0, tzinfo=timezone.utc)
 
+_Kind = Literal["slot", "constraint", "open_loop"]
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _SlotPlan:
-    """Values a slot takes over the episode, first statement included."""
+    """Values a slot takes over the episode, first statement included.
+
+    Constraints and open loops have exactly one value.
+    """
 
     slot: str
     values: tuple[str, ...]
+    kind: _Kind = "slot"
+
+
+def _default_updates(turns: int) -> tuple[int, int]:
+    """Updates per slot grow with length, so long episodes carry deep histories."""
+    if turns <= 40:
+        return (1, 2)
+    if turns <= 150:
+        return (2, 4)
+    return (3, 6)
 
 
 def _validate(n_episodes: int, turns: int, langs: tuple[str, ...],
-              updates_per_slot: tuple[int, int], slots_per_episode: int) -> None:
+              updates_per_slot: tuple[int, int], slots_per_episode: int,
+              constraints: int, open_loops: int) -> None:
     if n_episodes < 1:
         raise ValueError(f"n_episodes must be >= 1, got {n_episodes}")
     if turns < 2:
@@ -156,16 +250,30 @@ def _validate(n_episodes: int, turns: int, langs: tuple[str, ...],
         raise ValueError(
             f"updates_per_slot must satisfy 0 <= low <= high, got {updates_per_slot!r}"
         )
-    smallest_table = min(len(SLOT_TABLES[lang]) for lang in langs)
-    if not 1 <= slots_per_episode <= smallest_table:
-        raise ValueError(
-            f"slots_per_episode must be in 1..{smallest_table}, got {slots_per_episode}"
-        )
+    limits = (
+        ("slots_per_episode", slots_per_episode, 1, SLOT_TABLES),
+        ("constraints", constraints, 0, CONSTRAINT_TABLES),
+        ("open_loops", open_loops, 0, OPEN_LOOP_SLOTS),
+    )
+    for name, value, lowest, tables in limits:
+        highest = min(len(tables[lang]) for lang in langs)
+        if not lowest <= value <= highest:
+            raise ValueError(f"{name} must be in {lowest}..{highest}, got {value}")
 
 
 def _fact_budget(turns: int) -> int:
     min_distractors = (turns * _MIN_DISTRACTOR_SHARE_TENTHS + 9) // 10
     return turns - min_distractors
+
+
+def _early_window(turns: int) -> range:
+    """Turns in the first quarter (4 * turn < turns); never empty."""
+    return range((turns + 3) // 4)
+
+
+def _middle_window(turns: int) -> range:
+    """Turns in the middle third (turns <= 3 * turn < 2 * turns); never empty."""
+    return range((turns + 2) // 3, (2 * turns + 2) // 3)
 
 
 def _fit_updates(updates: list[int], budget: int) -> list[int]:
@@ -180,6 +288,26 @@ def _fit_updates(updates: list[int], budget: int) -> list[int]:
     return counts
 
 
+def _fit(turns: int, updates: list[int], constraints: int,
+         open_loops: int) -> tuple[list[int], int, int]:
+    """Fit slots, constraints and open loops into the episode's fact budget.
+
+    Slots and updates shrink first; constraints and open loops are dropped
+    (open loops first) only when one slot with one update, the least that
+    still yields a current and a history probe, would not fit beside them.
+    Neither can outnumber the turns of its window.
+    """
+    budget = _fact_budget(turns)
+    constraints = min(constraints, len(_early_window(turns)))
+    open_loops = min(open_loops, len(_middle_window(turns)))
+    need = 2 if any(updates) else 1
+    while open_loops and budget - constraints - open_loops < need:
+        open_loops -= 1
+    while constraints and budget - constraints - open_loops < need:
+        constraints -= 1
+    return _fit_updates(updates, budget - constraints - open_loops), constraints, open_loops
+
+
 def _next_value(rng: random.Random, pool: tuple[str, ...], history: list[str]) -> str:
     current = history[-1]
     if len(history) >= 2 and rng.random() < _REVERT_PROBABILITY:
@@ -188,11 +316,12 @@ def _next_value(rng: random.Random, pool: tuple[str, ...], history: list[str]) -
     return rng.choice(unused or [value for value in pool if value != current])
 
 
-def _plan_slots(rng: random.Random, lang: str, turns: int,
-                updates_per_slot: tuple[int, int], slots_per_episode: int) -> list[_SlotPlan]:
+def _plan(rng: random.Random, lang: str, turns: int, updates_per_slot: tuple[int, int],
+          slots_per_episode: int, constraints: int, open_loops: int) -> list[_SlotPlan]:
     table = SLOT_TABLES[lang]
     chosen = rng.sample(range(len(table)), slots_per_episode)
-    counts = _fit_updates([rng.randint(*updates_per_slot) for _ in chosen], _fact_budget(turns))
+    requested = [rng.randint(*updates_per_slot) for _ in chosen]
+    counts, constraints, open_loops = _fit(turns, requested, constraints, open_loops)
     plans = []
     for table_index, count in zip(chosen, counts):
         slot, pool = table[table_index]
@@ -200,16 +329,33 @@ def _plan_slots(rng: random.Random, lang: str, turns: int,
         for _ in range(count):
             history.append(_next_value(rng, pool, history))
         plans.append(_SlotPlan(slot=slot, values=tuple(history)))
+    for slot, pool in rng.sample(CONSTRAINT_TABLES[lang], constraints):
+        plans.append(_SlotPlan(slot=slot, values=(rng.choice(pool),), kind="constraint"))
+    loop_slots = rng.sample(OPEN_LOOP_SLOTS[lang], open_loops)
+    for slot, task in zip(loop_slots, rng.sample(OPEN_LOOP_TASKS[lang], open_loops)):
+        plans.append(_SlotPlan(slot=slot, values=(task,), kind="open_loop"))
     return plans
 
 
 def _schedule(rng: random.Random, plans: list[_SlotPlan], turns: int) -> dict[int, tuple[int, int]]:
-    """Map turn index -> (plan index, value index), keeping each slot in order."""
-    labels = [index for index, plan in enumerate(plans) for _ in plan.values]
+    """Map turn index -> (plan index, value index), keeping each slot in order.
+
+    Constraints go to the first quarter, open loops to the middle third and
+    slot statements to any turn still free.
+    """
+    schedule: dict[int, tuple[int, int]] = {}
+    for kind, window in (("constraint", _early_window(turns)),
+                         ("open_loop", _middle_window(turns))):
+        indexes = [index for index, plan in enumerate(plans) if plan.kind == kind]
+        for position, index in zip(rng.sample(window, len(indexes)), indexes):
+            schedule[position] = (index, 0)
+    labels = [
+        index for index, plan in enumerate(plans) if plan.kind == "slot" for _ in plan.values
+    ]
     rng.shuffle(labels)
-    positions = sorted(rng.sample(range(turns), len(labels)))
+    free = [turn for turn in range(turns) if turn not in schedule]
+    positions = sorted(rng.sample(free, len(labels)))
     seen: Counter[int] = Counter()
-    schedule = {}
     for position, label in zip(positions, labels):
         schedule[position] = (label, seen[label])
         seen[label] += 1
@@ -219,7 +365,12 @@ def _schedule(rng: random.Random, plans: list[_SlotPlan], turns: int) -> dict[in
 def _fact_turn(
     rng: random.Random, book: _Phrasebook, plan: _SlotPlan, step: int
 ) -> tuple[str, str]:
-    template = book.first if step == 0 else rng.choice(book.updates)
+    if plan.kind == "constraint":
+        template = book.constraint
+    elif plan.kind == "open_loop":
+        template = book.open_loop
+    else:
+        template = book.first if step == 0 else rng.choice(book.updates)
     return template.format(slot=plan.slot, value=plan.values[step]), rng.choice(book.acks)
 
 
@@ -261,7 +412,7 @@ def _slot_questions(
     """(type, question, answer) for one slot; ambiguous history probes are skipped."""
     questions = [("current_fact", book.current_question.format(slot=slot), values[-1])]
     targets = Counter(values[1:])
-    for before, after in zip(values, values[1:]):
+    for before, after in pairwise(values):
         # "before it changed to X" has two answers if X was reached twice.
         if targets[after] == 1:
             question = book.history_question.format(slot=slot, new=after)
@@ -269,11 +420,24 @@ def _slot_questions(
     return questions
 
 
-def _probes(episode_id: str, book: _Phrasebook, facts: _Facts) -> tuple[Probe, ...]:
+def _questions(
+    book: _Phrasebook, kind: _Kind, slot: str, values: tuple[str, ...]
+) -> list[tuple[str, str, str]]:
+    if kind == "constraint":
+        return [("constraint", book.constraint_question.format(slot=slot), values[0])]
+    if kind == "open_loop":
+        return [("open_loop", book.open_loop_question.format(slot=slot), values[0])]
+    return _slot_questions(book, slot, values)
+
+
+def _probes(episode_id: str, book: _Phrasebook, facts: _Facts,
+            kinds: dict[str, _Kind]) -> tuple[Probe, ...]:
     rows = [
         (kind, question, answer, slot)
+        for wanted in ("slot", "constraint", "open_loop")
         for slot, history in facts
-        for kind, question, answer in _slot_questions(book, slot, tuple(v for _, v in history))
+        if kinds[slot] == wanted
+        for kind, question, answer in _questions(book, wanted, slot, tuple(v for _, v in history))
     ]
     return tuple(
         Probe(probe_id=f"{episode_id}:p{index}", type=kind, question=question,
@@ -283,17 +447,18 @@ def _probes(episode_id: str, book: _Phrasebook, facts: _Facts) -> tuple[Probe, .
 
 
 def _episode(rng: random.Random, index: int, lang: str, turns: int,
-             updates_per_slot: tuple[int, int], slots_per_episode: int) -> Episode:
+             updates_per_slot: tuple[int, int], slots_per_episode: int,
+             constraints: int, open_loops: int) -> Episode:
     book = _PHRASEBOOKS[lang]
     episode_id = f"syn-{lang}-{index:03d}"
-    plans = _plan_slots(rng, lang, turns, updates_per_slot, slots_per_episode)
+    plans = _plan(rng, lang, turns, updates_per_slot, slots_per_episode, constraints, open_loops)
     schedule = _schedule(rng, plans, turns)
     facts = _facts(plans, schedule)
     return Episode(
         episode_id=episode_id,
         turns=_build_turns(rng, book, plans, schedule, turns),
         facts=facts,
-        probes=_probes(episode_id, book, facts),
+        probes=_probes(episode_id, book, facts, {plan.slot: plan.kind for plan in plans}),
         lang=lang,
     )
 
@@ -304,18 +469,34 @@ def generate_synthetic(
     turns: int = 24,
     seed: int = 7,
     langs: tuple[str, ...] = ("en", "zh"),
-    updates_per_slot: tuple[int, int] = (1, 2),
+    updates_per_slot: tuple[int, int] | None = None,
     slots_per_episode: int = 4,
+    constraints: int = 1,
+    open_loops: int = 1,
 ) -> Dataset:
     """Generate ``n_episodes`` episodes of ``turns`` turns, alternating ``langs``.
 
-    At least 30% of turns are small talk; when ``turns`` is too small for the
-    requested facts, update counts shrink first and then the number of slots.
+    Each episode plants ``slots_per_episode`` updated slots, ``constraints``
+    hard constraints in the first quarter and ``open_loops`` pending tasks in
+    the middle third.  ``updates_per_slot`` is the (low, high) range of
+    updates per slot; None scales it with length: (1, 2) up to 40 turns,
+    (2, 4) up to 150, (3, 6) beyond.
+
+    At least 30% of turns are small talk.  When ``turns`` is too small for the
+    requested facts, update counts shrink first, then the number of slots, down
+    to one slot with one update; only then are open loops dropped, and then
+    constraints.  Neither outnumbers the turns of its window.  With the
+    defaults every probe type fits from 6 turns up; 5 turns lose the open
+    loop, 3 and 4 the constraint too, and 2 keep one slot without updates.
     """
-    _validate(n_episodes, turns, langs, updates_per_slot, slots_per_episode)
+    if updates_per_slot is None:
+        updates_per_slot = _default_updates(turns)
+    _validate(n_episodes, turns, langs, updates_per_slot, slots_per_episode,
+              constraints, open_loops)
     rng = random.Random(seed)
     episodes = tuple(
-        _episode(rng, index, langs[index % len(langs)], turns, updates_per_slot, slots_per_episode)
+        _episode(rng, index, langs[index % len(langs)], turns, updates_per_slot,
+                 slots_per_episode, constraints, open_loops)
         for index in range(n_episodes)
     )
     return Dataset(
@@ -323,3 +504,38 @@ def generate_synthetic(
         source=f"synthetic(seed={seed},n={n_episodes},turns={turns})",
         episodes=episodes,
     )
+
+
+def planted_statements(lang: str) -> tuple[tuple[str, str, str, bool], ...]:
+    """Every user statement the generator can plant in ``lang``.
+
+    Rows are ``(text, slot, value, change)``: what ``detect_facts(text)`` must
+    return as its single mention.
+    """
+    book = _PHRASEBOOKS[lang]
+    rows = []
+    for slot, values in SLOT_TABLES[lang]:
+        for value in values:
+            rows.append((book.first.format(slot=slot, value=value), slot, value, False))
+            rows.extend((template.format(slot=slot, value=value), slot, value, True)
+                        for template in book.updates)
+    for slot, values in CONSTRAINT_TABLES[lang]:
+        rows.extend((book.constraint.format(slot=slot, value=value), slot, value, False)
+                    for value in values)
+    for slot in OPEN_LOOP_SLOTS[lang]:
+        rows.extend((book.open_loop.format(slot=slot, value=task), slot, task, False)
+                    for task in OPEN_LOOP_TASKS[lang])
+    return tuple(rows)
+
+
+def probe_questions(lang: str) -> tuple[tuple[str, str], ...]:
+    """Every probe question the generator can ask in ``lang``, as ``(question, slot)``."""
+    book = _PHRASEBOOKS[lang]
+    rows = []
+    for slot, values in SLOT_TABLES[lang]:
+        rows.append((book.current_question.format(slot=slot), slot))
+        rows.extend((book.history_question.format(slot=slot, new=value), slot) for value in values)
+    rows.extend((book.constraint_question.format(slot=slot), slot)
+                for slot, _ in CONSTRAINT_TABLES[lang])
+    rows.extend((book.open_loop_question.format(slot=slot), slot) for slot in OPEN_LOOP_SLOTS[lang])
+    return tuple(rows)

@@ -95,7 +95,7 @@ def decide_erase(state: EpisodeState, cmd: Erase) -> tuple[FactErased | KeyShred
             "clear and cannot be crypto-shredded"
         )
     targets = _targets(state, cmd)
-    if not targets and not cmd.record_id and not cmd.subject:
+    if not targets and not cmd.record_id and not cmd.subject and not cmd.mentions:
         raise CommandRejected(f"Erase: nothing to erase for {cmd.describe()}")
     prefix = cmd.key_prefix
     turns = {state.summaries[sid].turn for sid, _ in targets}

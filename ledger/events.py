@@ -189,7 +189,48 @@ class ContextRendered(Event):
     probe_id: str | None = None
 
 
+# --- episode stream: baseline memories ------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BaselineWritten(Event):
+    """A baseline memory wrote one item: a naive-chain summary, or a new rolling summary."""
+
+    event_type: ClassVar[str] = "baseline_written"
+    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "facts")
+    IDS: ClassVar[str | None] = "raw_ids"
+    summary_id: str  # the item's id within its stream
+    text: str
+    facts: tuple[Fact, ...]
+    raw_ids: tuple[str, ...]
+    truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BaselineDropped(Event):
+    """A baseline memory deleted items (oldest past its budget, or folded into a rolling summary).
+
+    The ledger keeps what they were; the system itself can no longer read them.
+    """
+
+    event_type: ClassVar[str] = "baseline_dropped"
+    IDS: ClassVar[str | None] = "dropped"
+    dropped: tuple[str, ...]
+    reason: str
+
+
 # --- episode stream: evaluation -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EpisodeGold(Event):
+    """The dataset's annotations for this episode: planted facts and evidence the metrics judge against."""
+
+    event_type: ClassVar[str] = "episode_gold"
+    PERSONAL: ClassVar[tuple[str, ...]] = ("facts",)
+    facts: tuple[Fact, ...]  # (slot, value) as planted, in dialogue order
+    fact_turns: tuple[int, ...]  # the turn each planted fact was stated in
+    source: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -203,6 +244,7 @@ class ProbeAsked(Event):
     slot: str | None
     text: str  # the question
     gold: str
+    evidence: tuple[str, ...] = ()  # record ids the dataset names as evidence, if any
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -285,6 +327,9 @@ EVENT_TYPES: dict[str, type[Event]] = {
         IndexCreated,
         WindowEvicted,
         ContextRendered,
+        BaselineWritten,
+        BaselineDropped,
+        EpisodeGold,
         ProbeAsked,
         ToolCalled,
         ProbeAnswered,

@@ -5,33 +5,74 @@ text, through the markers of the prompt contract, exactly as a model would:
 
 * summarizer calls: detect facts in the new turn's user message with the
   lexical detector; override the chain summaries whose every slot it
-  restates; answer NONE when there is no fact.
-* answer calls: find the slot the question names (exact substring of a
-  slot seen in the memory); a question about the value *before* a change
-  asks `get_predecessor_summary` and answers from its result; any other
-  question answers from CURRENT_VALUES.
+  restates; answer NONE when there is no fact. A rolling-summary call
+  (`<EVICTED_TURNS>`) rewrites the summary's facts with the evicted turns'
+  facts, newest winning: the older values are gone, as in any destructive
+  summary.
+* answer calls: collect every (turn, slot, value) the memory shows (raw
+  turns, summary lines, index titles), ordered by turn, so the newest
+  statement wins and CURRENT_VALUES wins over all. A question about the
+  value *before* a change answers from the shown history when it holds the
+  change, else asks `get_predecessor_summary`; a question naming a summary
+  or record id reads that item, else fetches it by id. Tools are only
+  called when the prompt offers them; without them the answer is "I don't
+  know." rather than a guess.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from gate.lexicon import detect_facts
 from gate.summary_format import format_summary, parse_facts
 from memory.backends import Completion, Message
+from memory.matching import judge_string
 from projections.tokens import count_tokens
 
 _NEW_TURN = re.compile(r"<NEW_TURN[^>]*>\s*USER:(.*?)\nAGENT:", re.DOTALL)
-_CHAIN_LINE = re.compile(r"^- (s\d+) .*?\[FACTS: (.*?)\]", re.MULTILINE)
+_CHAIN_LINE = re.compile(r"^- ([a-z]\d+) .*?\[FACTS: (.*?)\]", re.MULTILINE)
 _CURRENT = re.compile(r"<CURRENT_VALUES>\n(.*?)\n</CURRENT_VALUES>", re.DOTALL)
 _QUESTION = re.compile(r"QUESTION:\s*(.*)", re.DOTALL)
 _BEFORE = (
     re.compile(r"before (?:it|they|that)? ?(?:was |were )?(?:changed|updated|moved|switched) to (.+?)[?？.]?\s*$", re.I),
     re.compile(r"在?(?:改成|改为|换成|改到)了?(.+?)之前"),
 )
-_TOOL_VALUE = re.compile(r"\[TOOL RESULT get_predecessor_summary\]\nfact_key=.*?; value=(.*?); from")
+# Shown memory, one observation source per line shape.
+_TURN_LINE = re.compile(r"^\[(r\d+) turn (\d+)\] USER: (.*?) \| AGENT: ", re.MULTILINE)
+_ITEM_LINE = re.compile(r"^- ([a-z]\d+) \(turns? (?:\d+-)?(\d+)(?:; raw ([^)]*))?\) .*?\[FACTS: (.*?)\]", re.MULTILINE)
+_INDEX_LINE = re.compile(r"^- (i\d+) \[INDEX turn (\d+)-(\d+);[^\]]*\] (.*)$", re.MULTILINE)
+_SUMMARY_ID = re.compile(r"(?<![A-Za-z0-9])([snm]\d{4})(?![0-9])")
+_RECORD_ID = re.compile(r"(?<![A-Za-z0-9])(r\d{4})(?![0-9])")
+_RESULT = re.compile(r"\[TOOL RESULT (\w+)\]\n(.*?)\n\[/TOOL RESULT\]", re.DOTALL)
+_PREDECESSOR = re.compile(r"fact_key=.*?; value=(.*?); from")
+_FIRST_FACTS = re.compile(r"\[FACTS: (.*?)\]")
 UNKNOWN = "I don't know."
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    turn: int
+    slot: str
+    value: str
+    ids: tuple[str, ...]  # the item's id and any raw ids it names
+
+
+def _observations(memory: str) -> list[_Seen]:
+    """Every (turn, slot, value) the memory shows, oldest first (stable within a turn)."""
+    seen: list[tuple[int, int, _Seen]] = []
+    for m in _TURN_LINE.finditer(memory):
+        for f in detect_facts(m.group(3)):
+            seen.append((int(m.group(2)), m.start(), _Seen(int(m.group(2)), f.slot, f.value, (m.group(1),))))
+    for m in _ITEM_LINE.finditer(memory):
+        raw = tuple(r.strip() for r in (m.group(3) or "").split(",") if r.strip())
+        for slot, value in parse_facts(m.group(4)):
+            seen.append((int(m.group(2)), m.start(), _Seen(int(m.group(2)), slot, value, (m.group(1), *raw))))
+    for m in _INDEX_LINE.finditer(memory):
+        for slot, value in parse_facts(m.group(4)):
+            seen.append((int(m.group(3)), m.start(), _Seen(int(m.group(3)), slot, value, (m.group(1),))))
+    return [s for _, _, s in sorted(seen, key=lambda x: (x[0], x[1]))]
 
 
 class HeuristicBackend:
@@ -43,7 +84,12 @@ class HeuristicBackend:
 
     def complete(self, messages: Sequence[Message], *, purpose: str) -> Completion:
         prompt = "\n".join(m["content"] for m in messages)
-        text = self._summarize(prompt) if purpose == "summarize" else self._answer(messages)
+        if purpose == "summarize":
+            text = self._summarize(prompt)
+        elif purpose == "judge":
+            text = self._judge(prompt)
+        else:
+            text = self._answer(messages)
         usage = {
             "prompt_tokens": count_tokens(prompt, self.tokenizer),
             "completion_tokens": count_tokens(text, self.tokenizer),
@@ -53,6 +99,8 @@ class HeuristicBackend:
     # -- summarizer ----------------------------------------------------------------
 
     def _summarize(self, prompt: str) -> str:
+        if "<EVICTED_TURNS" in prompt:
+            return self._roll(prompt)
         m = _NEW_TURN.search(prompt)
         if not m:
             return "NONE"
@@ -67,37 +115,93 @@ class HeuristicBackend:
         )
         return format_summary(user, facts, overrides)
 
+    @staticmethod
+    def _roll(prompt: str) -> str:
+        """A rolling summary: the previous facts updated by the evicted turns'; older values are dropped."""
+        block = re.search(r"<ROLLING_SUMMARY>\n(.*?)\n</ROLLING_SUMMARY>", prompt, re.DOTALL)
+        previous = block.group(1) if block else ""
+        facts = dict(parse_facts(m.group(1))) if (m := _FIRST_FACTS.search(previous)) else {}
+        last = 0
+        for seen in _observations(prompt.split("<EVICTED_TURNS", 1)[1]):
+            facts[seen.slot] = seen.value
+            last = max(last, seen.turn)
+        span = re.search(r"<EVICTED_TURNS turns=\d+-(\d+)>", prompt)
+        upto = span.group(1) if span else str(last)
+        body = "; ".join(f"{k}={v}" for k, v in facts.items())
+        return f"Conversation so far, up to turn {upto}.\n[FACTS: {body}]"
+
+    @staticmethod
+    def _judge(prompt: str) -> str:
+        """The judge contract answered by normalised string match: CORRECT or WRONG."""
+        gold = re.search(r"^GOLD: (.*)$", prompt, re.MULTILINE)
+        answer = re.search(r"^ANSWER: (.*)", prompt, re.MULTILINE | re.DOTALL)
+        if not gold or not answer:
+            return "WRONG"
+        return "CORRECT" if judge_string(gold.group(1), answer.group(1)) else "WRONG"
+
     # -- answerer ------------------------------------------------------------------
 
     def _answer(self, messages: Sequence[Message]) -> str:
         first = next((m["content"] for m in messages if "QUESTION:" in m["content"]), "")
+        tools = any("get_archived_summary(" in m["content"] for m in messages if m["role"] == "system")
         q = _QUESTION.search(first)
         question = q.group(1).strip() if q else ""
-        known = self._known_values(first)
-        slot = _slot_in(question, list(known))
+        memory = first[: q.start()] if q else first
+        seen = _observations(memory)
+        current = dict(parse_facts(m.group(1).replace("\n", ";"))) if (m := _CURRENT.search(memory)) else {}
+        results = [(name, body) for msg in messages[1:] for name, body in _RESULT.findall(msg["content"])]
+        slot = _slot_in(question, [*{s.slot for s in seen}, *current])
         if slot is None:
             return UNKNOWN
         before = next((m.group(1).strip() for p in _BEFORE if (m := p.search(question))), None)
-        if before is None:
-            return known[slot]
-        results = [_TOOL_VALUE.search(m["content"]) for m in messages]
-        found = [r.group(1) for r in results if r]
-        if found:
-            return found[-1]
-        if any("[TOOL RESULT get_predecessor_summary]" in m["content"] for m in messages):
-            return UNKNOWN  # the tool was asked and had nothing: do not guess
-        return f'get_predecessor_summary(fact_key="{slot}", exclude_value="{before}")'
+        if before is not None:
+            return self._before(slot, before, seen, results, tools)
+        target = _SUMMARY_ID.search(question) or _RECORD_ID.search(question)
+        if target is not None:
+            return self._by_id(slot, target.group(1), seen, results, tools)
+        if slot in current:
+            return current[slot]
+        values = [s.value for s in seen if s.slot == slot]
+        return values[-1] if values else UNKNOWN
 
     @staticmethod
-    def _known_values(memory: str) -> dict[str, str]:
-        """Slot -> newest value shown: chain facts first, CURRENT_VALUES last (it wins)."""
-        known: dict[str, str] = {}
-        for _, body in _CHAIN_LINE.findall(memory):
-            known.update(parse_facts(body))
-        m = _CURRENT.search(memory)
-        if m:
-            known.update(parse_facts(m.group(1).replace("\n", ";")))
-        return known
+    def _before(slot: str, new: str, seen: list[_Seen], results: list[tuple[str, str]], tools: bool) -> str:
+        values = [s.value for s in seen if s.slot == slot]
+        anchor = max((i for i, v in enumerate(values) if v == new), default=None)
+        if anchor is not None:
+            while anchor > 0 and values[anchor - 1] == new:
+                anchor -= 1
+            if anchor > 0:
+                return values[anchor - 1]
+        for name, body in reversed(results):
+            if name == "get_predecessor_summary":
+                m = _PREDECESSOR.search(body)
+                return m.group(1) if m else UNKNOWN  # the tool was asked and had nothing: do not guess
+        if not tools:
+            return UNKNOWN
+        return f'get_predecessor_summary(fact_key="{slot}", exclude_value="{new}")'
+
+    @staticmethod
+    def _by_id(slot: str, item_id: str, seen: list[_Seen], results: list[tuple[str, str]], tools: bool) -> str:
+        shown = [s.value for s in seen if s.slot == slot and item_id in s.ids]
+        if shown:
+            return shown[-1]
+        tool = "get_raw_record" if item_id.startswith("r") else "get_archived_summary"
+        for name, body in reversed(results):
+            if name != tool:
+                continue
+            head = body.split("\n", 2)
+            if tool == "get_archived_summary":
+                m = _FIRST_FACTS.search(head[0])
+                value = dict(parse_facts(m.group(1))).get(slot) if m else None
+            else:
+                user = next((line[len("USER: "):] for line in head if line.startswith("USER: ")), "")
+                value = next((f.value for f in detect_facts(user) if f.slot == slot), None)
+            return value or UNKNOWN
+        if not tools:
+            return UNKNOWN
+        arg = "reference_id" if tool == "get_raw_record" else "summary_id"
+        return f'{tool}({arg}="{item_id}")'
 
 
 def _slot_in(question: str, slots: list[str]) -> str | None:

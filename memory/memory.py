@@ -9,8 +9,7 @@ committed, so the live state and a replay of the ledger cannot drift.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from dataclasses import dataclass, replace
 
@@ -19,13 +18,13 @@ from gate.decide import decide
 from gate.erasure import Erase, answer_key, index_key, turn_key, values_to_erase
 from gate.errors import InvariantViolation
 from gate.invariants import check_i1, check_i2, check_i3, check_i5
-from ledger.events import ContextRendered, Event, IndexCreated, LlmCalled, ToolCalled
+from ledger.events import Event, IndexCreated, LlmCalled
 from ledger.keys import key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
 from memory.erasure import ErasureReceipt, mentions, personal_texts, receipt, scan
-from memory.backends import Backend, Message, make_backend, prompt_hash
-from memory.prompts import answer_messages, summarizer_messages, tool_result_message
-from memory.toolcalls import parse_tool_calls
+from memory.answering import Answer, answer_with_tools, call_backend
+from memory.backends import Backend, Message, make_backend
+from memory.prompts import summarizer_messages
 from memory.tools import ToolResult, run_tool
 from projections.config import MemoryConfig
 from projections.materialise import LiveProjection, ProjectionStore, last_erasure_seq, projection_path
@@ -35,17 +34,6 @@ from projections.tokens import default_tokenizer
 
 
 KeyFor = Callable[[Event], str | None]
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """A visible answer and the events that record how it was reached (not yet appended)."""
-
-    text: str
-    events: tuple[Event, ...]
-    tool_calls: int
-    llm_calls: int
-    rendered: Rendered
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +138,7 @@ class Memory:
     def erase(
         self, *, legal_basis: str, slot: str | None = None, value: str | None = None,
         record_id: str | None = None, subject: bool = False, exports: Sequence[Path] = (),
+        also: Iterable[str] = (), scan_residue: bool = True,
     ) -> ErasureReceipt:
         """Erase by slot (one value or all), raw record, or the whole data subject; returns the receipt.
 
@@ -157,18 +146,26 @@ class Memory:
         the projection file is rebuilt into a new file, and the residue scan
         looks for the values everywhere they could survive, including the
         Parquet `exports` named (their rows, read with the remaining keys).
+        `also` adds values found in another stream of the same subject (a
+        baseline's copy of the dialogue is erased by the values its
+        three_layer stream names); `scan_residue=False` leaves the scan to
+        the caller that erases several streams.
         """
         self._finish_shredding()  # a retry after an interrupted erasure completes it
         request = Erase(legal_basis=legal_basis, key_prefix=self.key_prefix, slot=slot, value=value,
                         record_id=record_id, subject=subject)
-        decide(self.state, request)  # refuse a bad request before scanning anything
-        values = values_to_erase(self.state, request)
+        extra = set(also)
+        if not extra:
+            decide(self.state, request)  # refuse a bad request before scanning anything
+        values = values_to_erase(self.state, request) | extra
         mentions = self._mentions(values)
         events = decide(self.state, replace(request, mentions=tuple(sorted(mentions))))
         recorded = self._commit(events, check=False)
         self._finish_shredding()
         if self.strict:
             self.check(recorded)
+        if not scan_residue:
+            return receipt(events, {}, (), 0)
         residue, places, short = scan(self.ledger, self.stream, self.projections, self.render().text, values,
                                       exports)
         return receipt(events, residue, places, short)
@@ -200,15 +197,8 @@ class Memory:
     # -- writing -------------------------------------------------------------------
 
     def _call(self, messages: list[Message], *, purpose: str, turn: int, probe_id: str | None = None) -> _Call:
-        started = time.perf_counter()
-        completion = self.backend.complete(messages, purpose=purpose)
-        latency = round((time.perf_counter() - started) * 1000, 3)
-        event = LlmCalled(
-            turn=turn, purpose=purpose, backend=self.backend.name, model=self.backend.model,
-            prompt_hash=prompt_hash(messages), text=completion.text, usage=dict(completion.usage),
-            latency_ms=latency, retries=completion.retries, error=completion.error, probe_id=probe_id,
-        )
-        return _Call(completion.text, event)
+        text, event = call_backend(self.backend, messages, purpose=purpose, turn=turn, probe_id=probe_id)
+        return _Call(text, event)
 
     def add_turn(
         self, user: str, agent: str, *, occurred_at: str | None = None, source: str | None = None
@@ -236,35 +226,10 @@ class Memory:
 
     def answer(self, question: str, *, probe_id: str | None = None, budget: int | None = None) -> Answer:
         """Answer with the tool loop; returns the answer and its events without appending them."""
-        turn = self.state.turn
-        rendered = self.render(budget)
-        events: list[Event] = [
-            ContextRendered(turn=turn, purpose="answer", item_ids=rendered.item_ids, parts=rendered.manifest(),
-                            budget=rendered.budget, tokens=rendered.tokens, probe_id=probe_id)
-        ]
-        messages = answer_messages(rendered, question, tools=self.tools)
-        tool_calls = 0
-        for iteration in range(self.max_tool_iterations + 1):
-            call = self._call(messages, purpose="answer", turn=turn, probe_id=probe_id)
-            events.append(call.event)
-            parsed = parse_tool_calls(call.completion_text) if self.tools else None
-            if parsed is None or (not parsed.calls and not parsed.unparsable):
-                break
-            if iteration == self.max_tool_iterations:
-                break  # out of tool iterations: this response is the answer
-            messages.append({"role": "assistant", "content": call.completion_text})
-            for bad in parsed.unparsable:
-                events.append(ToolCalled(turn=turn, probe_id=probe_id or "", tool="?", args={}, ok=False,
-                                         text=f"could not parse a tool call: {bad}", parsed=False))
-                messages.append(tool_result_message("?", f"could not parse: {bad}"))
-            for tc in parsed.calls:
-                result = self.tool(tc.name, tc.args)
-                tool_calls += 1
-                events.append(ToolCalled(turn=turn, probe_id=probe_id or "", tool=tc.name, args=tc.args,
-                                         ok=result.ok, text=result.text))
-                messages.append(tool_result_message(tc.name, result.text))
-        llm_calls = sum(isinstance(e, LlmCalled) for e in events)
-        return Answer(call.completion_text.strip(), tuple(events), tool_calls, llm_calls, rendered)
+        return answer_with_tools(
+            self.backend, self.render(budget), question, turn=self.state.turn,
+            tools=self.tool if self.tools else None, max_iterations=self.max_tool_iterations, probe_id=probe_id,
+        )
 
     def ask(self, question: str, *, budget: int | None = None) -> Answer:
         """Answer and record how: the live-agent entry point."""

@@ -19,8 +19,9 @@ NONE (nothing durable was said) or exactly:
 Use the slot names already in the chain when the same attribute is meant.
 Only list an id in OVERRIDES if every fact of that summary is restated or updated here."""
 
-ANSWER_SYSTEM = """Answer the user's question from the memory below. The memory has recent turns,
-CURRENT_VALUES (the newest value of every slot), INDEX titles and the ACTIVE_CHAIN of summaries.
+ANSWER_SYSTEM = """Answer the user's question from the memory below. Each block is tagged with what it
+holds (recent turns, dialogue, summaries, CURRENT_VALUES = the newest value of every slot, INDEX titles);
+items carry their turn numbers, and when a value changed, the newest statement holds.
 Reply with the answer only, as short as possible."""
 
 TOOL_MANUAL = """If the answer is not in the memory, call exactly one tool, alone on a line:
@@ -33,18 +34,43 @@ Tool results come back as [TOOL RESULT name] blocks; then answer."""
 
 def summarizer_messages(state: EpisodeState, *, turn: int, user: str, agent: str) -> list[dict[str, str]]:
     """The chain shown to the summarizer is capped, newest first; override checks still see all of it."""
-    cap, tok = state.config.summarizer_input_tokens, state.config.tokenizer
+    lines = [summary_line(s) for s in state.live_summaries()]
+    return chain_summarizer_messages(lines, turn=turn, user=user, agent=agent,
+                                     cap=state.config.summarizer_input_tokens, tokenizer=state.config.tokenizer)
+
+
+def chain_summarizer_messages(
+    lines: list[str], *, turn: int, user: str, agent: str, cap: int, tokenizer: str
+) -> list[dict[str, str]]:
+    """The summarizer contract over any chain of summary lines (oldest first), newest lines kept under `cap`."""
     shown: list[str] = []
     used = 0
-    for s in reversed(state.live_summaries()):
-        line = summary_line(s)
-        used += count_tokens(line, tok)
+    for line in reversed(lines):
+        used += count_tokens(line, tokenizer)
         if used > cap:
             break
         shown.append(line)
     chain = "\n".join(reversed(shown))
     body = f"<ACTIVE_CHAIN>\n{chain}\n</ACTIVE_CHAIN>\n<NEW_TURN turn={turn}>\nUSER: {user}\nAGENT: {agent}\n</NEW_TURN>"
     return [{"role": "system", "content": SUMMARIZER_SYSTEM}, {"role": "user", "content": body}]
+
+
+ROLLING_SYSTEM = """You keep an agent's running summary of a conversation. Turns that leave the recent
+window are folded into it and then deleted. Rewrite the summary so that it covers the previous summary
+and the evicted turns, in at most {max_tokens} tokens, as:
+<one paragraph summary>
+[FACTS: slot=value; slot2=value2]   (the values that hold now)"""
+
+
+def rolling_summary_messages(
+    previous: str, evicted: list[str], *, first_turn: int, last_turn: int, max_tokens: int
+) -> list[dict[str, str]]:
+    """The memgpt-style recursive summary: previous summary + evicted turns -> one new summary."""
+    turns = "\n".join(evicted)
+    body = (f"<ROLLING_SUMMARY>\n{previous}\n</ROLLING_SUMMARY>\n"
+            f"<EVICTED_TURNS turns={first_turn}-{last_turn}>\n{turns}\n</EVICTED_TURNS>")
+    return [{"role": "system", "content": ROLLING_SYSTEM.format(max_tokens=max_tokens)},
+            {"role": "user", "content": body}]
 
 
 def answer_messages(rendered: Rendered, question: str, *, tools: bool) -> list[dict[str, str]]:

@@ -12,8 +12,13 @@ from typing import Any
 from projections.errors import ConfigError
 
 
+#: The memory systems a stream can hold: this memory and the three baselines it is compared with.
+SYSTEM_KINDS: tuple[str, ...] = ("three_layer", "full_context", "memgpt_style", "naive_chain")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryConfig:
+    system: str = "three_layer"  # which memory this stream holds (baselines keep raw records and window only here)
     window_turns: int = 4
     chain_budget: int = 400  # tokens of the rendered chain (titles + un-indexed summaries)
     high_water: float = 0.85  # compact when the chain passes this share of its budget ...
@@ -37,6 +42,8 @@ class MemoryConfig:
 
     def validate(self) -> MemoryConfig:
         problems = []
+        if self.system not in SYSTEM_KINDS:
+            problems.append(f"system={self.system!r}: one of {', '.join(SYSTEM_KINDS)}")
         if self.window_turns < 0:
             problems.append(f"window_turns={self.window_turns!r} must be >= 0")
         if self.chain_budget <= 0:

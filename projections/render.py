@@ -20,7 +20,11 @@ from projections.state import EpisodeState, IndexEntry, Summary
 from projections.tokens import count_tokens, truncate_to_tokens
 
 PART_ORDER = ("window", "registry", "index", "chain")
-_TAGS = {"window": "RECENT_TURNS", "registry": "CURRENT_VALUES", "index": "INDEX", "chain": "ACTIVE_CHAIN"}
+_TAGS = {
+    "window": "RECENT_TURNS", "registry": "CURRENT_VALUES", "index": "INDEX", "chain": "ACTIVE_CHAIN",
+    # the baselines' parts: the raw dialogue, a summary chain without archive, a rolling summary
+    "dialogue": "DIALOGUE", "summaries": "SUMMARY_CHAIN", "rolling": "ROLLING_SUMMARY",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,13 +105,18 @@ def index_title(state: EpisodeState, entry: IndexEntry) -> str:
     return head + body[: state.config.index_title_max_chars]
 
 
+def turn_line(record_id: str, turn: int, user: str, agent: str) -> str:
+    """A raw turn as it is shown in a prompt."""
+    return f"[{record_id} turn {turn}] USER: {user} | AGENT: {agent}"
+
+
 def _items(state: EpisodeState) -> dict[str, list[tuple[str, str]]]:
     window = []
     for rid in state.window:
         r = state.raw[rid]
         if r.user == ERASED:
             continue
-        window.append((rid, f"[{rid} turn {r.turn}] USER: {r.user} | AGENT: {r.agent}"))
+        window.append((rid, turn_line(rid, r.turn, r.user, r.agent)))
     registry = [(f"slot:{k}", f"{k}={v}") for k, (v, _) in state.current_values().items()]
     shown = [e for e in state.indexes.values() if any(state.summaries[m].status == "indexed" for m in e.members)]
     index = [(e.index_id, index_title(state, e)) for e in shown]

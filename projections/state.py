@@ -20,7 +20,10 @@ from ledger.compat import assert_never
 from ledger.keys import ERASED
 
 from ledger.events import (
+    BaselineDropped,
+    BaselineWritten,
     ContextRendered,
+    EpisodeGold,
     EpisodeStarted,
     Event,
     Fact,
@@ -160,6 +163,9 @@ EpisodeEvent = (
     | IndexCreated
     | WindowEvicted
     | ContextRendered
+    | BaselineWritten
+    | BaselineDropped
+    | EpisodeGold
     | ProbeAsked
     | ToolCalled
     | ProbeAnswered
@@ -222,9 +228,11 @@ def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
             return _shred(state, event)
         case (
             RunStarted() | RunFinished() | LlmCalled() | ContextRendered()
-            | ProbeAsked() | ToolCalled() | ProbeAnswered() | ProbeJudged()
+            | ProbeAsked() | ToolCalled() | ProbeAnswered() | ProbeJudged() | EpisodeGold()
         ):
             return state  # recorded for audit and metrics; the memory itself does not change
+        case BaselineWritten() | BaselineDropped():
+            return state  # a baseline's own memory: folded by the evaluation's baseline systems
         case _:
             assert_never(event)
 

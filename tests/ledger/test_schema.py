@@ -13,7 +13,10 @@ from ledger.errors import EventDecodeError, InvalidEvent, LedgerError, Malformed
 from ledger.events import (
     EVENT_TYPES,
     TYPED_COLUMNS,
+    BaselineDropped,
+    BaselineWritten,
     ContextRendered,
+    EpisodeGold,
     EpisodeStarted,
     Event,
     FactErased,
@@ -113,6 +116,10 @@ SAMPLE_EVENTS: tuple[Event, ...] = (
         tokens=630,
         probe_id="p-01",
     ),
+    BaselineWritten(turn=9, summary_id="m0002", text="Rolling summary of turns 1-5.",
+                    facts=(("office floor", "12F"),), raw_ids=("r-0004", "r-0005")),
+    BaselineDropped(turn=9, dropped=("m0001", "r-0004"), reason="rolled"),
+    EpisodeGold(facts=(("office floor", "3F"), ("office floor", "12F")), fact_turns=(2, 7), source="synthetic"),
     ProbeAsked(
         turn=10,
         probe_id="p-01",
@@ -120,6 +127,7 @@ SAMPLE_EVENTS: tuple[Event, ...] = (
         slot=None,
         text="我的办公室在几楼？",
         gold="12F",
+        evidence=("r-0007",),
     ),
     ToolCalled(
         turn=10,

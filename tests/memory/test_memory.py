@@ -39,9 +39,12 @@ def test_heuristic_memory_answers_current_and_history_questions_en() -> None:
         m.add_turn(user, agent)
     assert m.state.current_values()["office floor"][0] == "12F"
     assert m.ask("What is my office floor now?").text == "12F"
+    # Both values are in the window: answered from what is shown, newest change first.
     history = m.ask("What was my office floor before it changed to 12F?")
-    assert history.text == "7F" and history.tool_calls == 1
-    assert m.ask("What was my office floor before it changed to 7F?").text == "3F"
+    assert history.text == "7F" and history.tool_calls == 0
+    # 3F left the window and its summary was overridden: only the archive has it, through a tool.
+    older = m.ask("What was my office floor before it changed to 7F?")
+    assert older.text == "3F" and older.tool_calls == 1
 
 
 def test_heuristic_memory_answers_in_chinese() -> None:
@@ -58,7 +61,7 @@ def test_ask_records_the_context_manifest_llm_calls_and_tool_calls() -> None:
     for user, agent in DIALOGUE_EN:
         m.add_turn(user, agent)
     before = ledger.last_seq
-    m.ask("What was my office floor before it changed to 12F?")
+    m.ask("What was my office floor before it changed to 7F?")
     events = [r.event for r in ledger.read(from_seq=before + 1)]
     manifest = next(e for e in events if isinstance(e, ContextRendered))
     assert "slot:office floor" in manifest.item_ids and manifest.tokens == sum(
@@ -81,8 +84,20 @@ def test_baseline_style_memory_gets_no_tool_loop() -> None:
     m = Memory(Ledger(":memory:"), STREAM, backend, config=CONFIG, tools=False)
     m.add_turn("hello", "hi")
     answer = m.ask("q")
-    assert answer.tool_calls == 0 and answer.llm_calls == 1
     assert "get_raw_record(" not in backend.calls[-1][1][0]["content"]  # no tool manual in the prompt
+    # A model that asks for tools anyway is told there are none; its call text never becomes the answer.
+    attempts = [e for e in answer.events if e.event_type == "tool_called"]
+    assert answer.tool_calls == 0 and answer.llm_calls == m.max_tool_iterations + 1
+    assert attempts and all(not e.ok and "no tools" in e.text for e in attempts)
+    assert answer.text == ""
+
+
+def test_a_system_without_tools_keeps_a_plain_answer() -> None:
+    backend = ScriptedBackend(lambda msgs, p: "Lisbon" if p == "answer" else "NONE")
+    m = Memory(Ledger(":memory:"), STREAM, backend, config=CONFIG, tools=False)
+    m.add_turn("hello", "hi")
+    answer = m.ask("q")
+    assert answer.text == "Lisbon" and answer.llm_calls == 1 and answer.tool_calls == 0
 
 
 def test_resume_from_the_ledger_continues_where_it_stopped(tmp_path: Path) -> None:

@@ -1,0 +1,460 @@
+"""The report of a finished run: `report.md` and three PNG plots beside it.
+
+`write_report` reads only the CSV files derived from the run's ledger, so a
+report can be rewritten at any time without the ledger or an LLM. An empty
+cell is a missing value and prints as `n/a`.
+
+    metrics.csv            ─┐
+    probe_predictions.csv  ─┼─> report.md
+    predictions.csv        ─┘   accuracy_vs_tokens.png        accuracy per kind against rendered tokens, with CIs
+                                reachability_by_distance.png  gold value in the prompt / one hop away, by turn distance
+                                per_episode.png               accuracy of every episode, per system
+
+Errors (all `EvaluationError`):
+
+    ReportInputError            a cell that cannot be read (names file, line, column, value)
+    ├── MissingRunFile (also FileNotFoundError)   a CSV file is not in the run folder
+    └── MissingColumn (also ValueError)           a CSV file lacks a column the report needs
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import fmean
+from typing import TypeVar
+
+from matplotlib import colormaps
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.transforms import offset_copy
+
+from evaluation.errors import MissingColumn, MissingRunFile, ReportInputError
+
+T = TypeVar("T")
+
+METRICS, PROBES, EPISODES = "metrics.csv", "probe_predictions.csv", "predictions.csv"
+REPORT = "report.md"
+PLOTS = {
+    "accuracy_vs_tokens.png": "Accuracy against rendered context tokens",
+    "reachability_by_distance.png": "Where the gold value was, by turn distance",
+    "per_episode.png": "Accuracy per episode",
+}
+#: Accuracy columns of the main table, with the marker each gets in the accuracy plot.
+ACCURACIES = {
+    "Current_Fact_Acc": "o",
+    "History_Fact_Acc": "s",
+    "Memory_Point_Acc": "^",
+    "Constraint_Survival": "D",
+    "Open_Loop_Survival": "v",
+}
+#: The other columns of the main table and how each is printed.
+PLAIN = {
+    "Staleness_Rate": "{:.3f}",
+    "Avg_Rendered_Context_Tokens": "{:.1f}",
+    "Avg_Active_Chain_Tokens": "{:.1f}",
+    "Tool_Call_Success_Rate": "{:.3f}",
+    "Tool_Call_Parse_Rate": "{:.3f}",
+    "llm_calls_per_turn": "{:.2f}",
+    "wall_ms_per_turn": "{:.1f}",
+}
+TOKENS = "Avg_Rendered_Context_Tokens"
+WHERE = ("prompt", "one_hop", "raw_only", "gone")
+RETRIEVAL, LOST, UNKNOWN = "retrieval-path failure", "information lost", "where unknown"
+VERDICT = {"prompt": RETRIEVAL, "one_hop": RETRIEVAL, "raw_only": LOST, "gone": LOST}
+KNOWN_TYPES = ("current_fact", "history_fact", "memory_point", "constraint", "open_loop")
+#: Turn-distance buckets: (largest distance in the bucket, label); None = no upper end.
+BUCKETS: tuple[tuple[int | None, str], ...] = (
+    (10, "0–10"), (25, "11–25"), (50, "26–50"), (100, "51–100"), (200, "101–200"), (None, ">200"),
+)
+MAX_ERRORS = 50  # listed wrong answers per system; the rest are counted
+MAX_CELL = 120  # characters of free text per table cell
+
+REQUIRED = {
+    METRICS: ("system", *(f"{c}{s}" for c in ACCURACIES for s in ("", "_lo", "_hi")), *PLAIN),
+    PROBES: ("system", "episode_id", "probe_id", "type", "question", "gold", "answer", "correct",
+             "tools_tried", "where", "distance"),
+    EPISODES: ("system", "episode_id", "accuracy"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """One row of `probe_predictions.csv`, typed."""
+
+    system: str
+    episode_id: str
+    probe_id: str
+    type: str
+    question: str
+    gold: str
+    answer: str
+    correct: bool
+    tools_tried: str
+    where: str | None
+    distance: int | None
+
+    @property
+    def verdict(self) -> str:
+        return VERDICT.get(self.where or "", UNKNOWN)
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """One row of `predictions.csv`: one system on one episode."""
+
+    system: str
+    episode_id: str
+    accuracy: float | None
+
+
+Metrics = dict[str, dict[str, float | None]]
+
+
+def write_report(run_dir: Path) -> list[Path]:
+    """Write `report.md` and its PNG plots into `run_dir`; return their paths, the Markdown first."""
+    run_dir = Path(run_dir)
+    metrics = read_metrics(run_dir)
+    probes = read_probes(run_dir)
+    episodes = read_episodes(run_dir)
+    systems = list(dict.fromkeys([*metrics, *(p.system for p in probes), *(e.system for e in episodes)]))
+    colours = {s: colormaps["tab10"](i % 10) for i, s in enumerate(systems)}
+    md = run_dir / REPORT
+    md.write_text(render_markdown(run_dir.name, systems, metrics, probes), encoding="utf-8")
+    names = list(PLOTS)
+    _save(plot_accuracy_vs_tokens(metrics, systems, colours), run_dir / names[0])
+    _save(plot_reachability(probes, systems, colours), run_dir / names[1])
+    _save(plot_per_episode(episodes, systems, colours), run_dir / names[2])
+    return [md, *(run_dir / n for n in names)]
+
+
+# ── reading ──────────────────────────────────────────────────────────────────
+
+
+class _Row:
+    """The cells of one CSV row; conversion errors name the file, line and column."""
+
+    def __init__(self, file: str, line: int, cells: dict[str | None, str | None]) -> None:
+        self.file, self.line, self.cells = file, line, cells
+
+    def text(self, column: str) -> str:
+        return (self.cells.get(column) or "").strip()
+
+    def value(self, column: str, convert: Callable[[str], T]) -> T | None:
+        raw = self.text(column)
+        if not raw:
+            return None
+        try:
+            return convert(raw)
+        except ValueError as exc:
+            raise ReportInputError(
+                f"{self.file} line {self.line}, column {column!r}: cannot read {raw!r} ({exc}). "
+                "Rewrite the CSV files from the run's ledger."
+            ) from None
+
+
+def _rows(run_dir: Path, name: str) -> Iterator[_Row]:
+    path = run_dir / name
+    if not path.is_file():
+        raise MissingRunFile(
+            f"{name} is missing from the run folder {run_dir}; the report reads {', '.join(REQUIRED)}. "
+            "Derive the CSV files from the run's ledger first."
+        )
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in REQUIRED[name] if c not in (reader.fieldnames or ())]
+        if missing:
+            raise MissingColumn(
+                f"{path}: required column {missing[0]!r} is missing"
+                f"{f' (also {missing[1:]})' if missing[1:] else ''}; the file has {reader.fieldnames}. "
+                "Derive the CSV files again with this version."
+            )
+        for cells in reader:
+            yield _Row(name, reader.line_num, cells)
+
+
+def read_metrics(run_dir: Path) -> Metrics:
+    """`metrics.csv` as {system: {column: value or None}}, numeric columns only."""
+    numeric = [c for c in REQUIRED[METRICS] if c != "system"]
+    return {row.text("system"): {c: row.value(c, float) for c in numeric} for row in _rows(run_dir, METRICS)}
+
+
+def read_probes(run_dir: Path) -> list[Probe]:
+    return [
+        Probe(
+            system=row.text("system"), episode_id=row.text("episode_id"), probe_id=row.text("probe_id"),
+            type=row.text("type") or "unknown", question=row.text("question"), gold=row.text("gold"),
+            answer=row.text("answer"), correct=bool(row.value("correct", _flag)),
+            tools_tried=row.text("tools_tried"), where=row.value("where", _where),
+            distance=row.value("distance", _whole),
+        )
+        for row in _rows(run_dir, PROBES)
+    ]
+
+
+def read_episodes(run_dir: Path) -> list[Episode]:
+    return [
+        Episode(row.text("system"), row.text("episode_id"), row.value("accuracy", float))
+        for row in _rows(run_dir, EPISODES)
+    ]
+
+
+def _flag(raw: str) -> bool:
+    flags = {"1": True, "0": False, "true": True, "false": False}
+    if raw.lower() not in flags:
+        raise ValueError("expected 0 or 1")
+    return flags[raw.lower()]
+
+
+def _where(raw: str) -> str:
+    if raw not in WHERE:
+        raise ValueError(f"expected one of {', '.join(WHERE)}")
+    return raw
+
+
+def _whole(raw: str) -> int:
+    number = float(raw)
+    if not number.is_integer():
+        raise ValueError("expected a whole number of turns")
+    return int(number)
+
+
+# ── Markdown ─────────────────────────────────────────────────────────────────
+
+
+def render_markdown(run: str, systems: Sequence[str], metrics: Metrics, probes: Sequence[Probe]) -> str:
+    counts = Counter(p.system for p in probes)
+    lines = [
+        f"# Run `{run}`",
+        "",
+        "Systems: " + ", ".join(f"`{s}` ({counts[s]} probes)" for s in systems) + ".",
+        "",
+        ("Accuracies show the value with its bootstrap 95% confidence interval across episodes; "
+         "`n/a` means the metric does not apply."),
+        "",
+        *_main_table(systems, metrics),
+        *_where_table(systems, probes),
+        *_type_table(systems, probes),
+        *_error_breakdown(systems, probes),
+        "## Plots",
+        "",
+        *(f"![{title}]({name})\n" for name, title in PLOTS.items()),
+    ]
+    return "\n".join(lines)
+
+
+def _table(head: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join("---" for _ in head) + "|",
+        *("| " + " | ".join(r) + " |" for r in rows),
+        "",
+    ]
+
+
+def _cell(text: str, empty: str = "") -> str:
+    """Free text as one table cell: one line, pipes escaped, long text cut."""
+    flat = " ".join(text.split()) or empty
+    if len(flat) > MAX_CELL:
+        flat = flat[: MAX_CELL - 1] + "…"
+    return flat.replace("|", "\\|")
+
+
+def _with_ci(m: dict[str, float | None], column: str) -> str:
+    value, lo, hi = m.get(column), m.get(f"{column}_lo"), m.get(f"{column}_hi")
+    if value is None:
+        return "n/a"
+    return f"{value:.3f}" if lo is None or hi is None else f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _ratio(hits: int, n: int) -> str:
+    return "n/a" if n == 0 else f"{hits / n:.3f} ({hits}/{n})"
+
+
+def _main_table(systems: Sequence[str], metrics: Metrics) -> list[str]:
+    rows = []
+    for s in systems:
+        m = metrics.get(s, {})
+        plain = ["n/a" if m.get(c) is None else fmt.format(m[c]) for c, fmt in PLAIN.items()]
+        rows.append([f"`{s}`", *(_with_ci(m, c) for c in ACCURACIES), *plain])
+    return ["## Main comparison", "", *_table(["system", *ACCURACIES, *PLAIN], rows)]
+
+
+def _where_table(systems: Sequence[str], probes: Sequence[Probe]) -> list[str]:
+    head = ["system", "probes", *WHERE, *(f"acc {w}" for w in WHERE)]
+    rows, unknown = [], 0
+    for s in systems:
+        mine = [p for p in probes if p.system == s and p.where]
+        unknown += sum(1 for p in probes if p.system == s and not p.where)
+        share = [_ratio(sum(p.where == w for p in mine), len(mine)) for w in WHERE]
+        acc = [_ratio(sum(p.correct for p in mine if p.where == w), sum(p.where == w for p in mine)) for w in WHERE]
+        rows.append([f"`{s}`", str(len(mine)), *share, *acc])
+    note = [f"{unknown} probe(s) with no recorded `where` are left out.", ""] if unknown else []
+    return [
+        "## Diagnostics: where the gold value was",
+        "",
+        ("Share of probes whose gold value was in the rendered prompt, one exact-id tool call away, "
+         "only in raw records, or gone; then the accuracy within each class."),
+        "",
+        *_table(head, rows),
+        *note,
+    ]
+
+
+def _type_table(systems: Sequence[str], probes: Sequence[Probe]) -> list[str]:
+    present = {p.type for p in probes}
+    types = [t for t in KNOWN_TYPES if t in present] + sorted(present - set(KNOWN_TYPES))
+    rows = []
+    for s in systems:
+        for t in types:
+            mine = [p for p in probes if p.system == s and p.type == t]
+            if mine:
+                known = [p for p in mine if p.where]
+                share = [_ratio(sum(p.where == w for p in known), len(known)) for w in WHERE]
+                rows.append([f"`{s}`", t, str(len(mine)), _ratio(sum(p.correct for p in mine), len(mine)), *share])
+    return ["## Diagnostics by probe type", "", *_table(["system", "type", "probes", "accuracy", *WHERE], rows)]
+
+
+def _error_breakdown(systems: Sequence[str], probes: Sequence[Probe]) -> list[str]:
+    wrong = {s: [p for p in probes if p.system == s and not p.correct] for s in systems}
+    verdicts = [RETRIEVAL, LOST] + ([UNKNOWN] if any(p.verdict == UNKNOWN for w in wrong.values() for p in w) else [])
+    counts = [
+        [f"`{s}`", str(len(w)), *(str(sum(p.verdict == v for p in w)) for v in verdicts)] for s, w in wrong.items()
+    ]
+    lines = [
+        "## Error breakdown",
+        "",
+        (f"Every wrong answer. `{RETRIEVAL}`: the gold value was in the prompt or one exact-id tool call away, "
+         f"so the answer path missed it. `{LOST}`: it was only in raw records or gone from memory."),
+        "",
+        *_table(["system", "wrong", *verdicts], counts),
+    ]
+    head = ["episode", "probe", "type", "question", "gold", "answered", "where", "tools tried", "verdict"]
+    for s, w in wrong.items():
+        # Fixable failures first, so the cap never hides them behind lost information.
+        ranked = sorted(w, key=lambda p: verdicts.index(p.verdict))
+        rows = [
+            [_cell(p.episode_id), _cell(p.probe_id), p.type, _cell(p.question), _cell(p.gold),
+             _cell(p.answer, "(empty)"), p.where or "n/a", _cell(p.tools_tried, "none"), p.verdict]
+            for p in ranked[:MAX_ERRORS]
+        ]
+        lines += [f"### `{s}`", ""]
+        lines += _table(head, rows) if rows else ["No wrong answers.", ""]
+        if len(ranked) > MAX_ERRORS:
+            lines += [f"{len(ranked) - MAX_ERRORS} more wrong answer(s) omitted; all are in `{PROBES}`.", ""]
+    return lines
+
+
+# ── plots ────────────────────────────────────────────────────────────────────
+
+Colours = dict[str, tuple[float, float, float, float]]
+
+
+def _save(fig: Figure, path: Path) -> None:
+    FigureCanvasAgg(fig)
+    fig.savefig(path, dpi=110)
+    fig.clear()
+
+
+def _no_data(ax: Axes, message: str) -> None:
+    ax.text(0.5, 0.5, message, transform=ax.transAxes, ha="center", va="center")
+
+
+def plot_accuracy_vs_tokens(metrics: Metrics, systems: Sequence[str], colours: Colours) -> Figure:
+    fig = Figure(figsize=(9, 5.5), layout="constrained")
+    ax = fig.add_subplot()
+    kinds = [c for c in ACCURACIES if any(m.get(c) is not None and m.get(TOKENS) is not None for m in metrics.values())]
+    for i, column in enumerate(kinds):
+        # Kinds of one system share an x; shift each kind a few points so their error bars stay apart.
+        shifted = offset_copy(ax.transData, fig=fig, x=(i - (len(kinds) - 1) / 2) * 6, units="points")
+        for s in systems:
+            m = metrics.get(s, {})
+            x, y, lo, hi = m.get(TOKENS), m.get(column), m.get(f"{column}_lo"), m.get(f"{column}_hi")
+            if x is None or y is None:
+                continue
+            err = [[max(0.0, y - lo) if lo is not None else 0.0], [max(0.0, hi - y) if hi is not None else 0.0]]
+            ax.errorbar([x], [y], yerr=err, fmt=ACCURACIES[column], color=colours[s], capsize=3, transform=shifted)
+    for s, m in metrics.items():
+        ys = [y for c in kinds if (y := m.get(c)) is not None]
+        if m.get(TOKENS) is not None and ys:
+            ax.annotate(s, (m[TOKENS], max(ys)), xytext=(16, 6), textcoords="offset points", color=colours[s])
+    if not kinds:
+        _no_data(ax, f"no accuracy with a value of {TOKENS} in {METRICS}")
+    ax.set(xlabel="average rendered context tokens", ylabel="accuracy", ylim=(-0.05, 1.08),
+           title="Accuracy against rendered context tokens (95% CI)")
+    # Autoscaling skips artists drawn through a shifted transform, so set the range from the data.
+    xs = [x for m in metrics.values() if (x := m.get(TOKENS)) is not None]
+    ax.set_xlim(0, max(xs, default=0.0) * 1.2 or 1.0)
+    ax.grid(alpha=0.3)
+    systems_handles = [Line2D([], [], color=colours[s], lw=6, label=s) for s in systems if s in metrics]
+    kind_handles = [Line2D([], [], color="0.3", ls="", marker=ACCURACIES[c], label=c) for c in kinds]
+    if systems_handles:
+        fig.legend(handles=systems_handles, title="system", loc="outside right upper")
+    if kind_handles:
+        fig.legend(handles=kind_handles, title="accuracy", loc="outside right lower")
+    return fig
+
+
+def _bucket(distance: int) -> str:
+    return next(label for top, label in BUCKETS if top is None or distance <= top)
+
+
+def plot_reachability(probes: Sequence[Probe], systems: Sequence[str], colours: Colours) -> Figure:
+    fig = Figure(figsize=(9, 5.5), layout="constrained")
+    ax = fig.add_subplot()
+    known = [p for p in probes if p.distance is not None and p.where]
+    present = {_bucket(p.distance) for p in known if p.distance is not None}
+    labels = [label for _, label in BUCKETS if label in present]
+    for s in systems:
+        prompt, near = [], []
+        for label in labels:
+            mine = [p for p in known if p.system == s and p.distance is not None and _bucket(p.distance) == label]
+            n = len(mine) or float("nan")  # a gap in the line where the system has no probe
+            prompt.append(sum(p.where == "prompt" for p in mine) / n)
+            near.append(sum(p.where in ("prompt", "one_hop") for p in mine) / n)
+        if any(p.system == s for p in known):
+            xs = range(len(labels))
+            ax.plot(xs, prompt, marker="o", color=colours[s], label=f"{s}: in prompt")
+            ax.plot(xs, near, marker="o", ls="--", color=colours[s], label=f"{s}: prompt or one hop")
+    if labels:
+        ticks = [f"{label}\nn={sum(_bucket(p.distance) == label for p in known if p.distance is not None)}"
+                 for label in labels]
+        ax.set_xticks(range(len(labels)), labels=ticks)
+        fig.legend(loc="outside right upper")
+    else:
+        _no_data(ax, f"no probe in {PROBES} has a known distance and where")
+    ax.set(xlabel="turns between the gold value being stated and the probe", ylabel="share of probes",
+           ylim=(-0.05, 1.05), title="Gold value in the prompt (solid) or within one hop (dashed)")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def plot_per_episode(episodes: Sequence[Episode], systems: Sequence[str], colours: Colours) -> Figure:
+    ids = list(dict.fromkeys(e.episode_id for e in episodes))
+    fig = Figure(figsize=(min(24.0, max(8.0, 0.25 * len(ids) + 4)), 5.5), layout="constrained")
+    ax = fig.add_subplot()
+    at = {e: i for i, e in enumerate(ids)}
+    shown = [s for s in systems if any(e.system == s and e.accuracy is not None for e in episodes)]
+    width = 0.8 / max(1, len(shown))
+    for i in range(0, len(ids), 2):  # banded background: tell neighbouring episodes apart
+        ax.axvspan(i - 0.5, i + 0.5, color="0.94", lw=0)
+    for k, s in enumerate(shown):
+        mine = [e for e in episodes if e.system == s and e.accuracy is not None]
+        xs = [at[e.episode_id] - 0.4 + width * (k + 0.5) for e in mine]
+        ys = [e.accuracy for e in mine if e.accuracy is not None]
+        ax.scatter(xs, ys, color=colours[s], s=28, zorder=3, label=s)
+        ax.axhline(fmean(ys), color=colours[s], ls="--", lw=1, zorder=2, label=f"{s} mean {fmean(ys):.3f}")
+    if shown:
+        ax.set_xticks(range(len(ids)), labels=ids, rotation=90, fontsize=8 if len(ids) <= 20 else 6)
+        ax.set_xlim(-0.6, len(ids) - 0.4)
+        fig.legend(loc="outside right upper")
+    else:
+        _no_data(ax, f"no episode accuracy in {EPISODES}")
+    ax.set(xlabel="episode", ylabel="accuracy", ylim=(-0.05, 1.05), title="Accuracy per episode")
+    ax.grid(axis="y", alpha=0.3)
+    return fig
