@@ -8,6 +8,7 @@ that turns errors into exit codes: 0 success, 1 a failed check or a
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
@@ -29,8 +30,10 @@ from evaluation.replay import ENGINES
 from evaluation.replay import replay as replay_run
 from evaluation.runner import SYSTEMS, RunOptions, erase_in_run, open_run, parse_systems, resolve_run, run
 from evaluation.synthetic import generate_synthetic
+from gate.errors import InvariantViolation
 from gate.invariants import audit
 from ledger.errors import LedgermemError
+from memory.netguard import network_disabled
 from ledger.parquet import export, import_dataset
 from ledger.store import Ledger
 from projections.materialise import ProjectionStore, projection_path
@@ -121,7 +124,22 @@ def cli() -> None:
 @click.option("--max-tool-iterations", default=4, show_default=True, help="Tool calls allowed per answer.")
 @click.option("--memory-points", default=2, show_default=True,
               help="memory_point probes generated per episode after ingestion.")
-@click.option("--backend", default="heuristic", show_default=True, help="LLM backend.")
+@click.option("--backend", default="heuristic", show_default=True,
+              help="LLM backend: heuristic (offline) or an OpenAI-compatible preset: openai, deepseek, vllm, "
+                   "llamacpp, ollama, http.")
+@click.option("--model", default=None, help="Model of the backend (else LEDGERMEM_MODEL, .env, the preset's).")
+@click.option("--base-url", default=None, help="Base URL of an OpenAI-compatible endpoint (…/v1).")
+@click.option("--summarize-backend", default=None, help="Backend for summarising (default: --backend).")
+@click.option("--summarize-model", default=None, help="Model for summarising (default: --model).")
+@click.option("--summarize-base-url", default=None)
+@click.option("--judge-model", default=None, help="Model of the LLM judge (default: --model).")
+@click.option("--judge-base-url", default=None)
+@click.option("--timeout", type=float, default=None, help="Seconds per HTTP request (default 60).")
+@click.option("--max-retries", type=int, default=None, help="Retries on 429/5xx/disconnects (default 4).")
+@click.option("--env-file", default=".env", show_default=True, type=click.Path(dir_okay=False),
+              help="Read backend settings (and API keys) from this file when not in the environment.")
+@click.option("--replay-llm", "replay_llm", default=None, metavar="RUN",
+              help="Answer every LLM call from RUN's recorded calls, with the network disabled.")
 @click.option("--run-id", default=None, help="Run id (default: run-<UTC timestamp>).")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--limit", type=int, default=None, help="Only the first N episodes.")
@@ -139,7 +157,10 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
             backend: str, run_id: str | None, runs_dir: str, limit: int | None, force: bool,
             window_turns: int, chain_budget: int, summarizer_input_tokens: int, personal_data: bool | None,
             strict: bool, as_json: bool, chain_strategy: str, judge: str, judge_backend: str | None,
-            max_tool_iterations: int, memory_points: int) -> None:
+            max_tool_iterations: int, memory_points: int, model: str | None, base_url: str | None,
+            summarize_backend: str | None, summarize_model: str | None, summarize_base_url: str | None,
+            judge_model: str | None, judge_base_url: str | None, timeout: float | None, max_retries: int | None,
+            env_file: str, replay_llm: str | None) -> None:
     """Run memory systems over a dataset; the whole run goes into one ledger.
 
     A run id that exists but never finished (a crash, Ctrl-C) is resumed
@@ -149,6 +170,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     Example:
       ledgermem run --synthetic --episodes 6 --turns 24 --run-id demo
       ledgermem run --systems three_layer,full_context --turns 120 --limit 4
+      ledgermem run --backend deepseek --limit 2          # DEEPSEEK_API_KEY from the environment or .env
+      ledgermem run --replay-llm demo --run-id demo-again   # no model, no network
     """
     if dataset_path and synthetic:
         raise click.UsageError("give either --dataset or --synthetic, not both")
@@ -160,13 +183,18 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     opts = RunOptions(run_id=rid, runs_dir=Path(runs_dir), systems=parse_systems(systems), backend=backend,
                       memory=config, limit=limit, force=force, strict=strict, judge=judge,
                       judge_backend=judge_backend, max_tool_iterations=max_tool_iterations,
-                      memory_points=memory_points)
+                      memory_points=memory_points, model=model, base_url=base_url,
+                      summarize_backend=summarize_backend, summarize_model=summarize_model,
+                      summarize_base_url=summarize_base_url, judge_model=judge_model, judge_base_url=judge_base_url,
+                      timeout=timeout, max_retries=max_retries, env_file=Path(env_file),
+                      replay_llm=resolve_run(replay_llm, Path(runs_dir)) if replay_llm else None)
     selected = ds.episodes[:limit] if limit else ds.episodes
     total = len(opts.systems) * sum(len(e.turns) + len(e.probes) + memory_points for e in selected)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True, disable=as_json) as bar:
         task = bar.add_task(f"run {rid}", total=total)
-        result = run(ds, opts, progress=lambda what, n: bar.advance(task, n))
+        with network_disabled() if opts.replay_llm else contextlib.nullcontext():
+            result = run(ds, opts, progress=lambda what, n: bar.advance(task, n))
     files = write_outputs(result.ledger_path)
     if as_json:
         click.echo(json.dumps({"run_id": rid, "ledger": str(result.ledger_path), "metrics": result.metrics}, indent=2))
@@ -174,6 +202,10 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     out.print(metrics_table(result.metrics, f"run {rid} ({ds.name}, {len(selected)} episodes, backend {backend})"))
     out.print(f"ledger: {result.ledger_path}")
     out.print("derived: " + ", ".join(str(f) for f in files))
+    failed = {s: row["llm_errors"] for s, row in result.metrics.items() if row.get("llm_errors")}
+    if failed:
+        err.print("warning: LLM calls failed after their retries (recorded in the ledger as llm_called with "
+                  "an error): " + ", ".join(f"{s} {n}" for s, n in failed.items()), markup=False)
 
 
 @cli.command("report")
@@ -198,6 +230,92 @@ def report_cmd(run: str, runs_dir: str) -> None:
     out.print(f"report: {written[0]}")
     out.print("plots: " + ", ".join(str(p) for p in written[1:]))
     out.print("derived: " + ", ".join(str(p) for p in derived))
+
+
+@cli.command("chat")
+@click.option("--ledger", "ledger_file", default="chat.duckdb", show_default=True, type=click.Path(dir_okay=False),
+              help="Ledger file of the conversation (created if missing; reopening it resumes the episode).")
+@click.option("--episode", default="chat", show_default=True, help="Episode id within the ledger.")
+@click.option("--backend", default="heuristic", show_default=True, help="LLM backend (as for `run`).")
+@click.option("--model", default=None)
+@click.option("--base-url", default=None)
+@click.option("--env-file", default=".env", show_default=True, type=click.Path(dir_okay=False))
+@click.option("--personal-data/--no-personal-data", default=True, show_default=True)
+@fails_cleanly
+def chat_cmd(ledger_file: str, episode: str, backend: str, model: str | None, base_url: str | None,
+             env_file: str, personal_data: bool) -> None:
+    """Talk to the memory, one live turn per line, and see which ids each answer's context held.
+
+    Every turn is recorded (the reply, its LLM calls, the memory update,
+    self-written or by the summarizer). Lines starting with / are commands:
+    /render, /values, /tool NAME key=value ..., /audit, /quit.
+
+    \b
+    Example:
+      ledgermem chat --ledger chat.duckdb
+    """
+    from evaluation.runner import build_backends
+    from ledger.store import StreamKey
+    from memory.memory import Memory
+    from projections.tokens import default_tokenizer
+
+    tokenizer = default_tokenizer()
+    opts = RunOptions(run_id="chat", backend=backend, model=model, base_url=base_url, env_file=Path(env_file))
+    backends = build_backends(opts, tokenizer)
+    with Ledger(ledger_file) as ledger, ProjectionStore(projection_path(Path(ledger_file))) as projections:
+        memory = Memory(ledger, StreamKey("chat", "three_layer", episode), backends.memory,
+                        config=MemoryConfig(personal_data=personal_data, tokenizer=tokenizer),
+                        projections=projections)
+        interactive = sys.stdin.isatty()
+        out.print(f"chat with the memory in {ledger_file} (episode {episode!r}, backend {backend}, "
+                  f"turn {memory.state.turn}); /quit to leave")
+        while True:
+            if interactive:
+                out.print("[bold]you>[/bold] ", end="")
+            line = sys.stdin.readline()
+            if not line:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("/"):
+                if not _chat_command(memory, text):
+                    break
+                continue
+            rendered = memory.render()
+            reply = memory.respond(text)
+            out.print(f"agent> {reply.text}", markup=False)
+            held = "; ".join(f"{p.name} {', '.join(p.ids) or '-'}" for p in rendered.parts)
+            out.print(f"  context: {held}", markup=False)
+            update = "self-written" if reply.self_written else "summarizer" + (" (fallback)" if reply.fallback else "")
+            written = [r.event.summary_id for r in reply.recorded if r.event.event_type == "summary_created"]
+            out.print(f"  memory update: {update}; summaries written: {', '.join(written) or 'none'}", markup=False)
+
+
+def _chat_command(memory: Any, text: str) -> bool:
+    """Run one /command of `chat`; False to stop."""
+    name, *args = text[1:].split()
+    if name in ("quit", "exit", "q"):
+        return False
+    if name == "render":
+        out.print(memory.render().text, markup=False)
+    elif name == "values":
+        for slot, (value, sid) in memory.state.current_values().items():
+            out.print(f"{slot} = {value}  ({sid})", markup=False)
+    elif name == "tool" and args:
+        pairs = dict(a.split("=", 1) for a in args[1:] if "=" in a)
+        result = memory.tool(args[0], pairs)
+        out.print(("ok: " if result.ok else "failed: ") + result.text, markup=False)
+    elif name == "audit":
+        try:
+            memory.check()
+        except InvariantViolation as exc:
+            out.print(f"violation: {exc}", markup=False)
+        else:
+            out.print("I1-I3 and I5 hold for this episode", markup=False)
+    else:
+        out.print("commands: /render, /values, /tool NAME key=value ..., /audit, /quit", markup=False)
+    return True
 
 
 @cli.command("replay")

@@ -44,6 +44,7 @@ from ledger.events import (
 )
 from ledger.keys import ERASED
 from ledger.store import Ledger, RecordedEvent
+from memory.memory import self_write_counts
 from projections import render as three_render
 from projections.render import Rendered
 from projections.state import EpisodeState, evolve
@@ -65,8 +66,9 @@ COUNTS = {
 }
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20240501
+PURPOSES = ("summarize", "answer", "respond", "judge")
 #: Columns that measure the machine rather than the memory: they differ between two runs of the same input.
-TIMING_COLUMNS = ("wall_ms_per_turn", "wall_ms_per_probe")
+TIMING_COLUMNS = ("wall_ms_per_turn", "wall_ms_per_probe", *(f"llm_latency_ms_{p}" for p in PURPOSES))
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +118,7 @@ class EpisodeOutcome:
     has_tools: bool = True
     turn_ms: list[float] = field(default_factory=list)
     probe_ms: list[float] = field(default_factory=list)
+    latency_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
 
     def count(self, recorded: Iterable[Any]) -> None:
         """Accumulate counters from events."""
@@ -129,6 +132,8 @@ class EpisodeOutcome:
                 self.counts[f"completion_tokens_{e.purpose}"] += int(e.usage.get("completion_tokens", 0))
                 self.counts["llm_errors"] += e.error is not None
                 self.counts["llm_retries"] += e.retries
+                if e.latency_ms is not None:
+                    self.latency_ms[e.purpose].append(e.latency_ms)
 
 
 _COUNTED = {
@@ -230,10 +235,17 @@ def _system_row(eps: list[EpisodeOutcome]) -> dict[str, Any]:
     row["llm_calls_per_turn"] = _rate(counts["llm_calls_summarize"], turns)
     row["answer_calls_per_probe"] = _rate(counts["llm_calls_answer"], len(probes))
     row["judge_calls_per_probe"] = _rate(counts["llm_calls_judge"], len(probes))
-    for purpose in ("summarize", "answer", "judge"):
+    for purpose in PURPOSES:
+        row[f"llm_calls_{purpose}"] = counts[f"llm_calls_{purpose}"]
         row[f"prompt_tokens_{purpose}"] = counts[f"prompt_tokens_{purpose}"]
         row[f"completion_tokens_{purpose}"] = counts[f"completion_tokens_{purpose}"]
+        latencies = [ms for o in eps for ms in o.latency_ms.get(purpose, [])]
+        row[f"llm_latency_ms_{purpose}"] = round(median(latencies), 3) if latencies else None
     row["prompt_tokens_per_turn_summarize"] = _rate(counts["prompt_tokens_summarize"], turns)
+    row["self_written_turns"] = counts["self_written_turns"]
+    row["self_written_summaries"] = counts["self_written_summaries"]
+    row["self_write_fallbacks"] = counts["self_write_fallbacks"]
+    row["summarizer_format_retries"] = counts["summarizer_format_retries"]
     row["llm_errors"] = counts["llm_errors"]
     row["llm_retries"] = counts["llm_retries"]
     turn_ms = [t for o in eps for t in o.turn_ms]
@@ -378,6 +390,8 @@ def outcome_from_events(system: str, episode_id: str, recorded: Iterable[Recorde
                 stale=stale, turn=probe.turn,
             ))
     out.count(events)
+    for name, n in self_write_counts(events).items():  # live turns: self-written, fallbacks, format retries
+        out.counts[name] += n
     out.has_tools = fold.kind == "three_layer"
     written = [e for e in events if isinstance(e, (SummaryCreated, BaselineWritten))]
     out.counts["summaries_worth_keeping"] = sum(any(f in fold.worth for f in e.facts) for e in written)

@@ -22,12 +22,13 @@ from evaluation.datasets import Dataset, Episode, Probe
 from evaluation.errors import EvaluationError, RunExists, RunNotFound, UnknownSystem
 from evaluation.judge import JUDGES, LlmJudge, StringJudge
 from evaluation.metrics import EpisodeOutcome, compute_metrics, outcomes_from_ledger, without_timing
-from ledger.events import EpisodeGold, Event, ProbeAnswered, ProbeAsked, ProbeJudged, RunFinished, RunStarted
-from ledger.keys import KeyStore, is_sealed
+from ledger.events import EpisodeGold, Event, LlmCalled, ProbeAnswered, ProbeAsked, ProbeJudged, RunFinished, RunStarted
+from ledger.keys import KeyStore, is_sealed, key_path
 from ledger.parquet import MANIFEST, ParquetLedger
 from ledger.store import Ledger, StreamKey
 from ledger.schema import canonical_json
-from memory.backends import Backend, make_backend
+from memory.backends import Backend, RoutedBackend, make_backend
+from memory.replay_backend import ReplayBackend
 from gate.decide import decide
 from gate.erasure import Erase, values_to_erase
 from gate.errors import CommandRejected
@@ -60,13 +61,92 @@ class RunOptions:
     judge_backend: str | None = None  # default: the answering backend
     max_tool_iterations: int = 4
     memory_points: int = MEMORY_POINTS_PER_EPISODE
+    # The LLM backends: per purpose a backend name (heuristic or a preset), a model and a base URL; what is
+    # not given comes from the environment, then from the .env file, then from the preset.
+    summarize_backend: str | None = None  # default: the answering backend
+    model: str | None = None
+    summarize_model: str | None = None
+    judge_model: str | None = None
+    base_url: str | None = None
+    summarize_base_url: str | None = None
+    judge_base_url: str | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
+    env_file: Path | None = Path(".env")
+    replay_llm: Path | None = None  # answer every call from this recorded run's llm_called events
 
-    def recorded(self) -> dict[str, Any]:
-        """What `run_started` records, and what a resumed run must match."""
+    def recorded(self, backends: dict[str, Any] | None = None) -> dict[str, Any]:
+        """What `run_started` records, and what a resumed run must match (never an API key)."""
         return {"backend": self.backend, "memory": self.memory.to_dict(), "limit": self.limit,
                 "strict": self.strict, "personal_data": self.memory.personal_data, "judge": self.judge,
                 "judge_backend": self.judge_backend or self.backend, "max_tool_iterations": self.max_tool_iterations,
-                "memory_points": self.memory_points}
+                "memory_points": self.memory_points, "backends": backends if backends is not None else {},
+                "replay_llm": str(self.replay_llm) if self.replay_llm else None}
+
+
+@dataclass(frozen=True, slots=True)
+class Backends:
+    """The run's LLM backends: the memory's (routed by purpose), the judge's, and their redacted settings."""
+
+    memory: Backend
+    judge: Backend
+    described: dict[str, Any]
+
+
+def _one_backend(name: str, purpose: str, opts: RunOptions, *, model: str | None, base_url: str | None,
+                 tokenizer: str) -> tuple[Backend, dict[str, Any]]:
+    if name == "heuristic":
+        backend = make_backend(name, tokenizer=tokenizer)
+        return backend, {"backend": name, "model": backend.model}
+    from memory.http_backend import OpenAICompatibleBackend
+    from memory.settings import resolve_http_settings
+
+    flags = {"model": model, "base_url": base_url, "timeout_s": opts.timeout, "max_retries": opts.max_retries}
+    settings, sources = resolve_http_settings(purpose, name, flags=flags, dotenv=opts.env_file)
+    http = OpenAICompatibleBackend(settings, tokenizer=tokenizer)
+    return http, {"backend": name, **settings.redacted(), "sources": dict(sources)}
+
+
+def build_backends(opts: RunOptions, tokenizer: str) -> Backends:
+    """Answer, summarize and judge backends by precedence flag > environment > .env > preset."""
+    if opts.replay_llm is not None:
+        replayed = replay_backend(opts.replay_llm)
+        return Backends(replayed, replayed, {"replay_llm": {"source": str(opts.replay_llm),
+                                                            "recorded_calls": replayed.recorded}})
+    answer, a_desc = _one_backend(opts.backend, "answer", opts, model=opts.model, base_url=opts.base_url,
+                                  tokenizer=tokenizer)
+    described = {"answer": a_desc}
+    summarize = answer
+    if opts.summarize_backend not in (None, opts.backend) or opts.summarize_model or opts.summarize_base_url:
+        summarize, described["summarize"] = _one_backend(
+            opts.summarize_backend or opts.backend, "summarize", opts, model=opts.summarize_model or opts.model,
+            base_url=opts.summarize_base_url or opts.base_url, tokenizer=tokenizer)
+    else:
+        described["summarize"] = a_desc
+    judge = answer
+    if opts.judge == "llm":
+        if opts.judge_backend not in (None, opts.backend) or opts.judge_model or opts.judge_base_url:
+            judge, described["judge"] = _one_backend(
+                opts.judge_backend or opts.backend, "judge", opts, model=opts.judge_model or opts.model,
+                base_url=opts.judge_base_url or opts.base_url, tokenizer=tokenizer)
+        else:
+            described["judge"] = a_desc
+    routed = RoutedBackend(answer, {"answer": answer, "respond": answer, "summarize": summarize})
+    return Backends(routed, judge, described)
+
+
+def replay_backend(run: Path) -> ReplayBackend:
+    """Every `llm_called` event of a recorded run (a ledger file or a run folder), in recorded order."""
+    path = Path(run) / LEDGER_FILE if Path(run).is_dir() else Path(run)
+    if not path.is_file():
+        raise RunNotFound(f"--replay-llm {run}: no ledger file at {path}")
+    with Ledger(path, read_only=True) as ledger:
+        if Path(key_path(path)).exists():
+            ledger.open_keys()
+        calls = [r.event for r in ledger.read(event_types=["llm_called"]) if isinstance(r.event, LlmCalled)]
+    if not calls:
+        raise EvaluationError(f"--replay-llm {run}: the run at {path} recorded no LLM calls")
+    return ReplayBackend(calls, source=str(path))
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +261,7 @@ def parse_systems(text: str) -> tuple[str, ...]:
     return names
 
 
-def _prepare(opts: RunOptions, dataset: dict[str, Any]) -> tuple[Path, bool]:
+def _prepare(opts: RunOptions, dataset: dict[str, Any], backends: dict[str, Any]) -> tuple[Path, bool]:
     """The run's ledger path, and whether an interrupted run of the same arguments is resumed."""
     parse_systems(",".join(opts.systems))
     opts.memory.validate()
@@ -198,7 +278,7 @@ def _prepare(opts: RunOptions, dataset: dict[str, Any]) -> tuple[Path, bool]:
         finished = any(True for _ in ledger.read(event_types=["run_finished"]))
     if started is not None:
         assert isinstance(started, RunStarted)
-        mine = {"systems": list(opts.systems), "config": opts.recorded(), "dataset": dataset["hash"]}
+        mine = {"systems": list(opts.systems), "config": opts.recorded(backends), "dataset": dataset["hash"]}
         theirs = {"systems": list(started.systems), "config": started.config, "dataset": started.dataset.get("hash")}
         differ = sorted(k for k in mine if canonical_json(mine[k]) != canonical_json(theirs[k]))
         if differ:
@@ -208,10 +288,8 @@ def _prepare(opts: RunOptions, dataset: dict[str, Any]) -> tuple[Path, bool]:
     return path, True
 
 
-def _judge(opts: RunOptions, tokenizer: str) -> StringJudge | LlmJudge:
-    if opts.judge == "string":
-        return StringJudge()
-    return LlmJudge(make_backend(opts.judge_backend or opts.backend, tokenizer=tokenizer))
+def _judge(opts: RunOptions, backend: Backend) -> StringJudge | LlmJudge:
+    return StringJudge() if opts.judge == "string" else LlmJudge(backend)
 
 
 def open_memory(ledger: Ledger, projections: ProjectionStore, opts: RunOptions, system: str, ep: Episode,
@@ -236,16 +314,18 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
         opts = replace(opts, memory=replace(opts.memory, tokenizer=default_tokenizer()))
     episodes = dataset.episodes[: opts.limit] if opts.limit else dataset.episodes
     data = {"name": dataset.name, "source": dataset.source, "hash": dataset.content_hash(), "episodes": len(episodes)}
-    path, _ = _prepare(opts, data)
+    backends = build_backends(opts, opts.memory.tokenizer)
+    path, _ = _prepare(opts, data, backends.described)
     path.parent.mkdir(parents=True, exist_ok=True)
-    backend = make_backend(opts.backend, tokenizer=opts.memory.tokenizer)
-    judge = _judge(opts, opts.memory.tokenizer)
+    backend = backends.memory
+    judge = _judge(opts, backends.judge)
     tick = progress or (lambda what, n: None)
     with Ledger(path) as ledger, ProjectionStore(projection_path(path)) as projections:
         run_stream = StreamKey(opts.run_id)
         if ledger.stream_version(run_stream) == 0:
             ledger.append(run_stream, [RunStarted(
-                systems=opts.systems, config=opts.recorded(), versions=_versions(opts.memory.tokenizer),
+                systems=opts.systems, config=opts.recorded(backends.described),
+                versions=_versions(opts.memory.tokenizer),
                 dataset=data,
             )], expected_version=0)
         for system in opts.systems:

@@ -35,10 +35,21 @@ class StartEpisode:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecordTurn:
+    """Record one turn and its one memory update.
+
+    The update comes from `summarizer` (the response of a summarizer call)
+    or from `self_write` (the inner text of the answering call's
+    `<MEMORY_UPDATE>` block, or `NONE`), never from both. `calls` are the
+    turn's earlier model calls (the answering call, a summarizer attempt
+    that was retried), recorded in order before the update.
+    """
+
     turn: int
     user: str
-    agent: str
+    agent: str  # the visible reply
     occurred_at: str | None = None
     source: str | None = None
     summarizer: LlmCall | None = None
+    self_write: str | None = None
+    calls: tuple[LlmCall, ...] = ()
 

@@ -24,7 +24,7 @@ from gate.capacity import plan_index
 from gate.commands import LlmCall, RecordTurn, StartEpisode
 from gate.erasure import Erase, decide_erase
 from gate.errors import CommandRejected
-from gate.summary_format import parse_summary
+from gate.summary_format import is_valid_update, parse_summary
 from projections.state import EpisodeEvent, EpisodeState, fold, record_id_for
 from projections.tokens import count_tokens, truncate_to_tokens
 
@@ -58,13 +58,33 @@ def _record_turn(state: EpisodeState, cmd: RecordTurn) -> tuple[Event, ...]:
     ]
     overflow = len(state.window) + 1 - state.config.window_turns
     events += [WindowEvicted(turn=cmd.turn, record_id=r) for r in state.window[: max(overflow, 0)]]
+    events += [_llm_event(cmd.turn, call) for call in cmd.calls]
+    update, written_by = _memory_update(cmd)
     if cmd.summarizer is not None:
         events.append(_llm_event(cmd.turn, cmd.summarizer))
-        events += _summary_events(fold(events, state), cmd.turn, cmd.summarizer.response, rid)
+    if update is not None:
+        events += _summary_events(fold(events, state), cmd.turn, update, rid, written_by)
     after = fold(events, state)
     protect = frozenset(e.summary_id for e in events if isinstance(e, SummaryCreated))
     events += plan_index(after, turn=cmd.turn, protect=protect)
     return tuple(events)
+
+
+def _memory_update(cmd: RecordTurn) -> tuple[str | None, str]:
+    """The turn's one update (a summarizer response or a self-written block) and who wrote it."""
+    if cmd.self_write is None:
+        return (cmd.summarizer.response if cmd.summarizer else None), "summarizer"
+    if cmd.summarizer is not None:
+        raise CommandRejected(
+            f"RecordTurn(turn={cmd.turn}): a turn has one memory update; it names both a summarizer call "
+            "and a self-written block. Record the summarizer call only when the block was not usable."
+        )
+    if not is_valid_update(cmd.self_write):
+        raise CommandRejected(
+            f"RecordTurn(turn={cmd.turn}): self_write={cmd.self_write[:80]!r} is neither NONE nor a summary "
+            "with an [OVERRIDES: ...] tag; fall back to the summarizer for this turn"
+        )
+    return cmd.self_write, "self"
 
 
 def _llm_event(turn: int, call: LlmCall) -> LlmCalled:
@@ -75,7 +95,9 @@ def _llm_event(turn: int, call: LlmCall) -> LlmCalled:
     )
 
 
-def _summary_events(state: EpisodeState, turn: int, response: str, rid: str) -> list[EpisodeEvent]:
+def _summary_events(
+    state: EpisodeState, turn: int, response: str, rid: str, written_by: str
+) -> list[EpisodeEvent]:
     draft = parse_summary(response)
     if draft is None:
         return []
@@ -87,7 +109,7 @@ def _summary_events(state: EpisodeState, turn: int, response: str, rid: str) -> 
         text = truncate_to_tokens(text, limit, tok)
     events: list[EpisodeEvent] = [
         SummaryCreated(turn=turn, summary_id=sid, text=text, facts=draft.facts, overrides=applied,
-                       raw_ids=(rid,), truncated=truncated)
+                       raw_ids=(rid,), truncated=truncated, written_by=written_by)
     ]
     events += [SummaryOverridden(turn=turn, summary_id=old, superseded_by=(sid,)) for old in applied]
     for reason, ids in rejected.items():

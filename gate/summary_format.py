@@ -8,6 +8,18 @@ A summarizer answers either `NONE` (nothing worth remembering) or
 
 The parser is lenient about layout (tags anywhere, fullwidth punctuation,
 short ids like `s3`) and strict about meaning: it never invents a fact.
+
+A model answering a live turn may write the same contract itself, after its
+reply, as one block
+
+    <MEMORY_UPDATE>
+    ...the contract above, or NONE...
+    </MEMORY_UPDATE>
+
+`split_memory_update` separates the visible reply from such blocks. A block
+is usable only when it is `NONE` or carries an `[OVERRIDES: ...]` tag: a
+model that forgot the tag may also have forgotten what to override, and the
+summarizer call that replaces it sees the whole chain.
 """
 
 from __future__ import annotations
@@ -21,6 +33,18 @@ _FACTS = re.compile(r"\[\s*FACTS\s*[:：]\s*(.*?)\]", re.IGNORECASE | re.DOTALL)
 _OVERRIDES = re.compile(r"\[\s*OVERRIDES\s*[:：]\s*(.*?)\]", re.IGNORECASE | re.DOTALL)
 _SUMMARY_ID = re.compile(r"^[sS]0*(\d+)$")
 _NONE_WORDS = {"", "none", "无", "null", "n/a", "-"}
+
+NONE_UPDATE = "NONE"
+# A block's inner text may not hold another opening tag, so a stray opener
+# before a block never swallows it. No pattern starts with a repeat: model
+# output can be huge, and the scan must stay linear.
+_BLOCK = re.compile(
+    r"<\s*MEMORY_UPDATE\b[^<>]*>((?:(?!<\s*MEMORY_UPDATE).)*?)<\s*/\s*MEMORY_UPDATE\s*>",
+    re.IGNORECASE | re.DOTALL,
+)
+_UNTERMINATED = re.compile(r"<\s*MEMORY_UPDATE.*\Z", re.IGNORECASE | re.DOTALL)
+_STRAY_CLOSE = re.compile(r"<\s*/\s*MEMORY_UPDATE\s*>?", re.IGNORECASE)
+_CUT = "\x00"  # marks where a block was, so the gap can be closed
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,3 +104,67 @@ def format_summary(text: str, facts: tuple[Fact, ...], overrides: tuple[str, ...
     """The contract's own spelling of a draft (used by the heuristic backend)."""
     fact_body = "; ".join(f"{k}={v}" for k, v in facts)
     return f"{text}\n[FACTS: {fact_body}]\n[OVERRIDES: {', '.join(overrides) if overrides else 'none'}]"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SelfWrite:
+    """A reply split into what the user sees and the memory update it carried.
+
+    `update` is the inner text of the last usable block (`NONE` for a NONE
+    block), or None when no block was usable; `blocks` counts every block
+    removed, usable or not, an unterminated one included.
+    """
+
+    visible: str
+    update: str | None
+    blocks: int
+
+
+def is_valid_update(inner: str) -> bool:
+    """A self-written update is `NONE`, or a summary that parses and has an `[OVERRIDES: ...]` tag."""
+    if inner.strip().upper() == NONE_UPDATE:
+        return True
+    draft = parse_summary(inner)
+    return draft is not None and draft.has_overrides_tag
+
+
+def split_memory_update(text: str) -> SelfWrite:
+    """Every `<MEMORY_UPDATE>` block removed from `text` (tags in any case, an unterminated trailing
+    block running to the end); the update is the last terminated block that is valid."""
+    inner = [m.group(1).strip() for m in _BLOCK.finditer(text)]
+    usable = [NONE_UPDATE if b.upper() == NONE_UPDATE else b for b in inner if is_valid_update(b)]
+    visible, blocks = text.replace(_CUT, ""), 0
+    while True:  # closing one gap can join the halves of another tag: repeat until none is left
+        visible, n_block = _BLOCK.subn(_CUT, visible)
+        visible, n_open = _UNTERMINATED.subn(_CUT, visible)
+        visible, n_close = _STRAY_CLOSE.subn(_CUT, visible)
+        blocks += n_block + n_open
+        if not n_block + n_open + n_close:
+            break
+        visible = _close_gaps(visible.split(_CUT))
+    return SelfWrite(visible=_tidy(visible), update=usable[-1] if usable else None, blocks=blocks)
+
+
+def format_memory_update(summary: str | None) -> str:
+    """The block a model appends after its reply: a summary in the contract's spelling, or NONE."""
+    return f"<MEMORY_UPDATE>\n{summary}\n</MEMORY_UPDATE>" if summary else f"<MEMORY_UPDATE>{NONE_UPDATE}</MEMORY_UPDATE>"
+
+
+def _close_gaps(pieces: list[str]) -> str:
+    """Join the text around removed blocks: one space inside a line, nothing at a line break."""
+    last = len(pieces) - 1
+    out: list[str] = []
+    for i, piece in enumerate(pieces):
+        piece = piece.lstrip(" \t") if i > 0 else piece
+        piece = piece.rstrip(" \t") if i < last else piece
+        if not piece:
+            continue
+        if out and not out[-1].endswith("\n") and not piece.startswith("\n"):
+            out.append(" ")
+        out.append(piece)
+    return "".join(out)
+
+
+def _tidy(text: str) -> str:
+    lines = [line.rstrip() for line in text.split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()

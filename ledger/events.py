@@ -117,7 +117,12 @@ class LlmCalled(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SummaryCreated(Event):
-    """A summary entered the active chain."""
+    """A summary entered the active chain.
+
+    `written_by` says whose text it is: the separate summarizer call, or the
+    answering call itself (`self`, a `<MEMORY_UPDATE>` block). Ledgers
+    written before the field existed decode with the default.
+    """
 
     event_type: ClassVar[str] = "summary_created"
     PERSONAL: ClassVar[tuple[str, ...]] = ("text", "facts")
@@ -128,6 +133,7 @@ class SummaryCreated(Event):
     overrides: tuple[str, ...]
     raw_ids: tuple[str, ...]
     truncated: bool = False
+    written_by: str = "summarizer"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

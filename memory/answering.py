@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ledger.events import ContextRendered, Event, LlmCalled, ToolCalled
-from memory.backends import Backend, Message, prompt_hash
+from memory.backends import Backend, Message, identity, prompt_hash
 from memory.prompts import answer_messages, tool_result_message
 from memory.toolcalls import parse_tool_calls
 from memory.tools import ToolResult
@@ -42,8 +42,9 @@ def call_backend(
     started = time.perf_counter()
     completion = backend.complete(messages, purpose=purpose)
     latency = round((time.perf_counter() - started) * 1000, 3)
+    name, model = identity(backend, purpose)
     event = LlmCalled(
-        turn=turn, purpose=purpose, backend=backend.name, model=backend.model,
+        turn=turn, purpose=purpose, backend=name, model=model,
         prompt_hash=prompt_hash(messages), text=completion.text, usage=dict(completion.usage),
         latency_ms=latency, retries=completion.retries, error=completion.error, probe_id=probe_id,
     )

@@ -64,6 +64,37 @@ class ScriptedBackend:
         return Completion(text=text)
 
 
+class RoutedBackend:
+    """One backend per purpose (answer, summarize, judge, ...), with a default for the rest.
+
+    Lets a run answer with one model and summarise with another; each call
+    is recorded with the backend and model that served it.
+    """
+
+    def __init__(self, default: Backend, routes: dict[str, Backend] | None = None) -> None:
+        self.default = default
+        self.routes = dict(routes or {})
+        self.name, self.model = default.name, default.model
+
+    def for_purpose(self, purpose: str) -> Backend:
+        return self.routes.get(purpose, self.default)
+
+    def complete(self, messages: Sequence[Message], *, purpose: str) -> Completion:
+        return self.for_purpose(purpose).complete(messages, purpose=purpose)
+
+    def identity(self, purpose: str) -> tuple[str, str]:
+        return identity(self.for_purpose(purpose), purpose)
+
+
+def identity(backend: Backend, purpose: str) -> tuple[str, str]:
+    """(backend name, model) that served the latest call of `purpose`."""
+    ident = getattr(backend, "identity", None)
+    if callable(ident):
+        name, model = ident(purpose)
+        return str(name), str(model)
+    return backend.name, backend.model
+
+
 def make_backend(name: str, *, tokenizer: str) -> Backend:
     """A backend by name. `heuristic` is offline and deterministic."""
     if name == "heuristic":

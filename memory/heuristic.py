@@ -9,6 +9,11 @@ text, through the markers of the prompt contract, exactly as a model would:
   (`<EVICTED_TURNS>`) rewrites the summary's facts with the evicted turns'
   facts, newest winning: the older values are gone, as in any destructive
   summary.
+* respond calls (a live turn): reply to the user's message, a question
+  about a known slot answered as an answer call would, anything else with
+  "Noted."; then append the `<MEMORY_UPDATE>` block the summarizer would
+  have written for the message (facts detected in it, overrides of the
+  shown chain summaries whose every slot it restates; NONE without a fact).
 * answer calls: collect every (turn, slot, value) the memory shows (raw
   turns, summary lines, index titles), ordered by turn, so the newest
   statement wins and CURRENT_VALUES wins over all. A question about the
@@ -25,14 +30,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gate.lexicon import detect_facts
-from gate.summary_format import format_summary, parse_facts
+from gate.lexicon import detect_facts, is_question
+from gate.summary_format import format_memory_update, format_summary, parse_facts
 from memory.backends import Completion, Message
 from memory.matching import judge_string
 from projections.tokens import count_tokens
 
 _NEW_TURN = re.compile(r"<NEW_TURN[^>]*>\s*USER:(.*?)\nAGENT:", re.DOTALL)
 _CHAIN_LINE = re.compile(r"^- ([a-z]\d+) .*?\[FACTS: (.*?)\]", re.MULTILINE)
+_ACTIVE_CHAIN = re.compile(r"<ACTIVE_CHAIN>\n(.*?)\n</ACTIVE_CHAIN>", re.DOTALL)
+_MEMORY = "<MEMORY>\n"
 _CURRENT = re.compile(r"<CURRENT_VALUES>\n(.*?)\n</CURRENT_VALUES>", re.DOTALL)
 _QUESTION = re.compile(r"QUESTION:\s*(.*)", re.DOTALL)
 _BEFORE = (
@@ -88,6 +95,8 @@ class HeuristicBackend:
             text = self._summarize(prompt)
         elif purpose == "judge":
             text = self._judge(prompt)
+        elif purpose == "respond":
+            text = self._respond(messages)
         else:
             text = self._answer(messages)
         usage = {
@@ -104,16 +113,7 @@ class HeuristicBackend:
         m = _NEW_TURN.search(prompt)
         if not m:
             return "NONE"
-        user = " ".join(m.group(1).split())
-        facts = tuple(dict((f.slot, f.value) for f in detect_facts(user)).items())
-        if not facts:
-            return "NONE"
-        slots = {k for k, _ in facts}
-        overrides = tuple(
-            sid for sid, body in _CHAIN_LINE.findall(prompt.split("<NEW_TURN")[0])
-            if (old := {k for k, _ in parse_facts(body)}) and old <= slots
-        )
-        return format_summary(user, facts, overrides)
+        return _draft(m.group(1), prompt.split("<NEW_TURN")[0]) or "NONE"
 
     @staticmethod
     def _roll(prompt: str) -> str:
@@ -139,6 +139,19 @@ class HeuristicBackend:
             return "WRONG"
         return "CORRECT" if judge_string(gold.group(1), answer.group(1)) else "WRONG"
 
+    # -- live turns -----------------------------------------------------------------
+
+    def _respond(self, messages: Sequence[Message]) -> str:
+        system = next((m["content"] for m in messages if m["role"] == "system"), "")
+        instructions, _, memory = system.partition(_MEMORY)
+        user = next((m["content"] for m in messages if m["role"] == "user"), "")
+        chain = m.group(1) if (m := _ACTIVE_CHAIN.search(memory)) else ""
+        reply = None
+        if is_question(user):
+            results = _results(messages[2:])
+            reply = self._answer_from(memory, user.strip(), results, "get_archived_summary(" in instructions)
+        return f"{reply or 'Noted.'}\n\n{format_memory_update(_draft(user, chain))}"
+
     # -- answerer ------------------------------------------------------------------
 
     def _answer(self, messages: Sequence[Message]) -> str:
@@ -147,12 +160,17 @@ class HeuristicBackend:
         q = _QUESTION.search(first)
         question = q.group(1).strip() if q else ""
         memory = first[: q.start()] if q else first
+        return self._answer_from(memory, question, _results(messages[1:]), tools) or UNKNOWN
+
+    def _answer_from(
+        self, memory: str, question: str, results: list[tuple[str, str]], tools: bool
+    ) -> str | None:
+        """The answer from the shown memory and tool results; None when the question names no known slot."""
         seen = _observations(memory)
         current = dict(parse_facts(m.group(1).replace("\n", ";"))) if (m := _CURRENT.search(memory)) else {}
-        results = [(name, body) for msg in messages[1:] for name, body in _RESULT.findall(msg["content"])]
         slot = _slot_in(question, [*{s.slot for s in seen}, *current])
         if slot is None:
-            return UNKNOWN
+            return None
         before = next((m.group(1).strip() for p in _BEFORE if (m := p.search(question))), None)
         if before is not None:
             return self._before(slot, before, seen, results, tools)
@@ -202,6 +220,23 @@ class HeuristicBackend:
             return UNKNOWN
         arg = "reference_id" if tool == "get_raw_record" else "summary_id"
         return f'{tool}({arg}="{item_id}")'
+
+
+def _draft(user: str, chain: str) -> str | None:
+    """The summary of `user`'s facts, overriding the lines of `chain` whose every slot it restates."""
+    user = " ".join(user.split())
+    facts = tuple(dict((f.slot, f.value) for f in detect_facts(user)).items())
+    if not facts:
+        return None
+    slots = {k for k, _ in facts}
+    overrides = tuple(
+        sid for sid, body in _CHAIN_LINE.findall(chain) if (old := {k for k, _ in parse_facts(body)}) and old <= slots
+    )
+    return format_summary(user, facts, overrides)
+
+
+def _results(messages: Sequence[Message]) -> list[tuple[str, str]]:
+    return [(name, body) for msg in messages for name, body in _RESULT.findall(msg["content"])]
 
 
 def _slot_in(question: str, slots: list[str]) -> str | None:

@@ -2,6 +2,11 @@
 
     command -> LLM -> decide -> append (one transaction per turn) -> evolve
 
+Two ways to record a turn: `add_turn` when the agent's reply is given (a
+dataset), with a summarizer call writing the memory update; `respond` when
+the agent answers live, and the answering call may write the update itself
+in a `<MEMORY_UPDATE>` block, the summarizer standing in when it does not.
+
 The impure edge lives here: the clock (latency), the LLM call, the ledger
 append. The state is only ever changed by evolving the events that were
 committed, so the live state and a replay of the ledger cannot drift.
@@ -9,6 +14,7 @@ committed, so the live state and a replay of the ledger cannot drift.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from dataclasses import dataclass, replace
@@ -18,13 +24,15 @@ from gate.decide import decide
 from gate.erasure import Erase, answer_key, index_key, turn_key, values_to_erase
 from gate.errors import InvariantViolation
 from gate.invariants import check_i1, check_i2, check_i3, check_i5
-from ledger.events import Event, IndexCreated, LlmCalled
+from gate.summary_format import parse_summary, split_memory_update
+from ledger.events import ContextRendered, Event, IndexCreated, LlmCalled, SummaryCreated, ToolCalled
 from ledger.keys import key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
 from memory.erasure import ErasureReceipt, mentions, personal_texts, receipt, scan
-from memory.answering import Answer, answer_with_tools, call_backend
+from memory.answering import NO_TOOLS, Answer, answer_with_tools, call_backend
 from memory.backends import Backend, Message, make_backend
-from memory.prompts import summarizer_messages
+from memory.prompts import respond_messages, summarizer_messages, summarizer_retry_messages, tool_result_message
+from memory.toolcalls import parse_tool_calls
 from memory.tools import ToolResult, run_tool
 from projections.config import MemoryConfig
 from projections.materialise import LiveProjection, ProjectionStore, last_erasure_seq, projection_path
@@ -40,6 +48,67 @@ KeyFor = Callable[[Event], str | None]
 class _Call:
     completion_text: str
     event: LlmCalled
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A live turn: the answer the user sees and the events committed for it.
+
+    `self_written`: the memory update came from the reply's own block;
+    `fallback`: the block was missing or unusable and a summarizer call
+    wrote the update. Exactly one of the two holds.
+    """
+
+    text: str
+    recorded: tuple[RecordedEvent, ...]
+    self_written: bool
+    fallback: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Conversation:
+    text: str  # the final response, blocks included; "" when the tool iterations ran out
+    calls: tuple[LlmCall, ...]
+    tool_events: tuple[tuple[ToolCalled, ...], ...]  # per call, the tool calls it asked for
+
+
+def _as_call(e: LlmCalled) -> LlmCall:
+    return LlmCall(purpose=e.purpose, backend=e.backend, model=e.model, prompt_hash=e.prompt_hash, response=e.text,
+                   usage=e.usage, latency_ms=e.latency_ms, retries=e.retries, error=e.error)
+
+
+def _after_their_calls(events: Sequence[Event], tool_events: Sequence[tuple[ToolCalled, ...]]) -> list[Event]:
+    """Each call's tool calls placed right after the `llm_called` event that asked for them."""
+    pending = list(tool_events)
+    out: list[Event] = []
+    for e in events:
+        out.append(e)
+        if isinstance(e, LlmCalled) and pending:
+            out += pending.pop(0)
+    return out
+
+
+def self_write_counts(events: Iterable[Event]) -> dict[str, int]:
+    """How each turn of one stream got its memory update, counted from the turn's `llm_called` events.
+
+    A live turn has `respond` calls: with no `summarize` call its own block
+    was used (a summary written by `self`, or NONE); with one, the block was
+    missing or unusable. Two `summarize` calls in a turn are a format retry.
+    """
+    purposes: dict[int, list[str]] = defaultdict(list)
+    written = 0
+    for e in events:
+        if isinstance(e, LlmCalled) and e.probe_id is None:
+            purposes[e.turn].append(e.purpose)
+        elif isinstance(e, SummaryCreated) and e.written_by == "self":
+            written += 1
+    turns = list(purposes.values())
+    return {
+        "self_written_turns": sum("respond" in p and "summarize" not in p for p in turns),
+        "self_written_summaries": written,
+        "self_write_fallbacks": sum("respond" in p and "summarize" in p for p in turns),
+        "summarizer_format_retries": sum(p.count("summarize") >= 2 for p in turns),
+    }
 
 
 class Memory:
@@ -205,16 +274,80 @@ class Memory:
     ) -> tuple[RecordedEvent, ...]:
         """Record one dialogue turn, summarise it, keep the chain in budget: one transaction."""
         turn = self.state.turn + 1
-        call = self._call(summarizer_messages(self.state, turn=turn, user=user, agent=agent),
-                          purpose="summarize", turn=turn)
-        e = call.event
-        summarizer = LlmCall(
-            purpose=e.purpose, backend=e.backend, model=e.model, prompt_hash=e.prompt_hash, response=e.text,
-            usage=e.usage, latency_ms=e.latency_ms, retries=e.retries, error=e.error,
-        )
+        summarizer, attempts = self._summarize(turn, user, agent)
         command = RecordTurn(turn=turn, user=user, agent=agent, occurred_at=occurred_at, source=source,
-                             summarizer=summarizer)
+                             summarizer=summarizer, calls=attempts)
         return self._commit(decide(self.state, command))
+
+    def respond(self, user: str, *, occurred_at: str | None = None, source: str | None = None) -> Reply:
+        """Answer a live turn and record it with its one memory update: one transaction.
+
+        One `respond` call sees the rendered memory and the user's message
+        (tools only when this memory has them). Every `<MEMORY_UPDATE>` block
+        is removed from the visible answer; the last usable one is the
+        turn's update. Without one, the summarizer writes it from the
+        visible answer.
+        """
+        turn = self.state.turn + 1
+        rendered = self.render()
+        context = ContextRendered(turn=turn, purpose="respond", item_ids=rendered.item_ids,
+                                  parts=rendered.manifest(), budget=rendered.budget, tokens=rendered.tokens)
+        talk = self._converse(rendered, user, turn)
+        split = split_memory_update(talk.text)
+        base = RecordTurn(turn=turn, user=user, agent=split.visible, occurred_at=occurred_at, source=source)
+        if split.update is not None:
+            command = replace(base, self_write=split.update, calls=talk.calls)
+        else:
+            summarizer, attempts = self._summarize(turn, user, split.visible)
+            command = replace(base, summarizer=summarizer, calls=(*talk.calls, *attempts))
+        events = _after_their_calls(decide(self.state, command), talk.tool_events)
+        recorded = self._commit([context, *events])
+        self_written = split.update is not None
+        return Reply(split.visible, recorded, self_written=self_written, fallback=not self_written)
+
+    def _summarize(self, turn: int, user: str, agent: str) -> tuple[LlmCall, tuple[LlmCall, ...]]:
+        """The summarizer call to decide on, and the attempt before it if the format had to be retried.
+
+        A response that parses but has no `[OVERRIDES: ...]` tag is asked
+        for once more with a reminder of the format; the second response is
+        decided on whatever it holds.
+        """
+        messages = summarizer_messages(self.state, turn=turn, user=user, agent=agent)
+        first = _as_call(self._call(messages, purpose="summarize", turn=turn).event)
+        draft = parse_summary(first.response)
+        if draft is None or draft.has_overrides_tag:
+            return first, ()
+        retry = self._call(summarizer_retry_messages(messages), purpose="summarize", turn=turn)
+        return _as_call(retry.event), (first,)
+
+    def _converse(self, rendered: Rendered, user: str, turn: int) -> _Conversation:
+        """The `respond` call, and the tool loop while it asks for tools; the final text is the reply."""
+        messages = respond_messages(rendered, user, tools=self.tools)
+        calls: list[LlmCall] = []
+        tool_events: list[tuple[ToolCalled, ...]] = []
+        for iteration in range(self.max_tool_iterations + 1):
+            call = self._call(messages, purpose="respond", turn=turn)
+            calls.append(_as_call(call.event))
+            # Tool calls are read from the visible part only: a block's FACTS are not arguments.
+            parsed = parse_tool_calls(split_memory_update(call.completion_text).visible)
+            if not parsed.calls and not parsed.unparsable:
+                return _Conversation(call.completion_text, tuple(calls), tuple(tool_events))
+            if iteration == self.max_tool_iterations:
+                break
+            messages.append({"role": "assistant", "content": call.completion_text})
+            asked: list[ToolCalled] = []
+            for bad in parsed.unparsable:
+                asked.append(ToolCalled(turn=turn, probe_id="", tool="?", args={}, ok=False,
+                                        text=f"could not parse a tool call: {bad}", parsed=False))
+                messages.append(tool_result_message("?", f"could not parse: {bad}"))
+            for tc in parsed.calls:
+                result = self.tool(tc.name, tc.args) if self.tools else ToolResult(False, NO_TOOLS)
+                asked.append(ToolCalled(turn=turn, probe_id="", tool=tc.name, args=tc.args, ok=result.ok,
+                                        text=result.text))
+                messages.append(tool_result_message(tc.name, result.text))
+            tool_events.append(tuple(asked))
+        # Out of tool iterations and still asking: no reply, never the call text.
+        return _Conversation("", tuple(calls), tuple(tool_events))
 
     # -- reading -------------------------------------------------------------------
 

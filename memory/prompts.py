@@ -1,6 +1,6 @@
-"""Prompts: the summarizer contract and the answer contract with its tools.
+"""Prompts: the summarizer contract, the answer contract with its tools, the live-turn contract.
 
-Markers (`<NEW_TURN>`, `QUESTION:`, `[TOOL RESULT ...]`) are part of the
+Markers (`<NEW_TURN>`, `QUESTION:`, `<MEMORY>`, `[TOOL RESULT ...]`) are part of the
 contract: the heuristic backend reads them, and a real model is told what
 they mean.
 """
@@ -79,6 +79,41 @@ def answer_messages(rendered: Rendered, question: str, *, tools: bool) -> list[d
         {"role": "system", "content": system},
         {"role": "user", "content": f"{rendered.text}\n\nQUESTION: {question}"},
     ]
+
+
+RESPOND_SYSTEM = """You are the agent in a live conversation. Reply to the user's message; the memory
+below holds what you know from earlier turns (recent turns, CURRENT_VALUES = the newest value of every
+slot, INDEX titles, the active chain of summaries with their ids); when a value changed, the newest
+statement holds.
+After the reply you MAY append exactly one block, which the user never sees:
+<MEMORY_UPDATE>
+<one line summary of the durable information in this turn>
+[FACTS: slot=value; slot2=value2]
+[OVERRIDES: <ids of chain summaries this turn updates> | none]
+</MEMORY_UPDATE>
+or <MEMORY_UPDATE>NONE</MEMORY_UPDATE> when nothing durable was said. Use the slot names already in
+memory when the same attribute is meant; only list an id in OVERRIDES if every fact of that summary is
+restated or updated here. Without a usable block, a separate summarizer writes the memory instead."""
+
+SUMMARIZER_FORMAT_REMINDER = """Answer in exactly this format, the [OVERRIDES: ...] line included (write
+`none` there when no summary is updated), or answer NONE:
+<one line summary of the durable information>
+[FACTS: slot=value; slot2=value2]
+[OVERRIDES: <ids of chain summaries whose facts this turn updates> | none]"""
+
+
+def respond_messages(rendered: Rendered, user: str, *, tools: bool) -> list[dict[str, str]]:
+    """A live turn: the instructions and the memory as the system message, the user's words as they came."""
+    system = RESPOND_SYSTEM + ("\n" + TOOL_MANUAL if tools else "")
+    return [
+        {"role": "system", "content": f"{system}\n\n<MEMORY>\n{rendered.text}\n</MEMORY>"},
+        {"role": "user", "content": user},
+    ]
+
+
+def summarizer_retry_messages(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The same summarizer call once more, reminded of the exact format."""
+    return [*messages, {"role": "user", "content": SUMMARIZER_FORMAT_REMINDER}]
 
 
 def tool_result_message(tool: str, text: str) -> dict[str, str]:

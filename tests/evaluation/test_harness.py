@@ -67,6 +67,14 @@ def test_the_readme_table_is_the_report_of_that_run(compare_run: Path) -> None:
     assert _main_table(README) == _main_table((compare_run / "report.md").read_text(encoding="utf-8"))
 
 
+def test_the_report_plots_open_as_images(compare_run: Path) -> None:
+    from matplotlib.image import imread
+
+    for name in ("accuracy_vs_tokens.png", "reachability_by_distance.png", "per_episode.png"):
+        pixels = imread(compare_run / name)
+        assert pixels.shape[0] > 100 and pixels.shape[1] > 100 and pixels.std() > 0, name
+
+
 def test_all_systems_give_one_row_each(all_systems_40) -> None:
     assert sorted(all_systems_40) == sorted(SYSTEMS)
     assert len({row["probes"] for row in all_systems_40.values()}) == 1  # the same probes for every system

@@ -227,6 +227,7 @@ def test_encode_splits_fields_into_columns_and_payload() -> None:
         "facts": [["office floor", "12F"], ["home city", "Lisbon"]],
         "overrides": ["s-0001"],
         "truncated": False,
+        "written_by": "summarizer",
     }
     # Unicode is stored as itself, not as \u escapes.
     turn = next(e for e in SAMPLE_EVENTS if isinstance(e, TurnRecorded))

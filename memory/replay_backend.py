@@ -1,0 +1,74 @@
+"""Answering every LLM call of a new run from the calls a recorded run made.
+
+Each `llm_called` event holds the purpose, the prompt hash and the full
+response. `ReplayBackend` serves a call from the recorded calls with the
+same purpose and prompt hash, in the order they were made, so a run
+repeated with `--replay-llm RUN` makes the same decisions with no model and
+no network. A call that was never recorded is an error naming its purpose
+and prompt hash: a replay never invents a response.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ledger.events import LlmCalled
+from memory.backends import Completion, Message, prompt_hash
+from memory.errors import BackendError
+
+
+class LlmNotRecorded(BackendError):
+    """A replayed run made a call the recorded run did not make."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Recorded:
+    text: str
+    usage: dict[str, int]
+    backend: str
+    model: str
+    retries: int
+    error: str | None
+
+
+class ReplayBackend:
+    """Serves recorded responses by (purpose, prompt hash), in recorded order."""
+
+    name = "replay"
+
+    def __init__(self, calls: Iterable[LlmCalled], *, source: str) -> None:
+        self.source = source
+        self._calls: dict[tuple[str, str], deque[_Recorded]] = defaultdict(deque)
+        self.recorded = 0
+        for e in calls:
+            self._calls[(e.purpose, e.prompt_hash)].append(
+                _Recorded(e.text, dict(e.usage), e.backend, e.model, e.retries, e.error))
+            self.recorded += 1
+        self.served = 0
+        self.model = "replay"
+        self._last: dict[str, tuple[str, str]] = {}
+
+    def complete(self, messages: Sequence[Message], *, purpose: str) -> Completion:
+        key = (purpose, prompt_hash(messages))
+        queue = self._calls.get(key)
+        if not queue:
+            known = sum(1 for (p, _), q in self._calls.items() if p == purpose and q)
+            raise LlmNotRecorded(
+                f"no recorded {purpose!r} call with prompt hash {key[1]} in {self.source} "
+                f"({known} unserved {purpose!r} calls with other prompts remain); the replayed run asked "
+                "something the recorded run did not"
+            )
+        call = queue.popleft()
+        self.served += 1
+        self._last[purpose] = (call.backend, call.model)
+        return Completion(text=call.text, usage=dict(call.usage), retries=call.retries, error=call.error)
+
+    def identity(self, purpose: str) -> tuple[str, str]:
+        """The backend and model that made the recorded call just served."""
+        return self._last.get(purpose, (self.name, self.model))
+
+    @property
+    def unserved(self) -> int:
+        return self.recorded - self.served

@@ -1,0 +1,254 @@
+"""Settings of the HTTP backends: CLI flag > environment > `.env` file > preset > default.
+
+Each model call has a purpose (`answer`, `summarize`, `judge`), and each
+purpose may use its own server, model and key. For a field such as the
+model, the first of these that is set wins:
+
+    1. the flag (a value of None means "not given")
+    2. the environment: LEDGERMEM_<PURPOSE>_MODEL, then LEDGERMEM_MODEL
+    3. the `.env` file: the same names
+    4. the preset (its base URL, its default model)
+    5. the default of `HttpSettings`
+
+The environment fields are BASE_URL, MODEL, API_KEY, TIMEOUT and
+MAX_RETRIES. For the key, the provider's own variable (`DEEPSEEK_API_KEY`,
+`OPENAI_API_KEY`) is read after ours, in the environment and then in
+`.env`. An empty value counts as not set, so `LEDGERMEM_API_KEY=` in a
+`.env` file does not hide a key set elsewhere. The `.env` file is read with
+python-dotenv without touching `os.environ`, and its values are taken
+literally (no `${VAR}` expansion), so the result depends only on the
+arguments.
+
+    LedgermemError (ledger.errors)
+    └── MemoryError_ (memory.errors)
+        └── ConfigError (also ValueError)   a setting is missing, unknown or not a number
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from dotenv import dotenv_values
+
+from memory.errors import MemoryError_
+from memory.http_backend import PRESETS, HttpSettings, Preset
+
+PURPOSES = ("answer", "summarize", "judge")
+ENV_PREFIX = "LEDGERMEM"
+#: Settings fields that may come from the environment, and their variable suffix.
+ENV_FIELDS: Mapping[str, str] = {
+    "base_url": "BASE_URL",
+    "model": "MODEL",
+    "api_key": "API_KEY",
+    "timeout_s": "TIMEOUT",
+    "max_retries": "MAX_RETRIES",
+}
+#: Settings fields that only a flag (or the default) sets.
+FLAG_ONLY_FIELDS = ("backoff_base_s", "backoff_max_s", "temperature", "max_tokens")
+FIELDS = (*ENV_FIELDS, *FLAG_ONLY_FIELDS)
+Source = Literal["flag", "env", ".env", "preset", "default"]
+#: Values a secret-named field may keep: the redaction itself, or a source name from a source map.
+_SAFE_VALUES = frozenset({"set", "unset", "flag", "env", ".env", "preset", "default"})
+_SECRET_NAME = re.compile(r"(?:^|_)(?:api_key|key|secret|password|token)$", re.IGNORECASE)
+
+
+class ConfigError(MemoryError_, ValueError):
+    """A backend setting is missing, unknown or malformed; the message says where it looked."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    value: object
+    source: Source
+    where: str  # for messages: "environment variable LEDGERMEM_TIMEOUT", "flag timeout_s", ...
+
+
+def env_names(purpose: str, field: str, preset: Preset) -> tuple[str, ...]:
+    """The variables read for `field`, first wins: per purpose, global, then the provider's key variable."""
+    suffix = ENV_FIELDS[field]
+    names = [f"{ENV_PREFIX}_{purpose.upper()}_{suffix}", f"{ENV_PREFIX}_{suffix}"]
+    if field == "api_key" and preset.key_env:
+        names.append(preset.key_env)
+    return tuple(names)
+
+
+def resolve_http_settings(
+    purpose: str,
+    preset: str,
+    *,
+    flags: Mapping[str, object | None],
+    environ: Mapping[str, str] = os.environ,
+    dotenv: Path | None = Path(".env"),
+) -> tuple[HttpSettings, dict[str, str]]:
+    """The settings of one purpose's backend, and where each field came from.
+
+    `flags` holds CLI values by field name (`base_url`, `model`, `api_key`,
+    `timeout_s`, `max_retries`, `backoff_base_s`, `backoff_max_s`,
+    `temperature`, `max_tokens`); None means not given. `dotenv=None` reads
+    no file; a path that does not exist reads as empty.
+    """
+    if purpose not in PURPOSES:
+        raise ConfigError(f"unknown backend purpose {purpose!r}; the purposes are: {', '.join(PURPOSES)}")
+    spec = PRESETS.get(preset)
+    if spec is None:
+        raise ConfigError(f"unknown LLM preset {preset!r}; the presets are: {', '.join(sorted(PRESETS))}")
+    unknown = sorted(set(flags) - set(FIELDS))
+    if unknown:
+        raise ConfigError(f"unknown backend flag(s) {', '.join(map(repr, unknown))}; "
+                          f"the settable fields are: {', '.join(FIELDS)}")
+    file_values = _read_dotenv(dotenv)
+    defaults = {f.name: f.default for f in dataclasses.fields(HttpSettings)}
+    found: dict[str, _Found] = {}
+    for field in FIELDS:
+        found[field] = _lookup(field, purpose, spec, flags, environ, file_values, dotenv, defaults[field])
+    where = _Where(purpose, spec, dotenv)
+    if found["base_url"].value is None:
+        raise ConfigError(where.missing("a base URL", "base_url"))
+    if found["model"].value is None:
+        raise ConfigError(where.missing("a model name", "model"))
+    if spec.requires_key and found["api_key"].value is None:
+        raise ConfigError(where.missing("an API key", "api_key"))
+    settings = HttpSettings(
+        preset=spec.name,
+        base_url=_url(found["base_url"]),
+        model=str(found["model"].value),
+        api_key=None if found["api_key"].value is None else str(found["api_key"].value),
+        timeout_s=_number(found["timeout_s"], "timeout", positive=True),
+        max_retries=_count(found["max_retries"], "max_retries", minimum=0),
+        backoff_base_s=_number(found["backoff_base_s"], "backoff_base_s", positive=False),
+        backoff_max_s=_number(found["backoff_max_s"], "backoff_max_s", positive=False),
+        temperature=_number(found["temperature"], "temperature", positive=False),
+        max_tokens=None if found["max_tokens"].value is None else _count(found["max_tokens"], "max_tokens", minimum=1),
+    )
+    return settings, {field: f.source for field, f in found.items()}
+
+
+def _read_dotenv(path: Path | None) -> dict[str, str]:
+    # Never call dotenv_values without a path: it would go looking for a file up the directory tree.
+    if path is None or not path.is_file():
+        return {}
+    values = dotenv_values(path, interpolate=False)
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _given(value: object | None) -> bool:
+    return value is not None and not (isinstance(value, str) and not value.strip())
+
+
+def _lookup(
+    field: str,
+    purpose: str,
+    preset: Preset,
+    flags: Mapping[str, object | None],
+    environ: Mapping[str, str],
+    file_values: Mapping[str, str],
+    dotenv: Path | None,
+    default: object,
+) -> _Found:
+    if _given(flags.get(field)):
+        return _Found(flags[field], "flag", f"flag {field}")
+    if field in ENV_FIELDS:
+        names = env_names(purpose, field, preset)
+        for name in names:
+            if _given(environ.get(name)):
+                return _Found(environ[name].strip(), "env", f"environment variable {name}")
+        for name in names:
+            if _given(file_values.get(name)):
+                return _Found(file_values[name].strip(), ".env", f"{name} in {dotenv}")
+    if field == "base_url" and preset.base_url is not None:
+        return _Found(preset.base_url, "preset", f"preset {preset.name}")
+    if field == "model" and preset.default_model is not None:
+        return _Found(preset.default_model, "preset", f"preset {preset.name}")
+    return _Found(None if default is dataclasses.MISSING else default, "default", "default")
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    purpose: str
+    preset: Preset
+    dotenv: Path | None
+
+    def missing(self, what: str, field: str) -> str:
+        names = ", ".join(env_names(self.purpose, field, self.preset))
+        if self.dotenv is None:
+            places = "in the environment (no .env file was read)"
+        else:
+            state = "" if self.dotenv.is_file() else ", which does not exist"
+            places = f"in the environment and in the .env file {self.dotenv}{state}"
+        return (f"the {self.purpose} backend (preset {self.preset.name!r}) needs {what}: "
+                f"looked for the flag {field} and for {names} {places}; give the flag or set one of them")
+
+
+def _url(found: _Found) -> str:
+    url = str(found.value).strip()
+    if not url.lower().startswith(("http://", "https://")):
+        raise ConfigError(f"base URL {url!r} from {found.where} is not an http:// or https:// URL; "
+                          "give the server's OpenAI-compatible root, e.g. http://127.0.0.1:8000/v1")
+    return url
+
+
+def _number(found: _Found, name: str, *, positive: bool) -> float:
+    value = found.value
+    number: float | None = None
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+    if number is None:
+        raise ConfigError(f"{name} {value!r} ({type(value).__name__}) from {found.where} is not a number; "
+                          f"give it as a number, e.g. {'60' if name == 'timeout' else '0.5'}")
+    if not math.isfinite(number) or number < 0 or (positive and number == 0):
+        bound = "greater than 0" if positive else "0 or more"
+        raise ConfigError(f"{name} {value!r} from {found.where} must be a finite number {bound}")
+    return number
+
+
+def _count(found: _Found, name: str, *, minimum: int) -> int:
+    value = found.value
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+        number = int(value)
+    else:
+        raise ConfigError(f"{name} {value!r} ({type(value).__name__}) from {found.where} is not a whole number; "
+                          f"give an integer of at least {minimum}")
+    if number < minimum:
+        raise ConfigError(f"{name} {value!r} from {found.where} must be at least {minimum}")
+    return number
+
+
+def redact(
+    settings: HttpSettings | Mapping[str, object], sources: Mapping[str, str] | None = None
+) -> dict[str, object]:
+    """Settings safe for `run_metadata.json`: every secret-named field is only "set" or "unset".
+
+    Nested mappings (one per purpose, say) are redacted too; with `sources`,
+    the result also says where each field came from.
+    """
+    raw = settings.redacted() if isinstance(settings, HttpSettings) else settings
+    out = _redact_mapping(raw)
+    if sources is not None:
+        out["sources"] = dict(sources)
+    return out
+
+
+def _redact_mapping(values: Mapping[str, object]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in values.items():
+        if isinstance(value, HttpSettings):
+            out[key] = value.redacted()
+        elif isinstance(value, Mapping):
+            out[key] = _redact_mapping(value)
+        elif _SECRET_NAME.search(str(key)):
+            out[key] = value if value in _SAFE_VALUES else ("set" if _given(value) else "unset")
+        else:
+            out[key] = value
+    return out
