@@ -116,21 +116,18 @@ def build_backends(opts: RunOptions, tokenizer: str) -> Backends:
     answer, a_desc = _one_backend(opts.backend, "answer", opts, model=opts.model, base_url=opts.base_url,
                                   tokenizer=tokenizer)
     described = {"answer": a_desc}
-    summarize = answer
-    if opts.summarize_backend not in (None, opts.backend) or opts.summarize_model or opts.summarize_base_url:
-        summarize, described["summarize"] = _one_backend(
-            opts.summarize_backend or opts.backend, "summarize", opts, model=opts.summarize_model or opts.model,
-            base_url=opts.summarize_base_url or opts.base_url, tokenizer=tokenizer)
-    else:
-        described["summarize"] = a_desc
-    judge = answer
-    if opts.judge == "llm":
-        if opts.judge_backend not in (None, opts.backend) or opts.judge_model or opts.judge_base_url:
-            judge, described["judge"] = _one_backend(
-                opts.judge_backend or opts.backend, "judge", opts, model=opts.judge_model or opts.model,
-                base_url=opts.judge_base_url or opts.base_url, tokenizer=tokenizer)
-        else:
-            described["judge"] = a_desc
+
+    def own(purpose: str, name: str | None, model: str | None, base_url: str | None) -> Backend:
+        """The purpose's own backend when anything about it differs from answering's, else answering's."""
+        if name in (None, opts.backend) and not model and not base_url:
+            described[purpose] = a_desc
+            return answer
+        backend, described[purpose] = _one_backend(name or opts.backend, purpose, opts, model=model or opts.model,
+                                                   base_url=base_url or opts.base_url, tokenizer=tokenizer)
+        return backend
+
+    summarize = own("summarize", opts.summarize_backend, opts.summarize_model, opts.summarize_base_url)
+    judge = own("judge", opts.judge_backend, opts.judge_model, opts.judge_base_url) if opts.judge == "llm" else answer
     routed = RoutedBackend(answer, {"answer": answer, "respond": answer, "summarize": summarize})
     return Backends(routed, judge, described)
 
