@@ -24,6 +24,7 @@ from rich.table import Table
 
 from evaluation import cli_temporal
 from evaluation.datasets import load_dataset
+from evaluation.loaders import inspect_file
 from evaluation.outputs import write_outputs
 from evaluation.report import write_report
 from evaluation.replay import ENGINES
@@ -152,6 +153,13 @@ def cli() -> None:
               help="Seal the dialogue's values so they can be erased (default: yes for --dataset, no for synthetic).")
 @click.option("--strict", is_flag=True, help="Check the invariants after every commit; stop at the first violation.")
 @click.option("--json", "as_json", is_flag=True, help="Print metrics as JSON.")
+@click.option("--inspect", "inspect_path", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+              help="Only say what FILE is recognised as (seed, LoCoMo, LongMemEval, MEME), with counts; run nothing.")
+@click.option("--question-types", default=None,
+              help="Comma-separated probe types to keep (LongMemEval question types, LoCoMo categories), "
+                   "applied before --limit.")
+@click.option("--max-turns", type=int, default=None,
+              help="Truncate long episodes to this many turns, oldest sessions first, keeping evidence sessions.")
 @fails_cleanly
 def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int, seed: int, systems: str,
             backend: str, run_id: str | None, runs_dir: str, limit: int | None, force: bool,
@@ -160,7 +168,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
             max_tool_iterations: int, memory_points: int, model: str | None, base_url: str | None,
             summarize_backend: str | None, summarize_model: str | None, summarize_base_url: str | None,
             judge_model: str | None, judge_base_url: str | None, timeout: float | None, max_retries: int | None,
-            env_file: str, replay_llm: str | None) -> None:
+            env_file: str, replay_llm: str | None, inspect_path: str | None, question_types: str | None,
+            max_turns: int | None) -> None:
     """Run memory systems over a dataset; the whole run goes into one ledger.
 
     A run id that exists but never finished (a crash, Ctrl-C) is resumed
@@ -175,7 +184,17 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     """
     if dataset_path and synthetic:
         raise click.UsageError("give either --dataset or --synthetic, not both")
-    ds = load_dataset(dataset_path) if dataset_path else generate_synthetic(n_episodes=episodes, turns=turns, seed=seed)
+    types = {t.strip() for t in question_types.split(",") if t.strip()} if question_types else None
+    if inspect_path:
+        inspection = inspect_file(inspect_path, limit=limit, question_types=types, max_turns=max_turns)
+        click.echo(json.dumps(inspection.to_dict(), indent=2, ensure_ascii=False) if as_json else inspection.render())
+        sys.exit(1 if inspection.error else 0)
+    if dataset_path:
+        ds = load_dataset(dataset_path, limit=limit, question_types=types, max_turns=max_turns)
+    else:
+        ds = generate_synthetic(n_episodes=episodes, turns=turns, seed=seed)
+    for note in ds.notes:
+        err.print(f"note: {note}", markup=False)
     rid = run_id or "run-" + datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     personal = personal_data if personal_data is not None else bool(dataset_path)
     config = MemoryConfig(window_turns=window_turns, chain_budget=chain_budget, personal_data=personal,

@@ -7,8 +7,16 @@ loader accepts the few shapes they use and rejects everything else with a
 one-line ``DatasetError`` that names the file, the record and the field: a
 malformed seed should be fixable from the error message alone.
 
+``load_dataset`` recognises the public benchmark formats (LoCoMo,
+LongMemEval, MEME) by their structure and hands them to
+``evaluation.loaders``; everything else is read here as a seed file.
+
 ``dataset_to_json`` is the inverse of ``load_dataset``; generated datasets are
-written with it so they can be reloaded bit-for-bit.
+written with it so they can be reloaded bit-for-bit.  Fields that only the
+benchmark formats fill (a turn's ``source_ids`` and ``attachments``, a
+probe's ``evidence``, ``asked_at`` and ``distractor``, the dataset's
+``notes``) are written only when set, so seed and synthetic files, and
+their content hashes, are what they were before these fields existed.
 """
 
 from __future__ import annotations
@@ -17,12 +25,13 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ledger.errors import LedgermemError
+from projections.state import record_id_for
 
 __all__ = [
     "DatasetError",
@@ -32,6 +41,8 @@ __all__ = [
     "Turn",
     "dataset_to_json",
     "load_dataset",
+    "parse_seed",
+    "read_dataset_json",
 ]
 
 FactHistory = tuple[tuple[int, str], ...]
@@ -43,11 +54,20 @@ class DatasetError(LedgermemError, ValueError):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Turn:
-    """One user utterance and the agent reply that followed it."""
+    """One user utterance and the agent reply that followed it.
+
+    ``source_ids`` are the dataset's own ids of the utterances this turn
+    holds (LoCoMo ``dia_id``, LongMemEval ``<session id>:<message index>``);
+    evidence given as such ids is mapped onto the turn's record id.
+    ``attachments`` are the URLs of images shown in the turn; their
+    captions are in the text.
+    """
 
     user: str
     agent: str
     occurred_at: str | None = None
+    source_ids: tuple[str, ...] = ()
+    attachments: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,6 +80,8 @@ class Probe:
     answer: str
     fact_key: str | None = None
     evidence: tuple[str, ...] = ()  # record ids holding the answer, when the dataset names them
+    asked_at: str | None = None  # when the dataset says the question is asked (LongMemEval question_date)
+    distractor: str | None = None  # the tempting wrong answer of an adversarial question (LoCoMo category 5)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,17 +102,36 @@ class Episode:
         """Facts as a fresh, mutable ``{slot: [(turn, value), ...]}``."""
         return {slot: list(history) for slot, history in self.facts}
 
+    def record_ids(self) -> dict[str, str]:
+        """The dataset's utterance ids -> the record id the memory gives their turn.
+
+        Turns are recorded as ``r0001``, ``r0002``, ... in dialogue order
+        (``projections.state.record_id_for`` of the turn counted from 1);
+        an id held by two turns maps to the first.
+        """
+        mapping: dict[str, str] = {}
+        for number, turn in enumerate(self.turns, start=1):
+            for source_id in turn.source_ids:
+                mapping.setdefault(source_id, record_id_for(number))
+        return mapping
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Dataset:
-    """A named collection of episodes."""
+    """A named collection of episodes.
+
+    ``notes`` say what loading changed or could not resolve (sessions
+    dropped by ``max_turns``, evidence ids that name no turn); they are not
+    part of the content hash.
+    """
 
     name: str
     source: str
     episodes: tuple[Episode, ...]
+    notes: tuple[str, ...] = ()
 
     def content_hash(self) -> str:
-        """SHA-256 of the canonical JSON of the episodes (name/source excluded)."""
+        """SHA-256 of the canonical JSON of the episodes (name/source/notes excluded)."""
         payload = json.dumps(
             dataset_to_json(self)["episodes"],
             sort_keys=True,
@@ -109,6 +150,10 @@ def _turn_to_json(turn: Turn) -> dict[str, Any]:
     item: dict[str, Any] = {"user": turn.user, "agent": turn.agent}
     if turn.occurred_at is not None:
         item["occurred_at"] = turn.occurred_at
+    if turn.source_ids:
+        item["source_ids"] = list(turn.source_ids)
+    if turn.attachments:
+        item["attachments"] = list(turn.attachments)
     return item
 
 
@@ -121,6 +166,12 @@ def _probe_to_json(probe: Probe) -> dict[str, Any]:
     }
     if probe.fact_key is not None:
         item["fact_key"] = probe.fact_key
+    if probe.evidence:
+        item["evidence"] = list(probe.evidence)
+    if probe.asked_at is not None:
+        item["asked_at"] = probe.asked_at
+    if probe.distractor is not None:
+        item["distractor"] = probe.distractor
     return item
 
 
@@ -139,10 +190,10 @@ def _episode_to_json(episode: Episode) -> dict[str, Any]:
 
 def dataset_to_json(ds: Dataset) -> dict[str, Any]:
     """Seed-format JSON object for ``ds``; ``load_dataset`` reads it back equal."""
-    return {
-        "meta": {"name": ds.name, "source": ds.source},
-        "episodes": [_episode_to_json(episode) for episode in ds.episodes],
-    }
+    meta: dict[str, Any] = {"name": ds.name, "source": ds.source}
+    if ds.notes:
+        meta["notes"] = list(ds.notes)
+    return {"meta": meta, "episodes": [_episode_to_json(episode) for episode in ds.episodes]}
 
 
 # --------------------------------------------------------------------------
@@ -209,6 +260,15 @@ def _optional_str(where: _Where, item: Mapping[str, Any], *fields: str) -> str |
     return None
 
 
+def _optional_str_tuple(where: _Where, item: Mapping[str, Any], field: str) -> tuple[str, ...]:
+    value = item.get(field)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(entry, str) for entry in value):
+        raise where.error(f"field '{field}' is not a list of strings (got {_show(value)})")
+    return tuple(value)
+
+
 def _parse_turn(where: _Where, item: object) -> Turn:
     if isinstance(item, list):
         if len(item) != 2:
@@ -223,6 +283,8 @@ def _parse_turn(where: _Where, item: object) -> Turn:
         user=_require_str(where, item, "user"),
         agent=_require_str(where, item, "agent"),
         occurred_at=_optional_str(where, item, "occurred_at", "timestamp"),
+        source_ids=_optional_str_tuple(where, item, "source_ids"),
+        attachments=_optional_str_tuple(where, item, "attachments"),
     )
 
 
@@ -295,6 +357,9 @@ def _parse_probe(where: _Where, item: object, default_id: str) -> Probe:
         question=_require_str(where, item, "question"),
         answer=_scalar_text(where, "answer", item["answer"]),
         fact_key=_optional_str(where, item, "fact_key"),
+        evidence=_optional_str_tuple(where, item, "evidence"),
+        asked_at=_optional_str(where, item, "asked_at"),
+        distractor=_optional_str(where, item, "distractor"),
     )
 
 
@@ -332,7 +397,8 @@ def _parse_episode(where: _Where, item: object, index: int) -> Episode:
     )
 
 
-def _read_json(path: str) -> object:
+def read_dataset_json(path: str) -> object:
+    """The parsed JSON of a dataset file; ``DatasetError`` if it cannot be read or parsed."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -354,13 +420,14 @@ def _read_json(path: str) -> object:
 def _episode_list(path: str, document: object) -> list[object]:
     top = _Where(path=path, record="top level")
     if isinstance(document, list):
-        episodes: object = document
+        episodes: list[object] = document
     elif isinstance(document, dict):
         if "episodes" not in document:
             raise top.error("missing field 'episodes'")
-        episodes = document["episodes"]
-        if not isinstance(episodes, list):
-            raise top.error(f"field 'episodes' is not a list (got {_kind(episodes)})")
+        value = document["episodes"]
+        if not isinstance(value, list):
+            raise top.error(f"field 'episodes' is not a list (got {_kind(value)})")
+        episodes = value
     else:
         raise top.error(f"expected an object or a list of episodes, got {_kind(document)}")
     if not episodes:
@@ -374,16 +441,47 @@ def _meta_text(document: object, field: str, default: str) -> str:
     return value if isinstance(value, str) else default
 
 
-def load_dataset(path: str | os.PathLike[str]) -> Dataset:
-    """Load a seed JSON file; raise ``DatasetError`` on any malformed record."""
-    text_path = os.fspath(path)
-    document = _read_json(text_path)
+def _meta_notes(document: object) -> tuple[str, ...]:
+    meta = document.get("meta") if isinstance(document, dict) else None
+    notes = meta.get("notes") if isinstance(meta, dict) else None
+    if isinstance(notes, list) and all(isinstance(note, str) for note in notes):
+        return tuple(notes)
+    return ()
+
+
+def parse_seed(path: str, document: object) -> Dataset:
+    """The seed loader proper, for ``document`` already read from ``path``."""
     episodes = tuple(
-        _parse_episode(_Where(path=text_path, record=f"episodes[{index}]"), item, index)
-        for index, item in enumerate(_episode_list(text_path, document))
+        _parse_episode(_Where(path=path, record=f"episodes[{index}]"), item, index)
+        for index, item in enumerate(_episode_list(path, document))
     )
     return Dataset(
-        name=_meta_text(document, "name", Path(text_path).stem),
-        source=_meta_text(document, "source", text_path),
+        name=_meta_text(document, "name", Path(path).stem),
+        source=_meta_text(document, "source", path),
         episodes=episodes,
+        notes=_meta_notes(document),
     )
+
+
+def load_dataset(
+    path: str | os.PathLike[str],
+    *,
+    limit: int | None = None,
+    question_types: Collection[str] | None = None,
+    max_turns: int | None = None,
+) -> Dataset:
+    """Load a dataset file of any supported format; raise ``DatasetError`` on any malformed record.
+
+    The format is recognised by structure (``evaluation.loaders.detect``).
+    ``question_types`` keeps the probes of those types (and the episodes
+    left with any) and is applied before ``limit``, the number of episodes
+    kept; ``max_turns`` caps a session-based episode (LoCoMo, LongMemEval)
+    by dropping its oldest sessions that hold no evidence.  A file either
+    loads whole or fails: no record is skipped.
+    """
+    # The loaders build on this module's model, so they are imported here rather than at the top.
+    from evaluation.loaders import LoadOptions, load_document
+
+    text_path = os.fspath(path)
+    options = LoadOptions.of(limit=limit, question_types=question_types, max_turns=max_turns)
+    return load_document(text_path, read_dataset_json(text_path), options).dataset

@@ -106,6 +106,11 @@ class ProbeOutcome:
     interference: float | None = None
     stale: bool | None = None
     turn: int = 0
+    evidence: tuple[str, ...] = ()  # record ids the dataset names as holding the answer
+    evidence_retained: int = 0  # of them, still held by the system's memory
+    evidence_reachable: int = 0  # of them, readable with one exact-id tool call
+    evidence_in_prompt: int = 0  # of them, shown in the rendered prompt
+    store_events: int = 0  # events in the episode's stream when the probe was asked
 
 
 @dataclass(slots=True)
@@ -226,6 +231,10 @@ def _system_row(eps: list[EpisodeOutcome]) -> dict[str, Any]:
     row["Tool_Call_Parse_Rate"] = _rate(calls, calls + unparsed) if has_tools else None
     row["tool_calls"] = calls if has_tools else None
     row["unavailable_tool_calls"] = None if has_tools else calls + unparsed
+    n_evidence = sum(len(p.evidence) for p in probes)
+    row["Evidence_Retained_Rate"] = _rate(sum(p.evidence_retained for p in probes), n_evidence)
+    row["Evidence_Reachable_Rate"] = _rate(sum(p.evidence_reachable for p in probes), n_evidence)
+    row["Evidence_In_Prompt_Rate"] = _rate(sum(p.evidence_in_prompt for p in probes), n_evidence)
     for where in WHERE:
         row[f"diag_{where}"] = _rate(sum(p.where == where for p in probes), sum(bool(p.where) for p in probes))
     row["summaries_created"] = written
@@ -312,6 +321,14 @@ class _Fold:
             return "raw_only"
         return "gone"
 
+    def evidence(self, ids: tuple[str, ...], rendered: Rendered) -> tuple[int, int, int]:
+        """(retained, reachable by exact id, in the prompt) counts of the evidence records."""
+        raw = self.three.raw if self.kind == "three_layer" else self.base.raw
+        held = [r for r in ids if r in raw and raw[r].user != ERASED]
+        reachable = len(held) if self.kind == "three_layer" else 0  # get_raw_record; baselines have no tools
+        shown = sum(r in rendered.text for r in ids)
+        return len(held), reachable, shown
+
     def distance(self, gold: str) -> int | None:
         turns = [t for t, text in self.said if judge_string(gold, text)]
         return self.turn - max(turns) if turns else None
@@ -343,6 +360,7 @@ def outcome_from_events(system: str, episode_id: str, recorded: Iterable[Recorde
     answered: dict[str, ProbeAnswered] = {}
     tools: dict[str, list[ToolCalled]] = defaultdict(list)
     diag: dict[str, tuple[str, int | None, float | None, bool | None, int]] = {}
+    evidence: dict[str, tuple[int, int, int]] = {}
     previous_commit = None
     for i, r in enumerate(rows):
         e = r.event
@@ -368,6 +386,7 @@ def outcome_from_events(system: str, episode_id: str, recorded: Iterable[Recorde
                 stale = False  # decided once the answer is known
             diag[e.probe_id] = (fold.where(probe.gold, rendered), fold.distance(probe.gold),
                                 _interference(probe.slot, rendered), stale, e.tokens)
+            evidence[e.probe_id] = fold.evidence(probe.evidence, rendered)
             asked[e.probe_id] = (probe, rendered, e)
         elif isinstance(e, ProbeAnswered):
             answered[e.probe_id] = e
@@ -387,7 +406,9 @@ def outcome_from_events(system: str, episode_id: str, recorded: Iterable[Recorde
                 tool_calls=sum(t.parsed for t in calls), tool_ok=sum(t.ok and t.parsed for t in calls),
                 unparsed_calls=sum(not t.parsed for t in calls), tools_tried=_tools_tried(calls),
                 where=where, distance=distance, rendered_tokens=tokens, interference=interference,
-                stale=stale, turn=probe.turn,
+                stale=stale, turn=probe.turn, evidence=probe.evidence, store_events=r.stream_version,
+                **dict(zip(("evidence_retained", "evidence_reachable", "evidence_in_prompt"),
+                           evidence.get(e.probe_id, (0, 0, 0)))),
             ))
     out.count(events)
     for name, n in self_write_counts(events).items():  # live turns: self-written, fallbacks, format retries

@@ -25,7 +25,8 @@ from ledger.store import Ledger
 
 METRICS_FIRST = ("episodes", "turns", "probes")
 PROBE_COLUMNS = ("system", "episode_id", "probe_id", "type", "slot", "question", "gold", "answer", "correct",
-                 "judge", "tool_calls", "tool_ok", "tools_tried", "where", "distance", "rendered_tokens")
+                 "judge", "tool_calls", "tool_ok", "tools_tried", "where", "distance", "rendered_tokens", "evidence",
+                 "evidence_retained", "evidence_reachable", "evidence_in_prompt", "store_events")
 EPISODE_COLUMNS = ("system", "episode_id", "turns", "probes", "correct", "accuracy", "Current_Fact_Acc",
                    "History_Fact_Acc", "Memory_Point_Acc", "avg_rendered_tokens", "avg_chain_tokens", "llm_calls",
                    "wall_ms")
@@ -91,7 +92,8 @@ def write_outputs(path: Path, run_id: str | None = None) -> list[Path]:
             for p in o.probes:
                 writer.writerow([o.system, o.episode_id, p.probe_id, p.probe_type, p.slot or "", p.question, p.gold,
                                  p.answer, int(p.correct), p.judge, p.tool_calls, p.tool_ok, p.tools_tried, p.where,
-                                 _cell(p.distance), p.rendered_tokens])
+                                 _cell(p.distance), p.rendered_tokens, " ".join(p.evidence), p.evidence_retained,
+                                 p.evidence_reachable, p.evidence_in_prompt, p.store_events])
 
     with logs_jsonl.open("w", encoding="utf-8") as fh:
         for o in outcomes:

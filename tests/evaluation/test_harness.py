@@ -130,3 +130,12 @@ def test_per_turn_cost_does_not_grow_with_length_and_beats_full_context_on_long_
     assert ours["Avg_Rendered_Context_Tokens"] <= 1.25 * short["Avg_Rendered_Context_Tokens"]
     assert ours["Avg_Rendered_Context_Tokens"] < 0.5 * full["Avg_Rendered_Context_Tokens"]
     assert ours["Current_Fact_Acc"] >= full["Current_Fact_Acc"] and ours["History_Fact_Acc"] > full["History_Fact_Acc"]
+
+
+def test_evidence_diagnostics_follow_what_each_memory_keeps(all_systems_40) -> None:
+    """memory_point probes name their evidence record: kept and readable by id only where the memory allows."""
+    assert all_systems_40["three_layer"]["Evidence_Retained_Rate"] == 1.0
+    assert all_systems_40["three_layer"]["Evidence_Reachable_Rate"] == 1.0
+    assert all_systems_40["full_context"]["Evidence_Retained_Rate"] == 1.0  # kept, but no tool reads it by id
+    assert all_systems_40["full_context"]["Evidence_Reachable_Rate"] == 0.0
+    assert all_systems_40["memgpt_style"]["Evidence_Retained_Rate"] == 0.0  # folded into the rolling summary
