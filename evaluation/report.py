@@ -98,6 +98,7 @@ class Probe:
     tools_tried: str
     where: str | None
     distance: int | None
+    store_events: int | None = None  # events in the episode's stream when it was asked (optional column)
 
     @property
     def verdict(self) -> str:
@@ -191,7 +192,7 @@ def read_probes(run_dir: Path) -> list[Probe]:
             type=row.text("type") or "unknown", question=row.text("question"), gold=row.text("gold"),
             answer=row.text("answer"), correct=bool(row.value("correct", _flag)),
             tools_tried=row.text("tools_tried"), where=row.value("where", _where),
-            distance=row.value("distance", _whole),
+            distance=row.value("distance", _whole), store_events=row.value("store_events", _whole),
         )
         for row in _rows(run_dir, PROBES)
     ]
@@ -239,6 +240,7 @@ def render_markdown(run: str, systems: Sequence[str], metrics: Metrics, probes: 
         "",
         *_main_table(systems, metrics),
         *_where_table(systems, probes),
+        *_store_table(systems, probes),
         *_type_table(systems, probes),
         *_error_breakdown(systems, probes),
         "## Plots",
@@ -303,6 +305,35 @@ def _where_table(systems: Sequence[str], probes: Sequence[Probe]) -> list[str]:
         "",
         *_table(head, rows),
         *note,
+    ]
+
+
+STORE_BUCKETS = ((0, 1_000, "< 1k"), (1_000, 10_000, "1k–10k"), (10_000, 50_000, "10k–50k"),
+                 (50_000, None, "≥ 50k"))
+
+
+def _store_table(systems: Sequence[str], probes: Sequence[Probe]) -> list[str]:
+    """Reachability by the size of the episode's stream when the probe was asked."""
+    sized = [p for p in probes if p.store_events is not None and p.where]
+    if not sized:
+        return []
+    rows = []
+    for s in systems:
+        for lo, hi, label in STORE_BUCKETS:
+            mine = [p for p in sized if p.system == s and p.store_events is not None
+                    and lo <= p.store_events and (hi is None or p.store_events < hi)]
+            if mine:
+                near = sum(p.where in ("prompt", "one_hop") for p in mine)
+                rows.append([f"`{s}`", label, str(len(mine)),
+                             _ratio(sum(p.where == "prompt" for p in mine), len(mine)), _ratio(near, len(mine)),
+                             _ratio(sum(p.correct for p in mine), len(mine))])
+    return [
+        "## Diagnostics by store size",
+        "",
+        "Probes grouped by how many events the episode's stream held when they were asked.",
+        "",
+        *_table(["system", "events", "probes", "in prompt", "prompt or one hop", "accuracy"], rows),
+        "",
     ]
 
 

@@ -303,3 +303,17 @@ def test_an_unreadable_cell_names_file_line_and_column(run_dir: Path, column: st
     _write(run_dir / PROBES, PROBE_HEAD, rows)
     with pytest.raises(ReportInputError, match=rf"{PROBES} line 5, column '{column}': cannot read '{value}'"):
         write_report(run_dir)
+
+
+def test_store_size_diagnostics_appear_when_the_column_is_there(tmp_path: Path) -> None:
+    from evaluation.report import Probe, render_markdown
+
+    probes = [Probe(system="a", episode_id="e", probe_id=f"p{i}", type="current_fact", question="q", gold="g",
+                    answer="g" if i % 2 else "x", correct=bool(i % 2), tools_tried="", where="prompt" if i < 3 else "gone",
+                    distance=1, store_events=500 if i < 2 else 60_000) for i in range(4)]
+    text = render_markdown("r", ["a"], {}, probes)
+    assert "## Diagnostics by store size" in text
+    assert "| `a` | < 1k | 2 | 1.000 (2/2) | 1.000 (2/2) | 0.500 (1/2) |" in text
+    assert "| `a` | ≥ 50k | 2 | 0.500 (1/2) | 0.500 (1/2) | 0.500 (1/2) |" in text
+    no_sizes = [Probe(**{**{f: getattr(p, f) for f in p.__dataclass_fields__}, "store_events": None}) for p in probes]
+    assert "store size" not in render_markdown("r", ["a"], {}, no_sizes)
