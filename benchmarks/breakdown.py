@@ -7,9 +7,13 @@ Python.
 
 from __future__ import annotations
 
+import json
 import re
+import statistics
+import tempfile
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -81,8 +85,30 @@ class TimingConnection:
         self.add(label, time.perf_counter() - started)
         return _Result(result, self)
 
+    def sql(self, sql: str, params: Any = None, **kwargs: Any) -> Any:
+        """A relation whose Arrow export is timed: DuckDB runs the query's blocking part (a sort) there."""
+        return _Relation(self._conn.sql(sql, params=params, **kwargs), self, self._label(sql, params))
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._conn, name)
+
+
+class _Relation:
+    def __init__(self, relation: Any, owner: TimingConnection, label: str) -> None:
+        self._relation, self._owner, self._label = relation, owner, label
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._relation, name)
+        if not name.startswith("to_arrow"):
+            return attr
+
+        def export(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return attr(*args, **kwargs)
+            finally:
+                self._owner.add(self._label, time.perf_counter() - started)
+        return export
 
 
 def breakdown(call: Callable[[Any], Any], conn: duckdb.DuckDBPyConnection, select_names: Sequence[str] = (),
@@ -98,6 +124,62 @@ def breakdown(call: Callable[[Any], Any], conn: duckdb.DuckDBPyConnection, selec
     rows = sorted(timing.steps.items(), key=lambda kv: kv[1], reverse=True)
     lines = ["| step | seconds | share |", "|---|---:|---:|"]
     lines += [f"| {label} | {s:.3f} | {s / total:.0%} |" for label, s in rows]
-    lines.append(f"| Python outside the statements (rows into dicts, glue) | {total - listed:.3f} | {(total - listed) / total:.0%} |")
+    lines.append(f"| outside the timed statements (rows streamed on, into Python or another database; glue) "
+                 f"| {total - listed:.3f} | {(total - listed) / total:.0%} |")
     lines.append(f"| **total** | {total:.3f} | 100% |")
+    return "\n".join(lines)
+
+
+def _operators(node: dict[str, Any], out: dict[str, float]) -> None:
+    """Operator time by kind; each table scan by its table (DuckDB's JSON profile, 1.x and 2.x spellings)."""
+    kind = str(node.get("operator_type") or node.get("type") or "")
+    seconds = node.get("operator_timing", node.get("timing"))
+    if kind == "TABLE_SCAN":
+        table = str((node.get("extra_info") or {}).get("Table", "?")).split(".")[-1].strip('"')
+        label = f"scan {table} ({node.get('rows_scanned', '?')} rows read)"
+    else:
+        label = kind.lower().replace("_", " ")
+    if kind and seconds is not None:
+        out[label] = out.get(label, 0.0) + float(seconds)
+    for child in node.get("children", []):
+        _operators(child, out)
+
+
+def planning_and_operators(call: Callable[[duckdb.DuckDBPyConnection], Any], conn: duckdb.DuckDBPyConnection,
+                           *, repeat: int = 20) -> str:
+    """For a call that runs one statement: median time DuckDB spent planning it and in each operator.
+
+    DuckDB's own profiler (JSON) says what a statement-level timing cannot: how much of one statement is
+    binding and optimising, and which table scans cost what.
+    """
+    rows: dict[str, list[float]] = {}
+    walls: list[float] = []
+    with tempfile.TemporaryDirectory() as folder:
+        out = f"{folder}/profile.json"
+        for _ in range(repeat):
+            conn.execute("SET enable_profiling = 'json'")
+            conn.execute(f"SET profiling_output = '{out}'")
+            started = time.perf_counter()
+            call(conn)
+            walls.append(time.perf_counter() - started)
+            conn.execute("SET enable_profiling = 'no_output'")
+            doc = json.loads(Path(out).read_text(encoding="utf-8"))
+            found: dict[str, float] = {
+                "planning: binding": float(doc["planner"]["total_time"]),
+                "planning: optimiser": float(doc["optimizer"]["total_time"]),
+                "planning: physical plan": float(doc["physical_planner"]["total_time"]),
+            }
+            for child in doc.get("children", []) or doc.get("operator", []):
+                _operators(child, found)
+            found["whole statement (DuckDB's own total)"] = float(doc["query"]["total_time"])
+            for label, seconds in found.items():
+                rows.setdefault(label, []).append(seconds)
+        conn.execute("RESET enable_profiling")
+    wall = statistics.median(walls)
+    lines = ["| part (median of the runs) | ms | share of the call |", "|---|---:|---:|"]
+    for label, values in sorted(rows.items(), key=lambda kv: -statistics.median(kv[1])):
+        ms = statistics.median(values) * 1000
+        if ms >= 0.01:
+            lines.append(f"| {label} | {ms:.2f} | {ms / 1000 / wall:.0%} |")
+    lines.append(f"| **the call, as Python sees it** | {wall * 1000:.2f} | 100% |")
     return "\n".join(lines)

@@ -1,18 +1,18 @@
 """Peak memory of one replay, measured in a child process of its own.
 
-    python -m benchmarks.memprobe sql  LEDGER [--write PROJECTIONS]
+    python -m benchmarks.memprobe sql  LEDGER [--memory-limit 1GiB] [--write PROJECTIONS]
     python -m benchmarks.memprobe fold LEDGER
 
 Prints one JSON object: the child's resident set after its imports and after
 opening the ledger (`start_mib`), its peak (`peak_mib`: VmHWM; `ru_maxrss_mib`
 as `getrusage` reports it), its resident set once the replay has returned
-(`after_mib`; Python keeps freed memory, so this is close to the peak), the
-rows replayed and the seconds taken. `--measure-result` adds the size of
-the returned projections as Python objects (`result_mib`, every object
-counted once), so that the replay's working memory beyond its own result is
-`peak - start - result`. `--write` then stores the SQL engine's result in a
-projection file (for the as-of benchmark); that happens after the peak was
-read.
+(`after_mib`), the rows replayed and the seconds taken. The SQL engine's
+result stays in DuckDB (`SqlHistory`); `--memory-limit` is passed to
+`rebuild_sql`. `--measure-result` adds the size of the fold's returned
+projections as Python objects (`result_mib`, every object counted once), so
+that its working memory beyond its own result is `peak - start - result`.
+`--write` then copies the SQL engine's result into a projection file (for
+the as-of benchmark); that happens after the peak was read.
 """
 
 from __future__ import annotations
@@ -72,27 +72,20 @@ def _deep_mib(root: Any) -> float:
     return total / 2**20
 
 
-def _write(history: dict[str, list[dict[str, Any]]], target: Path) -> None:
-    import pyarrow as pa
-
+def _write(history: Any, target: Path) -> None:
+    """Copy a `SqlHistory` into a new projection file, table by table inside DuckDB."""
     from projections.materialise import ProjectionStore
-    from projections.scd2 import TABLES, arrow_schema
+    from projections.scd2 import TABLES
 
     partial = target.with_name(target.name + ".partial")
     for leftover in (partial, Path(f"{partial}.wal")):
         leftover.unlink(missing_ok=True)
-    with ProjectionStore(partial) as store:
-        store.conn.execute("SET enable_progress_bar = false")
-        for spec in TABLES:
-            rows = history.pop(spec.name)
-            for start in range(0, len(rows), 500_000):
-                batch = pa.Table.from_pylist(rows[start:start + 500_000], schema=arrow_schema(spec))
-                store.conn.register("_rows", batch)
-                store.conn.execute(f"INSERT INTO {spec.name} SELECT * FROM _rows")
-                store.conn.unregister("_rows")
-            del rows
-            gc.collect()
-        store.conn.execute("CHECKPOINT")
+    ProjectionStore(partial).close()  # the tables, made as the library makes them
+    quoted = str(partial).replace("'", "''")
+    history.conn.execute(f"ATTACH '{quoted}' AS target")
+    for spec in TABLES:
+        history.conn.execute(f"INSERT INTO target.{spec.name} BY NAME SELECT * FROM {spec.name}")
+    history.conn.execute("DETACH target")
     partial.rename(target)
 
 
@@ -102,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("ledger", type=Path)
     parser.add_argument("--write", type=Path, default=None)
     parser.add_argument("--measure-result", action="store_true")
+    parser.add_argument("--memory-limit", default=None)
     args = parser.parse_args(argv)
 
     from ledger.store import Ledger
@@ -113,7 +107,10 @@ def main(argv: list[str] | None = None) -> int:
         gc.collect()
         start = _rss_mib()
         started = time.perf_counter()
-        history = rebuild_sql(ledger.conn) if args.engine == "sql" else rebuild(ledger)
+        if args.engine == "sql":
+            history: Any = rebuild_sql(ledger.conn, memory_limit=args.memory_limit)
+        else:
+            history = rebuild(ledger)
         seconds = time.perf_counter() - started
         peak, maxrss = _peak_mib(), _maxrss_mib()
         gc.collect()
@@ -121,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = sum(len(v) for v in history.values())
         events = ledger.last_seq
     out = {"engine": args.engine, "events": events, "rows": rows, "start_mib": start, "peak_mib": peak,
-           "ru_maxrss_mib": maxrss, "after_mib": after, "seconds": seconds}
+           "ru_maxrss_mib": maxrss, "after_mib": after, "seconds": seconds, "memory_limit": args.memory_limit}
     if args.measure_result:
         out["result_mib"] = _deep_mib(history)
     if args.write is not None:

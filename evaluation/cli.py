@@ -22,7 +22,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaluation import cli_temporal
+from evaluation import cli_serve, cli_sweep, cli_temporal
+from evaluation.cli_options import context_options, gate_level_option
 from evaluation.datasets import load_dataset
 from evaluation.loaders import inspect_file
 from evaluation.outputs import write_outputs
@@ -34,6 +35,7 @@ from evaluation.synthetic import generate_synthetic
 from gate.errors import InvariantViolation
 from gate.invariants import audit
 from ledger.errors import LedgermemError
+from memory.cache import HotCache
 from memory.netguard import network_disabled
 from ledger.parquet import export, import_dataset
 from ledger.store import Ledger
@@ -160,6 +162,13 @@ def cli() -> None:
                    "applied before --limit.")
 @click.option("--max-turns", type=int, default=None,
               help="Truncate long episodes to this many turns, oldest sessions first, keeping evidence sessions.")
+@click.option("--redis", "redis_url", default=None, envvar="LEDGERMEM_REDIS_URL", metavar="URL",
+              help="Keep three_layer's rendered layers in this Redis (redis://127.0.0.1:6379/0) as a hot cache; "
+                   "results are the same with or without it, and with Redis down.")
+@gate_level_option
+@context_options
+@click.option("--poison", is_flag=True,
+              help="Synthetic: plant a false value from a web source in every episode and ask a poisoning probe.")
 @fails_cleanly
 def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int, seed: int, systems: str,
             backend: str, run_id: str | None, runs_dir: str, limit: int | None, force: bool,
@@ -169,7 +178,9 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
             summarize_backend: str | None, summarize_model: str | None, summarize_base_url: str | None,
             judge_model: str | None, judge_base_url: str | None, timeout: float | None, max_retries: int | None,
             env_file: str, replay_llm: str | None, inspect_path: str | None, question_types: str | None,
-            max_turns: int | None) -> None:
+            max_turns: int | None, redis_url: str | None = None, gate_level: str = "off",
+            context_budget: int = MemoryConfig().context_budget,
+            source_policies: dict[str, dict[str, Any]] | None = None, poison: bool = False) -> None:
     """Run memory systems over a dataset; the whole run goes into one ledger.
 
     A run id that exists but never finished (a crash, Ctrl-C) is resumed
@@ -181,9 +192,12 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
       ledgermem run --systems three_layer,full_context --turns 120 --limit 4
       ledgermem run --backend deepseek --limit 2          # DEEPSEEK_API_KEY from the environment or .env
       ledgermem run --replay-llm demo --run-id demo-again   # no model, no network
+      ledgermem run --poison --source-policy web=remember:false --gate-level pattern
     """
     if dataset_path and synthetic:
         raise click.UsageError("give either --dataset or --synthetic, not both")
+    if dataset_path and poison:
+        raise click.UsageError("--poison plants values in the built-in synthetic data; it does not apply to --dataset")
     types = {t.strip() for t in question_types.split(",") if t.strip()} if question_types else None
     if inspect_path:
         inspection = inspect_file(inspect_path, limit=limit, question_types=types, max_turns=max_turns)
@@ -192,13 +206,18 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     if dataset_path:
         ds = load_dataset(dataset_path, limit=limit, question_types=types, max_turns=max_turns)
     else:
-        ds = generate_synthetic(n_episodes=episodes, turns=turns, seed=seed)
+        try:
+            ds = generate_synthetic(n_episodes=episodes, turns=turns, seed=seed, poison=poison)
+        except ValueError as exc:
+            raise click.UsageError(f"synthetic data: {exc}") from None
     for note in ds.notes:
         err.print(f"note: {note}", markup=False)
     rid = run_id or "run-" + datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     personal = personal_data if personal_data is not None else bool(dataset_path)
     config = MemoryConfig(window_turns=window_turns, chain_budget=chain_budget, personal_data=personal,
-                          summarizer_input_tokens=summarizer_input_tokens, chain_strategy=chain_strategy)
+                          summarizer_input_tokens=summarizer_input_tokens, chain_strategy=chain_strategy,
+                          gate_level=gate_level, context_budget=context_budget,
+                          source_policies=source_policies or {})
     opts = RunOptions(run_id=rid, runs_dir=Path(runs_dir), systems=parse_systems(systems), backend=backend,
                       memory=config, limit=limit, force=force, strict=strict, judge=judge,
                       judge_backend=judge_backend, max_tool_iterations=max_tool_iterations,
@@ -206,7 +225,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
                       summarize_backend=summarize_backend, summarize_model=summarize_model,
                       summarize_base_url=summarize_base_url, judge_model=judge_model, judge_base_url=judge_base_url,
                       timeout=timeout, max_retries=max_retries, env_file=Path(env_file),
-                      replay_llm=resolve_run(replay_llm, Path(runs_dir)) if replay_llm else None)
+                      replay_llm=resolve_run(replay_llm, Path(runs_dir)) if replay_llm else None,
+                      cache=HotCache.connect(redis_url) if redis_url else None)
     selected = ds.episodes[:limit] if limit else ds.episodes
     total = len(opts.systems) * sum(len(e.turns) + len(e.probes) + memory_points for e in selected)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -215,6 +235,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
         with network_disabled() if opts.replay_llm else contextlib.nullcontext():
             result = run(ds, opts, progress=lambda what, n: bar.advance(task, n))
     files = write_outputs(result.ledger_path)
+    if opts.cache is not None:
+        err.print(opts.cache.stats.line(), markup=False)
     if as_json:
         click.echo(json.dumps({"run_id": rid, "ledger": str(result.ledger_path), "metrics": result.metrics}, indent=2))
         return
@@ -439,9 +461,12 @@ def audit_cmd(run: str, keys: str | None, runs_dir: str, at_seq: int | None, i4_
               help="A Parquet export of this run to include in the residue scan (repeatable).")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--redis", "redis_url", default=None, envvar="LEDGERMEM_REDIS_URL", metavar="URL",
+              help="The Redis hot cache the run used: its entry is rewritten and included in the residue scan.")
 @fails_cleanly
 def erase_cmd(run: str, episode: str, system: str, slot: str | None, value: str | None, record_id: str | None,
-              subject: bool, legal_basis: str, exports: tuple[str, ...], runs_dir: str, as_json: bool) -> None:
+              subject: bool, legal_basis: str, exports: tuple[str, ...], runs_dir: str, as_json: bool,
+              redis_url: str | None = None) -> None:
     """Crypto-shred personal data of one episode and print the erasure receipt.
 
     The run must have been recorded with personal data sealed (the default for
@@ -453,7 +478,8 @@ def erase_cmd(run: str, episode: str, system: str, slot: str | None, value: str 
     """
     path = resolve_run(run, Path(runs_dir))
     receipt = erase_in_run(path, system=system, episode=episode, slot=slot, value=value, record_id=record_id,
-                           subject=subject, legal_basis=legal_basis, exports=[Path(e) for e in exports])
+                           subject=subject, legal_basis=legal_basis, exports=[Path(e) for e in exports],
+                           cache=HotCache.connect(redis_url) if redis_url else None)
     if as_json:
         click.echo(json.dumps(receipt.as_dict(), ensure_ascii=False, indent=2))
     else:
@@ -519,7 +545,8 @@ def import_cmd(source: str, target: str, run_id: str | None) -> None:
 def sql_cmd(run: str, keys: str | None, query: str, runs_dir: str, as_json: bool) -> None:
     """Run a SQL query (DuckDB dialect) against a run's ledger and projections, read-only.
 
-    Tables: events, summary_versions, fact_versions, index_versions, raw_records, window_versions.
+    Tables: events, summary_versions, fact_versions, index_versions, raw_records, window_versions,
+    pin_versions.
 
     \b
     Example:
@@ -579,6 +606,8 @@ def verify_cmd(run: str, runs_dir: str, as_json: bool) -> None:
 
 
 cli_temporal.register(cli, out, fails_cleanly)
+cli_serve.register(cli, out, fails_cleanly)
+cli_sweep.register(cli, out, fails_cleanly)
 
 
 def main() -> None:

@@ -16,7 +16,11 @@ written with it so they can be reloaded bit-for-bit.  Fields that only the
 benchmark formats fill (a turn's ``source_ids`` and ``attachments``, a
 probe's ``evidence``, ``asked_at`` and ``distractor``, the dataset's
 ``notes``) are written only when set, so seed and synthetic files, and
-their content hashes, are what they were before these fields existed.
+their content hashes, are what they were before these fields existed.  The
+same holds for a turn's ``source`` (the channel a turn came from, e.g.
+``"web"``: the runner passes it to ``Memory.add_turn(source=...)``, where a
+source policy may apply) and a probe's ``poison`` (the false value a
+``poisoning`` probe's dialogue planted).
 """
 
 from __future__ import annotations
@@ -60,7 +64,8 @@ class Turn:
     holds (LoCoMo ``dia_id``, LongMemEval ``<session id>:<message index>``);
     evidence given as such ids is mapped onto the turn's record id.
     ``attachments`` are the URLs of images shown in the turn; their
-    captions are in the text.
+    captions are in the text.  ``source`` names the channel the turn came
+    from when it is not the user (a tool, a web page); None is the user.
     """
 
     user: str
@@ -68,6 +73,7 @@ class Turn:
     occurred_at: str | None = None
     source_ids: tuple[str, ...] = ()
     attachments: tuple[str, ...] = ()
+    source: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,6 +88,7 @@ class Probe:
     evidence: tuple[str, ...] = ()  # record ids holding the answer, when the dataset names them
     asked_at: str | None = None  # when the dataset says the question is asked (LongMemEval question_date)
     distractor: str | None = None  # the tempting wrong answer of an adversarial question (LoCoMo category 5)
+    poison: str | None = None  # a poisoning probe's planted false value: surfacing it is the failure measured
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,6 +161,8 @@ def _turn_to_json(turn: Turn) -> dict[str, Any]:
         item["source_ids"] = list(turn.source_ids)
     if turn.attachments:
         item["attachments"] = list(turn.attachments)
+    if turn.source is not None:
+        item["source"] = turn.source
     return item
 
 
@@ -172,6 +181,8 @@ def _probe_to_json(probe: Probe) -> dict[str, Any]:
         item["asked_at"] = probe.asked_at
     if probe.distractor is not None:
         item["distractor"] = probe.distractor
+    if probe.poison is not None:
+        item["poison"] = probe.poison
     return item
 
 
@@ -285,6 +296,7 @@ def _parse_turn(where: _Where, item: object) -> Turn:
         occurred_at=_optional_str(where, item, "occurred_at", "timestamp"),
         source_ids=_optional_str_tuple(where, item, "source_ids"),
         attachments=_optional_str_tuple(where, item, "attachments"),
+        source=_optional_str(where, item, "source"),
     )
 
 
@@ -360,6 +372,7 @@ def _parse_probe(where: _Where, item: object, default_id: str) -> Probe:
         evidence=_optional_str_tuple(where, item, "evidence"),
         asked_at=_optional_str(where, item, "asked_at"),
         distractor=_optional_str(where, item, "distractor"),
+        poison=_optional_str(where, item, "poison"),
     )
 
 

@@ -12,6 +12,25 @@ Diagnostics, for every probe with a gold value (no LLM involved):
 one exact-id tool call of this system reaches it (archive, index members,
 raw records); `raw_only` only the ledger's raw turns hold it, which this
 system can no longer read; `gone` nothing holds it.
+
+Compaction and pins (`three_layer` only; `n/a` for the baselines, which
+have neither): `Compactions` counts `compaction_checked` passes,
+`Constraint_Reinjections` the pins a survival check had to put back,
+`Open_Loop_Drops` the passes after which the prompt showed fewer open loops
+than before (`Open_Loops_Before`/`_After` sum what the passes saw);
+`Pin_Survival` is the share of (turn, live pin) pairs whose pin shows in the
+prompt rendered at the end of that turn (`gate.pinning.shows`), LLM-free;
+`Capacity_Merges`, `Merges_Rejected`, `Index_Folds`, `Inferences` (claims a
+summary made that its turn does not ground) and `Gated_Turns` (turns the
+gate level or a source policy kept from the summarizer) are counts.
+
+Poisoning, for every system that was asked `poisoning` probes (a probe
+whose dialogue planted a false value, `ProbeAsked.poison`):
+`Poison_Surfaced` is the share of those probes whose answer contains the
+false value; `Poison_Written` the share whose false value the system ever
+wrote into its memory as a fact (`three_layer` summary facts, inferences
+excluded; a baseline's written items). `full_context` writes nothing, so
+`Poison_Written` is `n/a` for it.
 """
 
 from __future__ import annotations
@@ -25,14 +44,20 @@ from typing import Any
 
 from evaluation import baselines
 from evaluation.judge import judge_string
+from gate.pinning import live_pins, shows
 from ledger.events import (
     BaselineWritten,
+    CapacityMerged,
+    CompactionChecked,
+    ConstraintReinjected,
     ContextRendered,
     EpisodeGold,
     EpisodeStarted,
     Event,
     IndexCreated,
+    IndexFolded,
     LlmCalled,
+    MergeRejected,
     OverrideRejected,
     ProbeAnswered,
     ProbeAsked,
@@ -56,6 +81,7 @@ ACCURACIES = {
     "memory_point": "Memory_Point_Acc",
     "constraint": "Constraint_Survival",
     "open_loop": "Open_Loop_Survival",
+    "poisoning": "Poisoning_Acc",
 }
 COUNTS = {
     "current_fact": "Current_Fact_N",
@@ -63,6 +89,20 @@ COUNTS = {
     "memory_point": "Memory_Point_N",
     "constraint": "Constraint_N",
     "open_loop": "Open_Loop_N",
+    "poisoning": "Poisoning_N",
+}
+#: three_layer's compaction counters: metric column -> counter of `EpisodeOutcome.counts`.
+COMPACTION_COUNTS = {
+    "Compactions": "compactions",
+    "Constraint_Reinjections": "constraint_reinjections",
+    "Open_Loop_Drops": "open_loop_drops",
+    "Open_Loops_Before": "open_loops_before",
+    "Open_Loops_After": "open_loops_after",
+    "Capacity_Merges": "capacity_merges",
+    "Merges_Rejected": "merges_rejected",
+    "Index_Folds": "index_folds",
+    "Inferences": "inferences",
+    "Gated_Turns": "gated_turns",
 }
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20240501
@@ -76,10 +116,15 @@ class TurnStats:
     turn: int
     chain_text_tokens: int | None
     rendered_tokens: int
+    pins_live: int = 0  # live pins at the end of the turn (three_layer)
+    pins_shown: int = 0  # of them, shown by the prompt rendered at the end of the turn
 
 
 def turn_stats(state: EpisodeState) -> TurnStats:
-    return TurnStats(state.turn, three_render.chain_text_tokens(state), three_render.render(state).tokens)
+    rendered = three_render.render(state)
+    pins = live_pins(state)
+    return TurnStats(state.turn, three_render.chain_text_tokens(state), rendered.tokens, len(pins),
+                     sum(shows(p, rendered.text) for p in pins))
 
 
 def _baseline_stats(state: baselines.BaselineState) -> TurnStats:
@@ -111,6 +156,9 @@ class ProbeOutcome:
     evidence_reachable: int = 0  # of them, readable with one exact-id tool call
     evidence_in_prompt: int = 0  # of them, shown in the rendered prompt
     store_events: int = 0  # events in the episode's stream when the probe was asked
+    poison: str | None = None  # a poisoning probe's planted false value
+    poison_surfaced: bool | None = None  # the answer contains it (poisoning probes only)
+    poison_written: bool | None = None  # the system wrote it as a fact (None: the system writes no items)
 
 
 @dataclass(slots=True)
@@ -121,6 +169,7 @@ class EpisodeOutcome:
     probes: list[ProbeOutcome] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     has_tools: bool = True
+    kind: str = "three_layer"  # which memory the stream held
     turn_ms: list[float] = field(default_factory=list)
     probe_ms: list[float] = field(default_factory=list)
     latency_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
@@ -129,8 +178,18 @@ class EpisodeOutcome:
         """Accumulate counters from events."""
         for e in recorded:
             key = _COUNTED.get(type(e))
+            if isinstance(e, SummaryCreated) and e.merged_from:
+                key = None  # a capacity merge rewrites summaries already counted: Capacity_Merges counts it
             if key:
                 self.counts[key] += len(e.rejected) if isinstance(e, OverrideRejected) else 1
+            if isinstance(e, CompactionChecked):
+                self.counts["open_loops_before"] += e.open_loops_before
+                self.counts["open_loops_after"] += e.open_loops_after
+                self.counts["open_loop_drops"] += e.open_loops_after < e.open_loops_before
+            elif isinstance(e, SummaryCreated):
+                self.counts["inferences"] += len(e.inferences)
+            elif isinstance(e, TurnRecorded):
+                self.counts["gated_turns"] += bool(e.gated)
             if isinstance(e, LlmCalled):
                 self.counts[f"llm_calls_{e.purpose}"] += 1
                 self.counts[f"prompt_tokens_{e.purpose}"] += int(e.usage.get("prompt_tokens", 0))
@@ -147,6 +206,11 @@ _COUNTED = {
     SummaryOverridden: "overrides_applied",
     OverrideRejected: "override_ids_rejected",
     IndexCreated: "indexes_created",
+    IndexFolded: "index_folds",
+    CapacityMerged: "capacity_merges",
+    MergeRejected: "merges_rejected",
+    CompactionChecked: "compactions",
+    ConstraintReinjected: "constraint_reinjections",
 }
 
 
@@ -242,6 +306,9 @@ def _system_row(eps: list[EpisodeOutcome]) -> dict[str, Any]:
     row["override_ids_rejected"] = counts["override_ids_rejected"]
     row["indexes_created"] = counts["indexes_created"]
     row["llm_calls_per_turn"] = _rate(counts["llm_calls_summarize"], turns)
+    row["llm_calls_per_turn_all"] = _rate(sum(counts[f"llm_calls_{p}"] for p in PURPOSES), turns)
+    row.update(_compaction_columns(eps, counts))
+    row.update(_poison_columns(probes))
     row["answer_calls_per_probe"] = _rate(counts["llm_calls_answer"], len(probes))
     row["judge_calls_per_probe"] = _rate(counts["llm_calls_judge"], len(probes))
     for purpose in PURPOSES:
@@ -262,6 +329,25 @@ def _system_row(eps: list[EpisodeOutcome]) -> dict[str, Any]:
     row["wall_ms_per_turn"] = round(median(turn_ms), 3) if turn_ms else None
     row["wall_ms_per_probe"] = round(median(probe_ms), 3) if probe_ms else None
     return row
+
+
+def _compaction_columns(eps: list[EpisodeOutcome], counts: dict[str, int]) -> dict[str, Any]:
+    """three_layer's compaction, pin and gate columns; `n/a` (None) for a system that has none of them."""
+    layered = all(o.kind == "three_layer" for o in eps)
+    row: dict[str, Any] = {name: counts[key] if layered else None for name, key in COMPACTION_COUNTS.items()}
+    live = sum(t.pins_live for o in eps for t in o.turns)
+    row["Pin_Survival"] = _rate(sum(t.pins_shown for o in eps for t in o.turns), live) if layered else None
+    row["pin_turns"] = live if layered else None
+    return row
+
+
+def _poison_columns(probes: list[ProbeOutcome]) -> dict[str, Any]:
+    poisoned = [p for p in probes if p.poison is not None]
+    written = [p.poison_written for p in poisoned if p.poison_written is not None]
+    return {
+        "Poison_Surfaced": _rate(sum(bool(p.poison_surfaced) for p in poisoned), len(poisoned)),
+        "Poison_Written": _rate(sum(written), len(written)),
+    }
 
 
 # -- folding a stream -----------------------------------------------------------------
@@ -350,6 +436,18 @@ def _tools_tried(tools: list[ToolCalled]) -> str:
     return "; ".join(parts)
 
 
+def _written_values(kind: str, events: Sequence[Event]) -> list[str] | None:
+    """Every fact value the system wrote into its memory (None when it writes no items: full context).
+
+    `three_layer`: summary facts, not inferences (never authoritative);
+    a baseline: the facts of its written items (chain summaries, rolling summaries).
+    """
+    if kind == "full_context":
+        return None
+    written = (SummaryCreated, BaselineWritten) if kind != "three_layer" else (SummaryCreated,)
+    return [v for e in events if isinstance(e, written) for _, v in e.facts if v != ERASED]
+
+
 def outcome_from_events(system: str, episode_id: str, recorded: Iterable[RecordedEvent]) -> EpisodeOutcome:
     """Fold one episode stream into its outcome, with no LLM and no live objects."""
     out = EpisodeOutcome(system, episode_id)
@@ -400,6 +498,8 @@ def outcome_from_events(system: str, episode_id: str, recorded: Iterable[Recorde
                 old = {v for _, v in fold.gold.get(probe.slot or "", []) if v != probe.gold}
                 stale = any(judge_string(v, answer) for v in old)
             calls = tools[e.probe_id]
+            poison = _poison_outcome(probe.poison, answer, fold.kind, events)
+            retained, reachable, shown = evidence.get(e.probe_id, (0, 0, 0))
             out.probes.append(ProbeOutcome(
                 probe_id=probe.probe_id, probe_type=probe.probe_type, slot=probe.slot, question=probe.text,
                 gold=probe.gold, answer=answer, correct=e.correct, judge=e.method,
@@ -407,16 +507,25 @@ def outcome_from_events(system: str, episode_id: str, recorded: Iterable[Recorde
                 unparsed_calls=sum(not t.parsed for t in calls), tools_tried=_tools_tried(calls),
                 where=where, distance=distance, rendered_tokens=tokens, interference=interference,
                 stale=stale, turn=probe.turn, evidence=probe.evidence, store_events=r.stream_version,
-                **dict(zip(("evidence_retained", "evidence_reachable", "evidence_in_prompt"),
-                           evidence.get(e.probe_id, (0, 0, 0)))),
+                evidence_retained=retained, evidence_reachable=reachable, evidence_in_prompt=shown, **poison,
             ))
     out.count(events)
     for name, n in self_write_counts(events).items():  # live turns: self-written, fallbacks, format retries
         out.counts[name] += n
     out.has_tools = fold.kind == "three_layer"
-    written = [e for e in events if isinstance(e, (SummaryCreated, BaselineWritten))]
+    out.kind = fold.kind
+    written = [e for e in events if isinstance(e, BaselineWritten) or (isinstance(e, SummaryCreated)
+                                                                        and not e.merged_from)]
     out.counts["summaries_worth_keeping"] = sum(any(f in fold.worth for f in e.facts) for e in written)
     return out
+
+
+def _poison_outcome(poison: str | None, answer: str, kind: str, events: Sequence[Event]) -> dict[str, Any]:
+    if poison is None:
+        return {}
+    values = _written_values(kind, events)
+    written = None if values is None else any(judge_string(poison, v) for v in values)
+    return {"poison": poison, "poison_surfaced": judge_string(poison, answer), "poison_written": written}
 
 
 def _turn_ends(event: Any, nxt: Any) -> bool:

@@ -2,7 +2,8 @@
 
 * `metrics.csv`: one row per system (accuracies with bootstrap CIs, diagnostics, costs).
 * `predictions.csv`: one row per (system, episode).
-* `probe_predictions.csv`: one row per probe answered, with where its gold value was.
+* `probe_predictions.csv`: one row per probe answered, with where its gold value was (and, for a
+  poisoning probe, its planted value, whether the answer surfaced it and whether the system wrote it).
 * `episode_logs.jsonl`: one JSON object per (system, episode): sizes, counters, probes.
 * `run_metadata.json`: the run's configuration, versions, dataset and extent.
 
@@ -26,7 +27,8 @@ from ledger.store import Ledger
 METRICS_FIRST = ("episodes", "turns", "probes")
 PROBE_COLUMNS = ("system", "episode_id", "probe_id", "type", "slot", "question", "gold", "answer", "correct",
                  "judge", "tool_calls", "tool_ok", "tools_tried", "where", "distance", "rendered_tokens", "evidence",
-                 "evidence_retained", "evidence_reachable", "evidence_in_prompt", "store_events")
+                 "evidence_retained", "evidence_reachable", "evidence_in_prompt", "store_events", "poison",
+                 "poison_surfaced", "poison_written")
 EPISODE_COLUMNS = ("system", "episode_id", "turns", "probes", "correct", "accuracy", "Current_Fact_Acc",
                    "History_Fact_Acc", "Memory_Point_Acc", "avg_rendered_tokens", "avg_chain_tokens", "llm_calls",
                    "wall_ms")
@@ -35,6 +37,10 @@ FILES = ("metrics.csv", "predictions.csv", "probe_predictions.csv", "episode_log
 
 def _cell(value: Any) -> Any:
     return "" if value is None else value
+
+
+def _flag(value: bool | None) -> Any:
+    return "" if value is None else int(value)
 
 
 def _acc(o: EpisodeOutcome, kind: str | None = None) -> float | None:
@@ -93,7 +99,8 @@ def write_outputs(path: Path, run_id: str | None = None) -> list[Path]:
                 writer.writerow([o.system, o.episode_id, p.probe_id, p.probe_type, p.slot or "", p.question, p.gold,
                                  p.answer, int(p.correct), p.judge, p.tool_calls, p.tool_ok, p.tools_tried, p.where,
                                  _cell(p.distance), p.rendered_tokens, " ".join(p.evidence), p.evidence_retained,
-                                 p.evidence_reachable, p.evidence_in_prompt, p.store_events])
+                                 p.evidence_reachable, p.evidence_in_prompt, p.store_events, _cell(p.poison),
+                                 _flag(p.poison_surfaced), _flag(p.poison_written)])
 
     with logs_jsonl.open("w", encoding="utf-8") as fh:
         for o in outcomes:
@@ -104,7 +111,9 @@ def write_outputs(path: Path, run_id: str | None = None) -> list[Path]:
                 "chain_tokens_by_turn": [t.chain_text_tokens for t in o.turns],
                 "probes": [{"probe_id": p.probe_id, "type": p.probe_type, "slot": p.slot, "question": p.question,
                             "gold": p.gold, "answer": p.answer, "correct": p.correct, "judge": p.judge,
-                            "tools_tried": p.tools_tried, "where": p.where, "distance": p.distance}
+                            "tools_tried": p.tools_tried, "where": p.where, "distance": p.distance,
+                            **({"poison": p.poison, "poison_surfaced": p.poison_surfaced,
+                                "poison_written": p.poison_written} if p.poison is not None else {})}
                            for p in o.probes],
             }
             fh.write(json.dumps(log, ensure_ascii=False, sort_keys=True) + "\n")

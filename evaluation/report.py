@@ -4,7 +4,7 @@
 report can be rewritten at any time without the ledger or an LLM. An empty
 cell is a missing value and prints as `n/a`.
 
-    metrics.csv            ─┐
+    metrics.csv            ─┐   (main comparison, compaction and pins, poisoning, diagnostics, errors)
     probe_predictions.csv  ─┼─> report.md
     predictions.csv        ─┘   accuracy_vs_tokens.png        accuracy per kind against rendered tokens, with CIs
                                 reachability_by_distance.png  gold value in the prompt / one hop away, by turn distance
@@ -63,11 +63,19 @@ PLAIN = {
     "llm_calls_per_turn": "{:.2f}",
     "wall_ms_per_turn": "{:.1f}",
 }
+#: Columns of the "Compaction and pins" section (three_layer's; n/a for the baselines). Optional in
+#: metrics.csv, so a report of a run derived before they existed still reads.
+COMPACTION = ("Compactions", "Constraint_Reinjections", "Pin_Survival", "Open_Loops_Before", "Open_Loops_After",
+              "Open_Loop_Drops", "indexes_created", "Index_Folds", "Capacity_Merges", "Merges_Rejected",
+              "Inferences", "Gated_Turns")
+POISONING = ("Poisoning_N", "Poisoning_Acc", "Poisoning_Acc_lo", "Poisoning_Acc_hi", "Poison_Surfaced",
+             "Poison_Written")
+OPTIONAL = (*COMPACTION, *POISONING)
 TOKENS = "Avg_Rendered_Context_Tokens"
 WHERE = ("prompt", "one_hop", "raw_only", "gone")
 RETRIEVAL, LOST, UNKNOWN = "retrieval-path failure", "information lost", "where unknown"
 VERDICT = {"prompt": RETRIEVAL, "one_hop": RETRIEVAL, "raw_only": LOST, "gone": LOST}
-KNOWN_TYPES = ("current_fact", "history_fact", "memory_point", "constraint", "open_loop")
+KNOWN_TYPES = ("current_fact", "history_fact", "memory_point", "constraint", "open_loop", "poisoning")
 #: Turn-distance buckets: (largest distance in the bucket, label); None = no upper end.
 BUCKETS: tuple[tuple[int | None, str], ...] = (
     (10, "0–10"), (25, "11–25"), (50, "26–50"), (100, "51–100"), (200, "101–200"), (None, ">200"),
@@ -180,8 +188,8 @@ def _rows(run_dir: Path, name: str) -> Iterator[_Row]:
 
 
 def read_metrics(run_dir: Path) -> Metrics:
-    """`metrics.csv` as {system: {column: value or None}}, numeric columns only."""
-    numeric = [c for c in REQUIRED[METRICS] if c != "system"]
+    """`metrics.csv` as {system: {column: value or None}}, numeric columns only (optional ones when present)."""
+    numeric = [c for c in (*REQUIRED[METRICS], *OPTIONAL) if c != "system"]
     return {row.text("system"): {c: row.value(c, float) for c in numeric} for row in _rows(run_dir, METRICS)}
 
 
@@ -239,6 +247,8 @@ def render_markdown(run: str, systems: Sequence[str], metrics: Metrics, probes: 
          "`n/a` means the metric does not apply."),
         "",
         *_main_table(systems, metrics),
+        *_compaction_table(systems, metrics),
+        *_poisoning_table(systems, metrics),
         *_where_table(systems, probes),
         *_store_table(systems, probes),
         *_type_table(systems, probes),
@@ -285,6 +295,60 @@ def _main_table(systems: Sequence[str], metrics: Metrics) -> list[str]:
         plain = ["n/a" if m.get(c) is None else fmt.format(m[c]) for c, fmt in PLAIN.items()]
         rows.append([f"`{s}`", *(_with_ci(m, c) for c in ACCURACIES), *plain])
     return ["## Main comparison", "", *_table(["system", *ACCURACIES, *PLAIN], rows)]
+
+
+def _number(m: dict[str, float | None], column: str, fmt: str = "{:.0f}") -> str:
+    value = m.get(column)
+    return "n/a" if value is None else fmt.format(value)
+
+
+def _compaction_table(systems: Sequence[str], metrics: Metrics) -> list[str]:
+    """three_layer's compaction passes, pin survival and re-injections, open loops, capacity steps, gate."""
+    if not any(m.get("Compactions") is not None for m in metrics.values()):
+        return []  # derived before these columns existed, or no system with compaction ran
+    head = ["system", "compactions", "constraint re-injections", "Pin_Survival", "open loops before → after",
+            "open-loop drops", "index titles", "index folds", "merges", "merges rejected", "inferences",
+            "gated turns", "summarizer calls/turn"]
+    rows = []
+    for s in systems:
+        m = metrics.get(s, {})
+        loops = ("n/a" if m.get("Open_Loops_Before") is None
+                 else f"{_number(m, 'Open_Loops_Before')} → {_number(m, 'Open_Loops_After')}")
+        rows.append([f"`{s}`", _number(m, "Compactions"), _number(m, "Constraint_Reinjections"),
+                     _number(m, "Pin_Survival", "{:.3f}"), loops, _number(m, "Open_Loop_Drops"),
+                     _number(m, "indexes_created") if m.get("Compactions") is not None else "n/a",
+                     _number(m, "Index_Folds"), _number(m, "Capacity_Merges"), _number(m, "Merges_Rejected"),
+                     _number(m, "Inferences"), _number(m, "Gated_Turns"), _number(m, "llm_calls_per_turn", "{:.2f}")])
+    return [
+        "## Compaction and pins",
+        "",
+        ("Counted from the ledger: compaction passes (`compaction_checked`), pins a survival check found missing "
+         "from the prompt and re-injected verbatim (`constraint_reinjected`), the share of (turn, live pin) "
+         "pairs whose pin shows in the prompt rendered at the end of the turn, the open loops the prompt showed "
+         "before and after each pass (summed over passes; a drop is a red flag), capacity steps, claims kept as "
+         "inferences, and turns the gate level or a source policy kept from the summarizer. `n/a`: the system "
+         "has no such mechanism."),
+        "",
+        *_table(head, rows),
+    ]
+
+
+def _poisoning_table(systems: Sequence[str], metrics: Metrics) -> list[str]:
+    if not any((m.get("Poisoning_N") or 0) > 0 for m in metrics.values()):
+        return []
+    rows = [[f"`{s}`", _number(m, "Poisoning_N"), _with_ci(m, "Poisoning_Acc"), _number(m, "Poison_Surfaced", "{:.3f}"),
+             _number(m, "Poison_Written", "{:.3f}")]
+            for s in systems if (m := metrics.get(s, {}))]
+    return [
+        "## Poisoning",
+        "",
+        ("A source the user did not speak for planted a false value after the user stated the true one. "
+         "Accuracy: the answer names the true value. `Poison_Surfaced`: share of poisoning probes whose answer "
+         "contains the false value. `Poison_Written`: share whose false value the system wrote into its memory "
+         "as a fact (`n/a`: the system writes no memory items)."),
+        "",
+        *_table(["system", "poisoning probes", "accuracy", "Poison_Surfaced", "Poison_Written"], rows),
+    ]
 
 
 def _where_table(systems: Sequence[str], probes: Sequence[Probe]) -> list[str]:

@@ -33,6 +33,7 @@ from gate.decide import decide
 from gate.erasure import Erase, values_to_erase
 from gate.errors import CommandRejected
 from memory.erasure import ErasureReceipt
+from memory.cache import HotCache
 from memory.memory import Memory
 from projections.config import MemoryConfig
 from projections.materialise import ProjectionStore, projection_path
@@ -74,6 +75,8 @@ class RunOptions:
     max_retries: int | None = None
     env_file: Path | None = Path(".env")
     replay_llm: Path | None = None  # answer every call from this recorded run's llm_called events
+    # A Redis hot cache for three_layer's rendered layers; never recorded: it must not change any result.
+    cache: HotCache | None = field(default=None, compare=False)
 
     def recorded(self, backends: dict[str, Any] | None = None) -> dict[str, Any]:
         """What `run_started` records, and what a resumed run must match (never an API key)."""
@@ -214,7 +217,8 @@ def erase_in_run(path: Path, *, system: str, episode: str, legal_basis: str, **t
         if stream not in streams:
             known = sorted(s.episode_id for s, _ in ledger.streams() if s.system == system and s.episode_id)
             raise RunNotFound(f"{path}: no episode {episode!r} of system {system!r}; episodes: {', '.join(known[:10])}")
-        memory = Memory(ledger, stream, "heuristic", projections=projections)
+        cache = target.pop("cache", None)  # the run's Redis hot cache: its copy is rewritten and scanned too
+        memory = Memory(ledger, stream, "heuristic", projections=projections, cache=cache)
         exports = target.pop("exports", ())
         request = Erase(legal_basis=legal_basis, key_prefix=memory.key_prefix, **target)
         decide(memory.state, request)  # refuse a bad request before touching any stream
@@ -294,7 +298,7 @@ def open_memory(ledger: Ledger, projections: ProjectionStore, opts: RunOptions, 
     stream = StreamKey(opts.run_id, system, ep.episode_id)
     if system == "three_layer":
         return Memory(ledger, stream, backend, config=opts.memory, lang=ep.lang, projections=projections,
-                      strict=opts.strict, max_tool_iterations=opts.max_tool_iterations)
+                      strict=opts.strict, max_tool_iterations=opts.max_tool_iterations, cache=opts.cache)
     return BaselineMemory(ledger, stream, backend, kind=system, config=opts.memory, lang=ep.lang,
                           projections=projections, max_tool_iterations=opts.max_tool_iterations)
 
@@ -359,7 +363,8 @@ def run_episode(memory: AnyMemory, system: str, episode: Episode, tick: Progress
     if skipped:
         tick("turn", skipped)
     for t in episode.turns[memory.state.turn:]:
-        memory.add_turn(t.user, t.agent, occurred_at=t.occurred_at)
+        # Baselines record the source and ignore it: none of them has a per-source policy by design.
+        memory.add_turn(t.user, t.agent, occurred_at=t.occurred_at, source=t.source)
         tick("turn", 1)
     for probe in (*episode.probes, *memory_point_probes(memory, system, episode, memory_points)):
         if probe.probe_id not in done:
@@ -415,7 +420,7 @@ def ask_probe(memory: AnyMemory, probe: Probe, judge: StringJudge | LlmJudge | N
                           probe_id=probe.probe_id)
     return [
         ProbeAsked(turn=turn, probe_id=probe.probe_id, probe_type=probe.type, slot=probe.fact_key,
-                   text=probe.question, gold=probe.answer, evidence=probe.evidence),
+                   text=probe.question, gold=probe.answer, evidence=probe.evidence, poison=probe.poison),
         *answer.events,
         ProbeAnswered(turn=turn, probe_id=probe.probe_id, text=answer.text, tool_calls=answer.tool_calls,
                       llm_calls=answer.llm_calls),

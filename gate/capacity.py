@@ -1,23 +1,62 @@
-"""Capacity: keep the rendered chain inside its budget, `index` strategy.
+"""Capacity: keep the rendered chain inside its budget. Two strategies, both pure.
 
 Pressure with hysteresis (seed 002): nothing happens until the chain passes
-`high_water` of its budget; then titles are put over the oldest
-un-indexed summaries until it is back under `low_water`. Never indexed: the
-summary created this turn and the newest summary of any slot. Members stay
-readable by id (`expand_index`, `get_archived_summary`). A title that does
-not make the chain cheaper stops the loop instead of spinning.
+`high_water` of its budget; then the pass compacts until the chain is back
+under `low_water`. Never consumed: the summary created this turn and the
+newest summary of any slot (the registry shows current values, and they
+stay in the chain proper).
+
+`index` (default) puts titles over the oldest un-indexed summaries; members
+stay readable by id. When the titles themselves pass `index_fold_share` of
+the budget, the oldest titles are folded under a higher-level title. Guards
+against a runaway loop: at most `index_max_per_turn` titles or folds per
+turn; a cost gate refuses a title that costs as much as what it replaces;
+a monotonic progress check stops the pass when the chain did not get
+cheaper; titles are capped at `index_title_max_chars`.
+
+`merge` rewrites early, non-conflicting summaries into one (deterministic:
+the members' texts joined, their evidence carried; the members go to the
+archive with `merged_from` lineage on the new summary). A merge that does
+not shrink the chain by `merge_min_gain` is rejected and counted.
+
+Every pass ends with a report (`CompactionReport`), which `decide` turns
+into a `compaction_checked` event after the survival checks.
 """
 
 from __future__ import annotations
 
-from ledger.events import IndexCreated
-from projections.render import chain_tokens
-from projections.state import EpisodeState, Summary, evolve
+from dataclasses import dataclass, replace
+
+from ledger.events import (
+    CapacityMerged,
+    IndexCreated,
+    IndexFolded,
+    MergeRejected,
+    SummaryArchived,
+    SummaryCreated,
+)
+from projections.render import chain_tokens, index_title, summary_line, title_tokens
+from projections.state import EpisodeEvent, EpisodeState, Summary, evolve, fold
+from projections.tokens import count_tokens, truncate_to_tokens
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionReport:
+    strategy: str
+    created: int
+    rejected: int
+    stopped: str
+    tokens_before: int
+    tokens_after: int
+
+
+def _span_of_turns(turns: list[int]) -> str:
+    lo, hi = min(turns), max(turns)
+    return f"turn {lo}-{hi}" if lo != hi else f"turn {lo}"
 
 
 def _span(members: list[Summary]) -> str:
-    lo, hi = min(s.turn for s in members), max(s.turn for s in members)
-    return f"turn {lo}-{hi}" if lo != hi else f"turn {lo}"
+    return _span_of_turns([s.turn for s in members])
 
 
 def _title(members: list[Summary], max_chars: int) -> str:
@@ -28,31 +67,212 @@ def _title(members: list[Summary], max_chars: int) -> str:
     return f"INDEX {_span(members)}: {body}"[:max_chars]
 
 
-def plan_index(state: EpisodeState, *, turn: int, protect: frozenset[str]) -> tuple[IndexCreated, ...]:
-    """Index events that bring the chain under the low-water mark, if it is over the high one."""
-    cfg = state.config
+def _under_pressure(state: EpisodeState) -> tuple[bool, int]:
     tokens = chain_tokens(state)
-    if tokens <= cfg.high_water * cfg.chain_budget:
-        return ()
-    events: list[IndexCreated] = []
-    while tokens > cfg.low_water * cfg.chain_budget:
-        keep = protect | state.newest_holders()
-        candidates = [s for s in state.active_chain() if s.summary_id not in keep]
-        if len(candidates) < 2:
+    return tokens > state.config.high_water * state.config.chain_budget, tokens
+
+
+def plan_capacity(
+    state: EpisodeState, *, turn: int, protect: frozenset[str]
+) -> tuple[tuple[EpisodeEvent, ...], CompactionReport | None]:
+    """The capacity events of this turn and the report of the pass (None when there was no pressure)."""
+    pressed, tokens = _under_pressure(state)
+    if not pressed:
+        return (), None
+    if state.config.chain_strategy == "merge":
+        return plan_merge(state, turn=turn, protect=protect, tokens=tokens)
+    return plan_index(state, turn=turn, protect=protect, tokens=tokens)
+
+
+# -- index ---------------------------------------------------------------------------
+
+
+def _index_candidates(state: EpisodeState, protect: frozenset[str]) -> list[Summary]:
+    keep = protect | state.newest_holders()
+    return [s for s in state.active_chain() if s.summary_id not in keep and not s.redacted]
+
+
+def _next_title(state: EpisodeState, turn: int, protect: frozenset[str], tokens: int) -> IndexCreated | None:
+    group = _index_candidates(state, protect)[: state.config.index_group_size]
+    if len(group) < 2:
+        return None
+    return IndexCreated(
+        turn=turn, index_id=state.next_index_id(), members=tuple(s.summary_id for s in group),
+        text=_title(group, state.config.index_title_max_chars), span=_span(group), tokens_before=tokens,
+    )
+
+
+def _next_fold(state: EpisodeState, turn: int, tokens: int) -> IndexFolded | None:
+    """Fold the oldest top-level titles of the lowest level under one higher-level title."""
+    cfg = state.config
+    if title_tokens(state) <= cfg.index_fold_share * cfg.chain_budget:
+        return None
+    top = state.top_indexes()
+    if not top:
+        return None
+    level = min(e.level for e in top)
+    group = [e for e in top if e.level == level][: cfg.index_group_size]
+    if len(group) < 2:
+        return None
+    turns = [s.turn for e in group for s in state.index_summaries(e)]
+    span = _span_of_turns(turns)
+    return IndexFolded(
+        turn=turn, index_id=state.next_index_id(), members=tuple(e.index_id for e in group),
+        text=f"INDEX {span}: {len(group)} titles"[: cfg.index_title_max_chars], span=span, level=level + 1,
+        tokens_before=tokens,
+    )
+
+
+def _replaced_cost(state: EpisodeState, event: IndexCreated | IndexFolded) -> tuple[int, int]:
+    """(tokens of what the step hides, tokens of the title it shows instead)."""
+    tok = state.config.tokenizer
+    after = evolve(state, event)
+    if isinstance(event, IndexCreated):
+        hidden = sum(count_tokens(summary_line(state.summaries[m]), tok) for m in event.members)
+    else:
+        hidden = sum(count_tokens(index_title(state, state.indexes[m]), tok) for m in event.members)
+    shown = count_tokens(index_title(after, after.indexes[event.index_id]), tok)
+    return hidden, shown
+
+
+def _done(state: EpisodeState, tokens: int, created: int) -> str:
+    """Why the pass stops before another step ("" to go on)."""
+    cfg = state.config
+    if tokens <= cfg.low_water * cfg.chain_budget:
+        return "under low water"
+    if created >= cfg.index_max_per_turn:
+        return "per-turn cap"
+    return ""
+
+
+def plan_index(
+    state: EpisodeState, *, turn: int, protect: frozenset[str], tokens: int | None = None
+) -> tuple[tuple[EpisodeEvent, ...], CompactionReport]:
+    cfg = state.config
+    start = tokens = chain_tokens(state) if tokens is None else tokens
+    events: list[EpisodeEvent] = []
+    created = rejected = 0
+    while True:
+        stopped = _done(state, tokens, created)
+        if stopped:
             break
-        group = candidates[: cfg.index_group_size]
-        event = IndexCreated(
-            turn=turn, index_id=state.next_index_id(), members=tuple(s.summary_id for s in group),
-            text=_title(group, cfg.index_title_max_chars), span=_span(group), tokens_before=tokens,
-        )
-        after = evolve(state, event)
+        step: IndexCreated | IndexFolded | None = _next_fold(state, turn, tokens) or _next_title(
+            state, turn, protect, tokens)
+        if step is None:
+            stopped = "no candidates"
+            break
+        hidden, shown = _replaced_cost(state, step)
+        if shown >= hidden:
+            rejected += 1
+            stopped = "cost gate"  # the title costs what it replaces: nothing cheaper is left to do
+            break
+        after = evolve(state, step)
         after_tokens = chain_tokens(after)
         if after_tokens >= tokens:
-            break  # the title costs what it replaces: stop rather than loop
-        event = IndexCreated(
-            turn=event.turn, index_id=event.index_id, members=event.members, text=event.text,
-            span=event.span, tokens_before=tokens, tokens_after=after_tokens,
-        )
-        events.append(event)
-        state, tokens = evolve(state, event), after_tokens
-    return tuple(events)
+            stopped = "no token progress"
+            break
+        step = replace(step, tokens_after=after_tokens)
+        events.append(step)
+        state, tokens = evolve(state, step), after_tokens
+        created += 1
+    return tuple(events), CompactionReport(strategy="index", created=created, rejected=rejected, stopped=stopped,
+                                           tokens_before=start, tokens_after=tokens)
+
+
+# -- merge ---------------------------------------------------------------------------
+
+
+def merge_group(state: EpisodeState, protect: frozenset[str]) -> list[Summary]:
+    """The earliest summaries that may be merged: never protected, never a newest value's holder,
+    and no two of them holding different values of one slot."""
+    keep = protect | state.newest_holders()
+    group: list[Summary] = []
+    values: dict[str, str] = {}
+    for s in state.active_chain():
+        if s.summary_id in keep or s.redacted:
+            continue
+        if any(values.get(k, v) != v for k, v in s.facts):
+            continue  # conflicts with an earlier member: merging would blur a slot's history
+        group.append(s)
+        values.update(dict(s.facts))
+        if len(group) == state.config.merge_max_group:
+            break
+    return group
+
+
+def merged_text(members: list[Summary]) -> str:
+    """The members' texts, oldest first, each once."""
+    seen: list[str] = []
+    for s in members:
+        if s.text not in seen:
+            seen.append(s.text)
+    return " / ".join(seen)
+
+
+def merge_events(state: EpisodeState, members: list[Summary], *, turn: int) -> list[EpisodeEvent]:
+    """The merge of `members` as events, before the gain is judged.
+
+    The members' facts are all older values of their slots (a newest
+    value's holder is never merged), so the merged summary carries none:
+    they stay in the archived members, where `get_archived_summary` and
+    `get_predecessor_summary` read them.
+    """
+    sid = state.next_summary_id()
+    limit, tok = state.config.summary_max_tokens, state.config.tokenizer
+    text = merged_text(members)
+    truncated = count_tokens(text, tok) > limit
+    if truncated:
+        text = truncate_to_tokens(text, limit, tok)
+    ids = tuple(s.summary_id for s in members)
+    raw = tuple(dict.fromkeys(r for s in members for r in s.raw_ids))
+    created = SummaryCreated(turn=turn, summary_id=sid, text=text, facts=(), overrides=(), raw_ids=raw,
+                             truncated=truncated, written_by="merge", merged_from=ids)
+    return [created, *(SummaryArchived(turn=turn, summary_id=m, reason="merged", superseded_by=(sid,)) for m in ids)]
+
+
+def members_merged_into(step: list[EpisodeEvent]) -> str:
+    """The id of the summary a merge step writes."""
+    created = step[0]
+    assert isinstance(created, SummaryCreated)
+    return created.summary_id
+
+
+def plan_merge(
+    state: EpisodeState, *, turn: int, protect: frozenset[str], tokens: int | None = None
+) -> tuple[tuple[EpisodeEvent, ...], CompactionReport]:
+    cfg = state.config
+    start = tokens = chain_tokens(state) if tokens is None else tokens
+    events: list[EpisodeEvent] = []
+    created = rejected = 0
+    while True:
+        stopped = _done(state, tokens, created)
+        if stopped:
+            break
+        members = merge_group(state, protect)
+        ids = tuple(s.summary_id for s in members)
+        if len(members) < 2:
+            stopped = "no candidates"  # nothing was tried, so nothing is rejected
+            break
+        step = merge_events(state, members, turn=turn)
+        after = fold(step, state)
+        after_tokens = chain_tokens(after)
+        gain = (tokens - after_tokens) / tokens if tokens else 0.0
+        if gain < cfg.merge_min_gain:
+            events.append(MergeRejected(turn=turn, merged_from=ids, tokens_before=tokens, tokens_after=after_tokens,
+                                        reason=f"shrinks the chain by {gain:.1%}, under the minimum "
+                                               f"{cfg.merge_min_gain:.0%}"))
+            rejected += 1
+            stopped = "minimum gain"
+            break
+        new_id = members_merged_into(step)
+        step.append(CapacityMerged(turn=turn, summary_id=new_id, merged_from=ids, tokens_before=tokens,
+                                   tokens_after=after_tokens))
+        events += step
+        state, tokens = fold(step, state), after_tokens
+        created += 1
+    return tuple(events), CompactionReport(strategy="merge", created=created, rejected=rejected, stopped=stopped,
+                                           tokens_before=start, tokens_after=tokens)
+
+
+__all__ = ["CompactionReport", "merge_group", "merged_text", "plan_capacity", "plan_index",
+           "plan_merge"]

@@ -53,3 +53,11 @@ class RecordTurn:
     self_write: str | None = None
     calls: tuple[LlmCall, ...] = ()
 
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PinConstraint:
+    """Declare a hard constraint or an open loop: it joins the pinned block, verbatim, never compressed."""
+
+    kind: str  # "constraint" | "open_loop"
+    text: str

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from ledger.compat import assert_never
 from ledger.events import (
+    CompactionChecked,
+    ConstraintPinned,
     EpisodeStarted,
     Event,
     Fact,
@@ -20,16 +22,20 @@ from ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
-from gate.capacity import plan_index
-from gate.commands import LlmCall, RecordTurn, StartEpisode
+from gate.admission import gate_verdict, remembered
+from gate.capacity import CompactionReport, plan_capacity
+from gate.commands import LlmCall, PinConstraint, RecordTurn, StartEpisode
 from gate.erasure import Erase, decide_erase
 from gate.errors import CommandRejected
-from gate.summary_format import is_valid_update, parse_summary
+from gate.pinning import detected_pins, open_loops_shown, summary_pins, survival_check
+from gate.provenance import split_provenance
+from gate.summary_format import SummaryDraft, is_valid_update, parse_summary
+from projections.render import chain_tokens, clean_text
 from projections.state import EpisodeEvent, EpisodeState, fold, record_id_for
 from projections.tokens import count_tokens, truncate_to_tokens
 
 
-Command = StartEpisode | RecordTurn | Erase
+Command = StartEpisode | RecordTurn | Erase | PinConstraint
 
 
 def decide(state: EpisodeState, command: Command) -> tuple[Event, ...]:
@@ -42,6 +48,8 @@ def decide(state: EpisodeState, command: Command) -> tuple[Event, ...]:
             return _record_turn(state, command)
         case Erase():
             return decide_erase(state, command)
+        case PinConstraint():
+            return _pin(state, command)
         case _:
             assert_never(command)
 
@@ -51,23 +59,73 @@ def _record_turn(state: EpisodeState, cmd: RecordTurn) -> tuple[Event, ...]:
         raise CommandRejected(f"RecordTurn(turn={cmd.turn}): the episode has not started")
     if cmd.turn <= state.turn:
         raise CommandRejected(f"RecordTurn(turn={cmd.turn}): turns must increase; the last was {state.turn}")
+    cfg = state.config
     rid = record_id_for(cmd.turn)
+    remember = remembered(cfg, cmd.source)
+    gated = gate_verdict(cfg, clean_text(cfg, cmd.source, cmd.user), cmd.source)
+    if gated and cmd.summarizer is not None:
+        raise CommandRejected(
+            f"RecordTurn(turn={cmd.turn}): the gate does not admit this turn ({gated}); "
+            "do not call the summarizer for it (see gate.admission.gate_verdict)"
+        )
     events: list[EpisodeEvent] = [
         TurnRecorded(turn=cmd.turn, occurred_at=cmd.occurred_at, record_id=rid, text=cmd.user,
-                     agent=cmd.agent, source=cmd.source)
+                     agent=cmd.agent, source=cmd.source, remember=remember, gated=gated)
     ]
-    overflow = len(state.window) + 1 - state.config.window_turns
-    events += [WindowEvicted(turn=cmd.turn, record_id=r) for r in state.window[: max(overflow, 0)]]
+    overflow = len(state.window) + (1 if remember else 0) - cfg.window_turns
+    evicted = state.window[: max(overflow, 0)]
+    events += [WindowEvicted(turn=cmd.turn, record_id=r) for r in evicted]
     events += [_llm_event(cmd.turn, call) for call in cmd.calls]
     update, written_by = _memory_update(cmd)
     if cmd.summarizer is not None:
         events.append(_llm_event(cmd.turn, cmd.summarizer))
-    if update is not None:
-        events += _summary_events(fold(events, state), cmd.turn, update, rid, written_by)
+    if update is not None and not gated:
+        grounds = clean_text(cfg, cmd.source, f"{cmd.user}\n{cmd.agent}")
+        events += _summary_events(fold(events, state), cmd, update, written_by, grounds)
+    if remember:  # after the summary: what it already pinned is not watched twice
+        events += detected_pins(fold(events, state), turn=cmd.turn, record_id=rid,
+                                user=clean_text(cfg, cmd.source, cmd.user))
     after = fold(events, state)
     protect = frozenset(e.summary_id for e in events if isinstance(e, SummaryCreated))
-    events += plan_index(after, turn=cmd.turn, protect=protect)
+    capacity, report = plan_capacity(after, turn=cmd.turn, protect=protect)
+    watched = {p.record_id for p in state.pins.values() if p.origin == "detected" and not p.shown}
+    if (report is None or not (report.created or report.rejected)) and watched & set(evicted):
+        tokens = chain_tokens(after)
+        report = CompactionReport(strategy="window", created=len(evicted), rejected=0, stopped="window eviction",
+                                  tokens_before=tokens, tokens_after=tokens)
+    if report is not None and (report.created or report.rejected):
+        events += _checked(after, list(capacity), report, cmd.turn)
     return tuple(events)
+
+
+def _checked(before: EpisodeState, capacity: list[EpisodeEvent], report: CompactionReport,
+             turn: int) -> list[EpisodeEvent]:
+    """The compaction's events, then the survival check's re-injections, then the pass's report."""
+    loops_before = open_loops_shown(before)
+    compacted = fold(capacity, before)
+    reinjected, checked = survival_check(compacted, turn=turn)
+    final = fold(list(reinjected), compacted)
+    report_event = CompactionChecked(
+        turn=turn, strategy=report.strategy, created=report.created, rejected=report.rejected,
+        stopped=report.stopped, tokens_before=report.tokens_before, tokens_after=report.tokens_after,
+        constraints_checked=checked, constraints_missing=tuple(e.pin_id for e in reinjected),
+        open_loops_before=loops_before, open_loops_after=open_loops_shown(final),
+    )
+    return [*capacity, *reinjected, report_event]
+
+
+def _pin(state: EpisodeState, cmd: PinConstraint) -> tuple[Event, ...]:
+    if not state.started:
+        raise CommandRejected("PinConstraint: the episode has not started")
+    if cmd.kind not in ("constraint", "open_loop"):
+        raise CommandRejected(f"PinConstraint(kind={cmd.kind!r}): kind is 'constraint' or 'open_loop'")
+    text = " ".join(cmd.text.split())
+    if not text:
+        raise CommandRejected("PinConstraint: the text is empty")
+    if any(p.kind == cmd.kind and p.text == text for p in state.pins.values()):
+        return ()
+    return (ConstraintPinned(turn=state.turn, pin_id=state.next_pin_id(), kind=cmd.kind, text=text,
+                             origin="declared", anchors=(text,)),)
 
 
 def _memory_update(cmd: RecordTurn) -> tuple[str | None, str]:
@@ -96,22 +154,26 @@ def _llm_event(turn: int, call: LlmCall) -> LlmCalled:
 
 
 def _summary_events(
-    state: EpisodeState, turn: int, response: str, rid: str, written_by: str
+    state: EpisodeState, cmd: RecordTurn, response: str, written_by: str, grounds: str
 ) -> list[EpisodeEvent]:
     draft = parse_summary(response)
     if draft is None:
         return []
+    turn, rid = cmd.turn, record_id_for(cmd.turn)
     sid = state.next_summary_id()
-    applied, rejected = validate_overrides(state, draft.facts, draft.overrides)
+    facts, inferences = split_provenance(draft.facts, grounds, strict=state.config.gate_level == "strict",
+                                         user=cmd.user)
+    applied, rejected = validate_overrides(state, facts, draft.overrides)
     text, limit, tok = draft.text, state.config.summary_max_tokens, state.config.tokenizer
     truncated = count_tokens(text, tok) > limit
     if truncated:
         text = truncate_to_tokens(text, limit, tok)
     events: list[EpisodeEvent] = [
-        SummaryCreated(turn=turn, summary_id=sid, text=text, facts=draft.facts, overrides=applied,
-                       raw_ids=(rid,), truncated=truncated, written_by=written_by)
+        SummaryCreated(turn=turn, summary_id=sid, text=text, facts=facts, overrides=applied,
+                       raw_ids=(rid,), truncated=truncated, written_by=written_by, inferences=inferences)
     ]
     events += [SummaryOverridden(turn=turn, summary_id=old, superseded_by=(sid,)) for old in applied]
+    events += _draft_pins(fold(events, state), draft, turn, rid, sid)
     for reason, ids in rejected.items():
         events.append(OverrideRejected(turn=turn, summary_id=sid, rejected=tuple(ids), reason=reason))
     return events
@@ -146,3 +208,7 @@ def validate_overrides(
     return tuple(applied), rejected
 
 
+
+
+def _draft_pins(state: EpisodeState, draft: SummaryDraft, turn: int, rid: str, sid: str) -> list[EpisodeEvent]:
+    return list(summary_pins(state, turn=turn, record_id=rid, summary_id=sid, items=draft.pinned_items()))

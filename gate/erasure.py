@@ -28,6 +28,10 @@ def index_key(prefix: str, index_id: str) -> str:
     return f"{prefix}#index:{index_id}"
 
 
+def merge_key(prefix: str, summary_id: str) -> str:
+    return f"{prefix}#merge:{summary_id}"
+
+
 def answer_key(prefix: str, version: int) -> str:
     return f"{prefix}#answer:{version}"
 
@@ -105,12 +109,15 @@ def decide_erase(state: EpisodeState, cmd: Erase) -> tuple[FactErased | KeyShred
     if cmd.subject:
         turns |= {r.turn for r in state.raw.values()}
     turns |= {int(k.rsplit(":", 1)[1]) for k in cmd.mentions if k.startswith(f"{prefix}#turn:")}
-    summaries = sorted(s.summary_id for s in state.summaries.values() if s.turn in turns)
-    indexes = sorted(
-        e.index_id for e in state.indexes.values()
-        if set(e.members) & set(summaries) or index_key(prefix, e.index_id) in cmd.mentions
-    )
-    keys = {turn_key(prefix, t) for t in turns} | {index_key(prefix, i) for i in indexes} | set(cmd.mentions)
+    by_turn = {s.summary_id for s in state.summaries.values() if s.turn in turns and not s.merged_from}
+    # A capacity merge is sealed under its own key and derives from its members: it goes when one does.
+    merged = {s.summary_id for s in state.summaries.values()
+              if s.merged_from and (set(s.merged_from) & by_turn or merge_key(prefix, s.summary_id) in cmd.mentions)}
+    summaries = sorted(by_turn | merged)
+    indexes = sorted(_indexes_over(state, set(summaries), prefix, cmd.mentions))
+    pins = sorted(p.pin_id for p in state.pins.values() if p.turn in turns)
+    keys = ({turn_key(prefix, t) for t in turns} | {index_key(prefix, i) for i in indexes}
+            | {merge_key(prefix, m) for m in merged} | set(cmd.mentions))
     erased: list[FactErased | KeyShredded] = [
         FactErased(turn=state.turn, summary_id=sid, slot=k, legal_basis=cmd.legal_basis,
                    collateral=(sid, k) not in targets)
@@ -121,6 +128,17 @@ def decide_erase(state: EpisodeState, cmd: Erase) -> tuple[FactErased | KeyShred
     records = sorted(record_id_for(t) for t in turns if record_id_for(t) in state.raw)
     erased.append(KeyShredded(
         turn=state.turn, key_ids=tuple(sorted(keys)), legal_basis=cmd.legal_basis, request=cmd.describe(),
-        records=tuple(records), summaries=tuple(summaries), indexes=tuple(indexes),
+        records=tuple(records), summaries=tuple(summaries), indexes=tuple(indexes), pins=tuple(pins),
     ))
     return tuple(erased)
+
+
+def _indexes_over(state: EpisodeState, summaries: set[str], prefix: str, mentions: tuple[str, ...]) -> set[str]:
+    """Every title over an erased summary, directly or through the titles folded under it."""
+    found = {e.index_id for e in state.indexes.values()
+             if set(e.members) & summaries or index_key(prefix, e.index_id) in mentions}
+    while True:
+        more = {e.index_id for e in state.indexes.values() if set(e.members) & found} - found
+        if not more:
+            return found
+        found |= more

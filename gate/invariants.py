@@ -142,7 +142,7 @@ def check_i4(stream: str, seq: int, state: EpisodeState, floor: float | None) ->
     captured = {(_norm(k), _norm(v)) for s in state.summaries.values() for k, v in s.facts}
     found, gaps = 0, []
     for r in state.raw.values():
-        if r.user == ERASED:
+        if r.user == ERASED or not r.remember:  # a source the configuration says not to remember
             continue
         for m in detect_facts(r.user):
             found += 1
@@ -183,13 +183,19 @@ def _i5_tables(stream: str, seq: int, state: EpisodeState, tables: History) -> l
     gone = {r.record_id for r in state.raw.values() if r.user == ERASED}
     out = []
     for row in tables["summary_versions"]:
-        if _stream(row) == stream and row["summary_id"] in redacted and row["text"] != ERASED:
+        if _stream(row) == stream and row["summary_id"] in redacted and (
+                row["text"] != ERASED or any(f["value"] != ERASED for f in row.get("inferences") or [])):
             out.append(Violation("I5", stream, row["valid_from_seq"], (row["summary_id"],),
                                  "a projection version still holds the text of an erased summary"))
     for row in tables["raw_records"]:
         if _stream(row) == stream and row["record_id"] in gone and row["user_text"] != ERASED:
             out.append(Violation("I5", stream, row["valid_from_seq"], (row["record_id"],),
                                  "a projection version still holds an erased raw record"))
+    unpinned = {p.pin_id for p in state.pins.values() if p.redacted}
+    for row in tables.get("pin_versions", []):
+        if _stream(row) == stream and row["pin_id"] in unpinned and row["text"] != ERASED:
+            out.append(Violation("I5", stream, row["valid_from_seq"], (row["pin_id"],),
+                                 "a projection version still holds the text of an erased pin"))
     return out
 
 

@@ -1,10 +1,19 @@
 """The summary contract and its parser.
 
-A summarizer answers either `NONE` (nothing worth remembering) or
+A summarizer answers either `NONE` (nothing worth remembering) or a
+task-structured state (seed 002: preserve, do not narrate), every section
+optional:
 
-    one line of summary
+    DECISIONS: <choice — reason>; ...
+    OPEN: <unfinished task, verbatim>; ...
+    ERRORS: <failure — root cause>; ...
+    CONSTRAINTS: <rule that must still hold, verbatim>; ...
     [FACTS: slot=value; slot2=value2]
     [OVERRIDES: s0003, s0007 | none]
+
+A line without a section header is kept as a note in front (older
+summaries were one line of prose). The stored text is the sections on one
+line, `DECISIONS: ... | OPEN: ...`; OPEN and CONSTRAINTS items are pinned.
 
 The parser is lenient about layout (tags anywhere, fullwidth punctuation,
 short ids like `s3`) and strict about meaning: it never invents a fact.
@@ -47,12 +56,37 @@ _STRAY_CLOSE = re.compile(r"<\s*/\s*MEMORY_UPDATE\s*>?", re.IGNORECASE)
 _CUT = "\x00"  # marks where a block was, so the gap can be closed
 
 
+SECTIONS: tuple[str, ...] = ("DECISIONS", "OPEN", "ERRORS", "CONSTRAINTS")
+_SECTION = re.compile(r"^\s*\[?\s*(DECISIONS|OPEN|ERRORS|CONSTRAINTS)\s*[:：]\s*(.*?)\]?\s*$",
+                      re.IGNORECASE | re.MULTILINE)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SummaryDraft:
     text: str
     facts: tuple[Fact, ...]
     overrides: tuple[str, ...]
     has_overrides_tag: bool
+    sections: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def items(self, name: str) -> tuple[str, ...]:
+        return dict(self.sections).get(name, ())
+
+    def pinned_items(self) -> tuple[tuple[str, str], ...]:
+        """(kind, text) of every CONSTRAINTS and OPEN item: what the pinned block takes from this summary."""
+        return (*(("constraint", t) for t in self.items("CONSTRAINTS")), *(("open_loop", t) for t in self.items("OPEN")))
+
+
+def _section_items(body: str) -> tuple[str, ...]:
+    items = [" ".join(i.split()) for i in re.split(r"[;；]", body)]
+    return tuple(i for i in dict.fromkeys(items) if i and i.lower() not in _NONE_WORDS)
+
+
+def structured_text(sections: tuple[tuple[str, tuple[str, ...]], ...], note: str = "") -> str:
+    """The one-line stored form of a structured summary."""
+    parts = [note] if note else []
+    parts += [f"{name}: {'; '.join(items)}" for name, items in sections if items]
+    return " | ".join(parts)
 
 
 def normalise_summary_id(raw: str) -> str:
@@ -92,18 +126,29 @@ def parse_summary(response: str) -> SummaryDraft | None:
     facts_m, over_m = _FACTS.search(text), _OVERRIDES.search(text)
     facts = parse_facts(facts_m.group(1)) if facts_m else ()
     overrides = parse_overrides(over_m.group(1)) if over_m else ()
-    prose = _OVERRIDES.sub(" ", _FACTS.sub(" ", text))
-    prose = " ".join(prose.split())
-    if not prose and not facts:
+    rest = _OVERRIDES.sub(" ", _FACTS.sub(" ", text))
+    found: dict[str, list[str]] = {}
+    for m in _SECTION.finditer(rest):
+        found.setdefault(m.group(1).upper(), []).extend(_section_items(m.group(2)))
+    sections = tuple((name, tuple(dict.fromkeys(found[name]))) for name in SECTIONS if found.get(name))
+    note = " ".join(_SECTION.sub(" ", rest).split())
+    if not note and not facts and not sections:
         return None
-    return SummaryDraft(text=prose or "; ".join(f"{k}={v}" for k, v in facts), facts=facts,
-                        overrides=overrides, has_overrides_tag=over_m is not None)
+    body = structured_text(sections, note) or "; ".join(f"{k}={v}" for k, v in facts)
+    return SummaryDraft(text=body, facts=facts, overrides=overrides, has_overrides_tag=over_m is not None,
+                        sections=sections)
 
 
-def format_summary(text: str, facts: tuple[Fact, ...], overrides: tuple[str, ...]) -> str:
+def format_summary(
+    text: str, facts: tuple[Fact, ...], overrides: tuple[str, ...],
+    sections: tuple[tuple[str, tuple[str, ...]], ...] = (),
+) -> str:
     """The contract's own spelling of a draft (used by the heuristic backend)."""
     fact_body = "; ".join(f"{k}={v}" for k, v in facts)
-    return f"{text}\n[FACTS: {fact_body}]\n[OVERRIDES: {', '.join(overrides) if overrides else 'none'}]"
+    lines = [text] if text else []
+    lines += [f"{name}: {'; '.join(items)}" for name, items in sections if items]
+    lines += [f"[FACTS: {fact_body}]", f"[OVERRIDES: {', '.join(overrides) if overrides else 'none'}]"]
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -95,6 +95,11 @@ class TurnRecorded(Event):
     text: str  # the user's message
     agent: str
     source: str | None = None
+    #: False when a source policy says this source's turns are not remembered: kept as a raw record,
+    #: never shown in the window, never summarised.
+    remember: bool = True
+    #: Why no summary was asked for this turn ("" when one was): the gate level's or the source policy's verdict.
+    gated: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,7 +130,7 @@ class SummaryCreated(Event):
     """
 
     event_type: ClassVar[str] = "summary_created"
-    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "facts")
+    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "facts", "inferences")
     IDS: ClassVar[str | None] = "raw_ids"
     summary_id: str
     text: str
@@ -134,6 +139,10 @@ class SummaryCreated(Event):
     raw_ids: tuple[str, ...]
     truncated: bool = False
     written_by: str = "summarizer"
+    #: Claims the summarizer made that the raw turn does not ground: kept, never rendered as authoritative.
+    inferences: tuple[Fact, ...] = ()
+    #: The summaries a capacity merge rewrote into this one (empty for a summary of a turn).
+    merged_from: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,6 +180,114 @@ class IndexCreated(Event):
     level: int = 1
     tokens_before: int = 0
     tokens_after: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexFolded(Event):
+    """Titles were folded under a higher-level title because the titles themselves passed their budget.
+
+    `members` are index ids; the folded titles stay readable by id (`expand_index`).
+    """
+
+    event_type: ClassVar[str] = "index_folded"
+    PERSONAL: ClassVar[tuple[str, ...]] = ("text",)
+    IDS: ClassVar[str | None] = "members"
+    index_id: str
+    members: tuple[str, ...]
+    text: str
+    span: str = ""
+    level: int = 2
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SummaryArchived(Event):
+    """A summary left the chain for the archive for a reason other than an override (a capacity merge)."""
+
+    event_type: ClassVar[str] = "summary_archived"
+    IDS: ClassVar[str | None] = "superseded_by"
+    summary_id: str
+    reason: str
+    superseded_by: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CapacityMerged(Event):
+    """Capacity, `merge` strategy: early non-conflicting summaries were rewritten into `summary_id`."""
+
+    event_type: ClassVar[str] = "capacity_merged"
+    IDS: ClassVar[str | None] = "merged_from"
+    summary_id: str
+    merged_from: tuple[str, ...]
+    tokens_before: int
+    tokens_after: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MergeRejected(Event):
+    """A capacity merge that was not applied (too small a gain, or nothing could be merged), counted."""
+
+    event_type: ClassVar[str] = "merge_rejected"
+    IDS: ClassVar[str | None] = "merged_from"
+    merged_from: tuple[str, ...]
+    reason: str
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionChecked(Event):
+    """The report of one compaction pass: what it did, why it stopped, and the survival checks after it.
+
+    `constraints_missing` lists the pins the rendered prompt no longer
+    showed (each re-injected by a `constraint_reinjected` event);
+    `open_loops_before`/`after` count the open loops the prompt showed
+    before and after the pass. A drop is a red flag, not a feature.
+    """
+
+    event_type: ClassVar[str] = "compaction_checked"
+    IDS: ClassVar[str | None] = "constraints_missing"
+    strategy: str
+    created: int  # titles, folds or merges applied
+    rejected: int  # refused by the cost gate or the minimum gain
+    stopped: str  # "under low water" | "per-turn cap" | "no token progress" | "no candidates" | ...
+    tokens_before: int
+    tokens_after: int
+    constraints_checked: int
+    constraints_missing: tuple[str, ...]
+    open_loops_before: int
+    open_loops_after: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConstraintPinned(Event):
+    """A hard constraint or an open loop joined the pinned block, which is never compressed.
+
+    `origin`: `declared` (by the application), `summary` (the summarizer's
+    CONSTRAINTS/OPEN section), `detected` (the lexical detector in the
+    user's own words: watched, and shown once a survival check finds it
+    missing from the prompt).
+    """
+
+    event_type: ClassVar[str] = "constraint_pinned"
+    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "anchors")
+    pin_id: str
+    kind: str  # "constraint" | "open_loop"
+    text: str  # verbatim
+    origin: str
+    record_id: str | None = None
+    summary_id: str | None = None
+    anchors: tuple[str, ...] = ()  # exact strings whose presence in the prompt shows the pin survived
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConstraintReinjected(Event):
+    """A survival check found a pin missing from the rendered prompt; it is shown verbatim from now on."""
+
+    event_type: ClassVar[str] = "constraint_reinjected"
+    pin_id: str
+    reason: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -244,13 +361,15 @@ class ProbeAsked(Event):
     """A question put to the memory after ingestion, with its gold answer."""
 
     event_type: ClassVar[str] = "probe_asked"
-    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "gold")
+    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "gold", "poison")
     probe_id: str
     probe_type: str
     slot: str | None
     text: str  # the question
     gold: str
     evidence: tuple[str, ...] = ()  # record ids the dataset names as evidence, if any
+    #: A poisoning probe's planted false value: the metrics count how often it surfaces and is written back.
+    poison: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -317,6 +436,7 @@ class KeyShredded(Event):
     records: tuple[str, ...] = ()
     summaries: tuple[str, ...] = ()
     indexes: tuple[str, ...] = ()
+    pins: tuple[str, ...] = ()
 
 
 EVENT_TYPES: dict[str, type[Event]] = {
@@ -331,6 +451,13 @@ EVENT_TYPES: dict[str, type[Event]] = {
         SummaryOverridden,
         OverrideRejected,
         IndexCreated,
+        IndexFolded,
+        SummaryArchived,
+        CapacityMerged,
+        MergeRejected,
+        CompactionChecked,
+        ConstraintPinned,
+        ConstraintReinjected,
         WindowEvicted,
         ContextRendered,
         BaselineWritten,

@@ -28,7 +28,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,8 +41,9 @@ import pyarrow.parquet as pq
 
 from ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledger.keys import KeyStore
-from ledger.schema import GENESIS_HASH, canonical_bytes, chain_hash, events_arrow_schema, events_ddl
-from ledger.store import FORMAT_VERSION, Ledger, StreamKey, VerifyReport
+from ledger.chain import VerifyReport, check_chain
+from ledger.schema import GENESIS_HASH, events_arrow_schema, events_ddl
+from ledger.store import FORMAT_VERSION, Ledger, StreamKey
 
 MANIFEST = "_ledger.json"
 EXPORT_FORMAT = "ledgermem-parquet"
@@ -453,18 +454,27 @@ class ParquetLedger(Ledger):
         report = super().verify() if self.complete else self._verify_part()
         if not report.ok:
             return report
-        return self._anchor_problem(report.events) or self._file_problem(report.events) or report
+        return self._anchor_problem(report.events, self.conn) or self._file_problem(report.events) or report
+
+    def verify_copy(self, copy: Ledger) -> VerifyReport:
+        """`verify()` of this (complete) export, read from `copy`, a ledger holding exactly its rows and streams.
+
+        An import checks the file it wrote rather than the Parquet files it
+        read: the files are read once, and the copy is stored in seq order,
+        the order the chain is walked in (the files are in partition order).
+        Only the files' row counts are read from the export itself.
+        """
+        report = copy.verify()
+        if not report.ok:
+            return report
+        return self._anchor_problem(report.events, copy.conn) or self._file_problem(report.events) or report
 
     def _verify_part(self) -> VerifyReport:
         """Runs that are part of a ledger: other runs' seqs are missing, so only adjacent seqs are linked."""
-        prev_seq, prev_hash, versions, n = 0, GENESIS_HASH, dict[int, int](), 0
-        for row in _rows(self.conn.execute("SELECT * FROM events ORDER BY seq")):
-            n += 1
-            problem = _part_row_problem(row, prev_seq, prev_hash, versions)
-            if problem:
-                return VerifyReport(False, n, row["seq"], problem)
-            versions[row["stream_no"]] = row["stream_version"]
-            prev_seq, prev_hash = row["seq"], row["hash"]
+        walk = check_chain(self.conn, part=True)
+        if walk.broken is not None:
+            return walk.broken
+        n, versions = walk.rows, walk.versions
         for stream, (no, version) in sorted(self._streams.items()):
             if versions.get(no, 0) != version:
                 return VerifyReport(
@@ -473,9 +483,9 @@ class ParquetLedger(Ledger):
                 )
         return VerifyReport(True, n)
 
-    def _anchor_problem(self, n: int) -> VerifyReport | None:
+    def _anchor_problem(self, n: int, conn: duckdb.DuckDBPyConnection) -> VerifyReport | None:
         for run, entry in sorted(self.runs.items()):
-            count, last, last_hash = self.conn.execute(
+            count, last, last_hash = conn.execute(
                 "SELECT count(*), max(seq), arg_max(hash, seq) FROM events WHERE run_id = ?", [run]
             ).fetchone() or (0, None, None)
             if (count, last, last_hash) != (entry.events, entry.last_seq, entry.last_hash):
@@ -500,31 +510,11 @@ class ParquetLedger(Ledger):
         return None
 
 
-def _rows(result: duckdb.DuckDBPyConnection) -> Iterator[dict[str, Any]]:
-    names = [d[0] for d in result.description or ()]
-    while chunk := result.fetchmany(2048):
-        yield from (dict(zip(names, values)) for values in chunk)
-
-
 def _first_off_anchor(last: int | None, anchored: int) -> int:
     """The seq a manifest anchor mismatch points at: the anchor itself, or where the files end early."""
     if last is None or last < anchored:
         return (last or 0) + 1
     return anchored + 1 if last > anchored else anchored
-
-
-def _part_row_problem(row: dict[str, Any], prev_seq: int, prev_hash: str, versions: dict[int, int]) -> str:
-    seq = row["seq"]
-    if seq <= prev_seq:
-        return f"seq {seq} follows seq {prev_seq}: the sequence has a repeat"
-    if seq == prev_seq + 1 and row["prev_hash"] != prev_hash:
-        return "prev_hash does not match the hash of the preceding event"
-    if chain_hash(row["prev_hash"], canonical_bytes(row)) != row["hash"]:
-        return "the stored hash does not match the event's content: the row was changed after it was written"
-    want = versions.get(row["stream_no"], 0) + 1
-    if row["stream_version"] != want:
-        return f"stream_version {row['stream_version']} where {want} was expected"
-    return ""
 
 
 # -- import and open ---------------------------------------------------------------------
@@ -548,17 +538,22 @@ def import_dataset(
                 f"{from_}: runs {', '.join(sorted(source.runs))} are only part of their ledger; "
                 "import needs every run of it"
             )
-        report = source.verify()
-        if not report.ok:
-            raise LedgerCorrupt(f"{from_}: seq {report.first_broken_seq}: {report.reason}; nothing imported")
         select_sql = source.select_sql if source.files else None
         streams = source.conn.execute("SELECT * FROM streams ORDER BY stream_no").fetchall()
-    _write_new_ledger(target, select_sql, streams)
+
+        def check(copy: Ledger) -> None:
+            report = source.verify_copy(copy)
+            if not report.ok:
+                raise LedgerCorrupt(f"{from_}: seq {report.first_broken_seq}: {report.reason}; nothing imported")
+
+        _write_new_ledger(target, select_sql, streams, check)
     return Ledger(target)
 
 
-def _write_new_ledger(target: Path, select_sql: str | None, streams: list[Any]) -> None:
-    """Build the file beside `target` and rename it in, so a failed import leaves nothing behind."""
+def _write_new_ledger(
+    target: Path, select_sql: str | None, streams: list[Any], check: Callable[[Ledger], None]
+) -> None:
+    """Build the file beside `target`, `check` it, and rename it in, so a failed import leaves nothing behind."""
     partial = target.with_name(f".{target.name}.importing-{uuid.uuid4().hex}")
     try:
         with Ledger(partial) as ledger:
@@ -568,6 +563,7 @@ def _write_new_ledger(target: Path, select_sql: str | None, streams: list[Any]) 
             if streams:
                 ledger.conn.executemany("INSERT INTO streams VALUES (?, ?, ?, ?, ?)", [list(s) for s in streams])
             ledger.conn.commit()
+            check(ledger)
             ledger.conn.execute("CHECKPOINT")
         os.replace(partial, target)
     finally:

@@ -275,6 +275,50 @@ def _iso(ts: datetime | str) -> str:
     return ts if isinstance(ts, str) else ts.isoformat(timespec="microseconds")
 
 
+#: Marks a value the SQL spelling cannot vouch for: never valid JSON, so never equal to `canonical_bytes`.
+_UNSURE = "'?'"
+
+
+def _sql_element(field: pa.Field) -> str:
+    col = f'"{field.name}"'
+    t = field.type
+    if pa.types.is_integer(t):
+        text = f"CAST({col} AS VARCHAR)"
+    elif pa.types.is_boolean(t):
+        text = f"CASE WHEN {col} THEN 'true' ELSE 'false' END"
+    elif pa.types.is_string(t) or (pa.types.is_list(t) and pa.types.is_string(t.value_type)):
+        text = f"to_json({col})"
+    elif pa.types.is_floating(t):
+        # DuckDB prints a double as its shortest round-trip decimal, as Python's repr does; the
+        # guard makes sure the text could only have come from this value.
+        text = (f"CASE WHEN CAST(CAST({col} AS VARCHAR) AS DOUBLE) = {col} "
+                f"THEN CAST({col} AS VARCHAR) ELSE {_UNSURE} END")
+    elif pa.types.is_timestamp(t):
+        text = f"strftime({col}, '\"%Y-%m-%dT%H:%M:%S.%f\"')"
+    else:
+        raise TypeError(f"column {field.name!r}: no SQL spelling of canonical JSON for {t}")
+    return f"CASE WHEN {col} IS NULL THEN 'null' ELSE {text} END" if field.nullable else text
+
+
+@cache
+def canonical_sql() -> str:
+    """A DuckDB expression over a row of `events` giving `canonical_bytes(row)` as text, for bulk checks.
+
+    Made from the Arrow schema, so it follows the columns wherever they go.
+    On the rows the ledger writes it spells exactly what `canonical_bytes`
+    spells. Where DuckDB's spelling can differ from Python's (a control
+    character escaped with upper-case hex, a NaN, a double that does not
+    print back to itself) it gives other text, never the same text for
+    another row: every element is JSON that decodes to its column's value,
+    or is not JSON at all. So a stored hash equal to the SHA-256 of this
+    text proves the row is what was hashed; a hash that differs proves
+    nothing and is checked again with `canonical_bytes`.
+    """
+    names = [f for f in events_arrow_schema() if f.name not in ("prev_hash", "hash")]
+    parts = ", ',', ".join(_sql_element(f) for f in names)
+    return f"concat('[', {parts}, ']')"
+
+
 def chain_hash(prev_hash: str, canonical: bytes) -> str:
     return hashlib.sha256(prev_hash.encode("ascii") + b"\n" + canonical).hexdigest()
 

@@ -23,6 +23,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from ledger.chain import VerifyReport as VerifyReport  # re-exported: where callers have always found it
+from ledger.chain import check_chain
 from ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledger.events import TYPED_COLUMNS, Event
 from ledger.keys import SEALED, KeyStore, key_path
@@ -67,16 +69,6 @@ class RecordedEvent:
     event: Event
     prev_hash: str
     hash: str
-
-
-@dataclass(frozen=True, slots=True)
-class VerifyReport:
-    """Result of recomputing the hash chain and the contiguity checks."""
-
-    ok: bool
-    events: int
-    first_broken_seq: int | None = None
-    reason: str = ""
 
 
 _ENVELOPE = re.compile(r"enc1:([^\"\s]+):[A-Za-z0-9+/=]+")
@@ -370,17 +362,16 @@ class Ledger:
         return out
 
     def verify(self) -> VerifyReport:
-        """Recompute the hash chain and check seq and stream-version contiguity."""
-        prev, expected_seq, versions = GENESIS_HASH, 1, dict[int, int]()
-        n = 0
-        for row in _iter_rows(self.conn.execute("SELECT * FROM events ORDER BY seq")):
-            n += 1
-            seq = row["seq"]
-            problem = _row_problem(row, expected_seq, prev, versions)
-            if problem:
-                return VerifyReport(False, n, seq, problem)
-            versions[row["stream_no"]] = row["stream_version"]
-            prev, expected_seq = row["hash"], seq + 1
+        """Recompute the hash chain and check seq and stream-version contiguity.
+
+        The report names the first row, in seq order, that breaks the chain
+        (see `ledger.chain`), or a stream whose declared version its events
+        do not reach.
+        """
+        walk = check_chain(self.conn)
+        if walk.broken is not None:
+            return walk.broken
+        n, expected_seq, versions = walk.rows, walk.last_seq + 1, walk.versions
         declared = dict(self.conn.execute("SELECT stream_no, version FROM streams").fetchall())
         for stream_no, version in sorted(declared.items()):
             if versions.get(stream_no, 0) != version:
@@ -390,20 +381,6 @@ class Ledger:
                     f"{versions.get(stream_no, 0)}: events after seq {expected_seq - 1} are missing",
                 )
         return VerifyReport(True, n)
-
-
-def _row_problem(row: dict[str, Any], expected_seq: int, prev: str, versions: dict[int, int]) -> str:
-    seq = row["seq"]
-    if seq != expected_seq:
-        return f"seq {seq} follows seq {expected_seq - 1}: the sequence has a gap or a repeat"
-    if row["prev_hash"] != prev:
-        return "prev_hash does not match the hash of the preceding event"
-    if chain_hash(prev, canonical_bytes(row)) != row["hash"]:
-        return "the stored hash does not match the event's content: the row was changed after it was written"
-    want = versions.get(row["stream_no"], 0) + 1
-    if row["stream_version"] != want:
-        return f"stream_version {row['stream_version']} where {want} was expected"
-    return ""
 
 
 def _iter_rows(result: duckdb.DuckDBPyConnection) -> Iterator[dict[str, Any]]:

@@ -72,12 +72,14 @@ def personal_texts(event: Any) -> list[str]:
     out: list[str] = []
     for name in type(event).PERSONAL:
         value = getattr(event, name)
+        if value is None:  # an optional personal field left empty (a probe without a planted value)
+            continue
         if isinstance(value, str):
             out.append(value)
         elif isinstance(value, dict):
             out += [str(v) for v in value.values()]
-        else:
-            out += [str(v) for _, v in value]
+        else:  # facts as (slot, value) pairs, or a tuple of strings (a pin's anchors)
+            out += [str(v) if isinstance(v, str) else str(v[1]) for v in value]
     return out
 
 
@@ -86,10 +88,11 @@ def _personal_texts(ledger: Ledger, stream: StreamKey) -> list[str]:
 
 
 _TEXT_COLUMNS = {
-    "summary_versions": "text, facts",
+    "summary_versions": "text, facts, inferences",
     "fact_versions": "value",
     "index_versions": "title",
     "raw_records": "user_text, agent_text",
+    "pin_versions": "text",
 }
 
 

@@ -3,9 +3,11 @@
 It validates the pipeline; it is not a model. It reads only the prompt
 text, through the markers of the prompt contract, exactly as a model would:
 
-* summarizer calls: detect facts in the new turn's user message with the
-  lexical detector; override the chain summaries whose every slot it
-  restates; answer NONE when there is no fact. A rolling-summary call
+* summarizer calls: write the new turn as task-structured state: facts
+  from the lexical detector, CONSTRAINTS and OPEN items verbatim from the
+  commitment detector, DECISIONS and ERRORS from explicit markers; override
+  the chain summaries whose every slot it restates; answer NONE when there
+  is nothing of the kind. A rolling-summary call
   (`<EVICTED_TURNS>`) rewrites the summary's facts with the evicted turns'
   facts, newest winning: the older values are gone, as in any destructive
   summary.
@@ -30,6 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gate.commitments import detect_commitments
 from gate.lexicon import detect_facts, is_question
 from gate.summary_format import format_memory_update, format_summary, parse_facts
 from memory.backends import Completion, Message
@@ -222,17 +225,33 @@ class HeuristicBackend:
         return f'{tool}({arg}="{item_id}")'
 
 
+_DECISION = re.compile(r"\b(?:we|i) (?:decided|chose|will go with|'ll go with)\b|\blet's go with\b|决定|就用", re.I)
+_ERROR = re.compile(r"\b(?:failed|error|crashed|broke|bounced)\b|失败|报错|出错", re.I)
+
+
+def _sections(user: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    found = {c.kind: c.text for c in detect_commitments(user)}
+    sections = [
+        ("DECISIONS", (user,) if _DECISION.search(user) else ()),
+        ("OPEN", (found["open_loop"],) if "open_loop" in found else ()),
+        ("ERRORS", (user,) if _ERROR.search(user) and not is_question(user) else ()),
+        ("CONSTRAINTS", (found["constraint"],) if "constraint" in found else ()),
+    ]
+    return tuple((name, items) for name, items in sections if items)
+
+
 def _draft(user: str, chain: str) -> str | None:
-    """The summary of `user`'s facts, overriding the lines of `chain` whose every slot it restates."""
+    """`user`'s turn as structured state, overriding the lines of `chain` whose every slot it restates."""
     user = " ".join(user.split())
     facts = tuple(dict((f.slot, f.value) for f in detect_facts(user)).items())
-    if not facts:
+    sections = _sections(user)
+    if not facts and not sections:
         return None
     slots = {k for k, _ in facts}
     overrides = tuple(
         sid for sid, body in _CHAIN_LINE.findall(chain) if (old := {k for k, _ in parse_facts(body)}) and old <= slots
     )
-    return format_summary(user, facts, overrides)
+    return format_summary("", facts, overrides, sections)
 
 
 def _results(messages: Sequence[Message]) -> list[tuple[str, str]]:

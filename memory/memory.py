@@ -19,16 +19,20 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from dataclasses import dataclass, replace
 
-from gate.commands import LlmCall, RecordTurn, StartEpisode
+from gate.admission import gate_verdict
+from gate.commands import LlmCall, PinConstraint, RecordTurn, StartEpisode
 from gate.decide import decide
-from gate.erasure import Erase, answer_key, index_key, turn_key, values_to_erase
+from gate.erasure import Erase, answer_key, index_key, merge_key, turn_key, values_to_erase
 from gate.errors import InvariantViolation
 from gate.invariants import check_i1, check_i2, check_i3, check_i5
 from gate.summary_format import parse_summary, split_memory_update
-from ledger.events import ContextRendered, Event, IndexCreated, LlmCalled, SummaryCreated, ToolCalled
+from ledger.events import (
+    ContextRendered, Event, IndexCreated, IndexFolded, LlmCalled, SummaryCreated, ToolCalled,
+)
 from ledger.keys import key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
 from memory.erasure import ErasureReceipt, mentions, personal_texts, receipt, scan
+from memory.cache import HotCache
 from memory.answering import NO_TOOLS, Answer, answer_with_tools, call_backend
 from memory.backends import Backend, Message, make_backend
 from memory.prompts import respond_messages, summarizer_messages, summarizer_retry_messages, tool_result_message
@@ -36,7 +40,7 @@ from memory.toolcalls import parse_tool_calls
 from memory.tools import ToolResult, run_tool
 from projections.config import MemoryConfig
 from projections.materialise import LiveProjection, ProjectionStore, last_erasure_seq, projection_path
-from projections.render import Rendered, render
+from projections.render import Rendered, clean_text, render
 from projections.state import EpisodeState
 from projections.tokens import default_tokenizer
 
@@ -129,8 +133,10 @@ class Memory:
         max_tool_iterations: int = 4,
         projections: ProjectionStore | None = None,
         strict: bool = False,
+        cache: HotCache | None = None,
     ) -> None:
         self.ledger, self.stream, self.strict = ledger, stream, strict
+        self.cache = cache  # a Redis hot cache of the rendered layers: written after each commit
         self.tools, self.max_tool_iterations = tools, max_tool_iterations
         self.projections = projections or ProjectionStore(projection_path(ledger.path))
         self.key_prefix = str(stream)
@@ -158,8 +164,10 @@ class Memory:
     def _turn_key(self, event: Event) -> str | None:
         if not self.state.config.personal_data:
             return None
-        if isinstance(event, IndexCreated):
+        if isinstance(event, (IndexCreated, IndexFolded)):
             return index_key(self.key_prefix, event.index_id)
+        if isinstance(event, SummaryCreated) and event.merged_from:
+            return merge_key(self.key_prefix, event.summary_id)
         return turn_key(self.key_prefix, event.turn)
 
     def _commit(
@@ -175,6 +183,8 @@ class Memory:
             # ledger, so that the next commit starts from what is actually stored.
             self._projection = LiveProjection(self.stream, self.ledger.read(stream=self.stream), self.projections)
             raise
+        if self.cache is not None and recorded:
+            self.cache.store(self.stream, self.state, recorded[-1])
         if self.strict and check:
             self.check(recorded)
         return recorded
@@ -237,6 +247,9 @@ class Memory:
             return receipt(events, {}, (), 0)
         residue, places, short = scan(self.ledger, self.stream, self.projections, self.render().text, values,
                                       exports)
+        if self.cache is not None:
+            residue |= self.cache.residue(self.stream, values)
+            places = tuple(residue)
         return receipt(events, residue, places, short)
 
     def _mentions(self, values: set[str]) -> set[str]:
@@ -274,10 +287,20 @@ class Memory:
     ) -> tuple[RecordedEvent, ...]:
         """Record one dialogue turn, summarise it, keep the chain in budget: one transaction."""
         turn = self.state.turn + 1
-        summarizer, attempts = self._summarize(turn, user, agent)
-        command = RecordTurn(turn=turn, user=user, agent=agent, occurred_at=occurred_at, source=source,
-                             summarizer=summarizer, calls=attempts)
+        command = RecordTurn(turn=turn, user=user, agent=agent, occurred_at=occurred_at, source=source)
+        if not self._gated(user, source):
+            summarizer, attempts = self._summarize(turn, user, agent, source)
+            command = replace(command, summarizer=summarizer, calls=attempts)
         return self._commit(decide(self.state, command))
+
+    def _gated(self, user: str, source: str | None) -> str:
+        """Why the gate does not admit this turn to the summarizer ("" when it does)."""
+        cfg = self.state.config
+        return gate_verdict(cfg, clean_text(cfg, source, user), source)
+
+    def pin(self, text: str, *, kind: str = "constraint") -> tuple[RecordedEvent, ...]:
+        """Declare a hard constraint (or an open loop, `kind="open_loop"`): pinned verbatim, never compressed."""
+        return self._commit(decide(self.state, PinConstraint(kind=kind, text=text)))
 
     def respond(self, user: str, *, occurred_at: str | None = None, source: str | None = None) -> Reply:
         """Answer a live turn and record it with its one memory update: one transaction.
@@ -295,24 +318,31 @@ class Memory:
         talk = self._converse(rendered, user, turn)
         split = split_memory_update(talk.text)
         base = RecordTurn(turn=turn, user=user, agent=split.visible, occurred_at=occurred_at, source=source)
-        if split.update is not None:
+        gated = self._gated(user, source)
+        if gated:
+            command = replace(base, calls=talk.calls)  # the gate admits no memory update for this turn
+        elif split.update is not None:
             command = replace(base, self_write=split.update, calls=talk.calls)
         else:
-            summarizer, attempts = self._summarize(turn, user, split.visible)
+            summarizer, attempts = self._summarize(turn, user, split.visible, source)
             command = replace(base, summarizer=summarizer, calls=(*talk.calls, *attempts))
         events = _after_their_calls(decide(self.state, command), talk.tool_events)
         recorded = self._commit([context, *events])
-        self_written = split.update is not None
-        return Reply(split.visible, recorded, self_written=self_written, fallback=not self_written)
+        self_written = split.update is not None and not gated
+        return Reply(split.visible, recorded, self_written=self_written,
+                     fallback=not self_written and not gated)
 
-    def _summarize(self, turn: int, user: str, agent: str) -> tuple[LlmCall, tuple[LlmCall, ...]]:
+    def _summarize(self, turn: int, user: str, agent: str, source: str | None = None
+                   ) -> tuple[LlmCall, tuple[LlmCall, ...]]:
         """The summarizer call to decide on, and the attempt before it if the format had to be retried.
 
         A response that parses but has no `[OVERRIDES: ...]` tag is asked
         for once more with a reminder of the format; the second response is
         decided on whatever it holds.
         """
-        messages = summarizer_messages(self.state, turn=turn, user=user, agent=agent)
+        cfg = self.state.config
+        messages = summarizer_messages(self.state, turn=turn, user=clean_text(cfg, source, user),
+                                       agent=clean_text(cfg, source, agent))
         first = _as_call(self._call(messages, purpose="summarize", turn=turn).event)
         draft = parse_summary(first.response)
         if draft is None or draft.has_overrides_tag:
@@ -352,6 +382,8 @@ class Memory:
     # -- reading -------------------------------------------------------------------
 
     def render(self, budget: int | None = None) -> Rendered:
+        if self.cache is not None and budget is None:
+            return self.cache.rendered(self)
         return render(self.state, budget)
 
     def tool(self, name: str, args: dict[str, str]) -> ToolResult:

@@ -11,12 +11,19 @@ from projections.render import Rendered, summary_line
 from projections.state import EpisodeState
 from projections.tokens import count_tokens
 
-SUMMARIZER_SYSTEM = """You maintain an agent's long-term memory. For the new turn, answer either
-NONE (nothing durable was said) or exactly:
-<one line summary of the durable information>
+STRUCTURED_CONTRACT = """DECISIONS: <choice made — its reason>; ...
+OPEN: <unfinished task or unanswered request, in the user's words>; ...
+ERRORS: <failure seen — its root cause>; ...
+CONSTRAINTS: <rule that must keep holding, in the user's words>; ...
 [FACTS: slot=value; slot2=value2]
-[OVERRIDES: <ids of chain summaries whose facts this turn updates> | none]
-Use the slot names already in the chain when the same attribute is meant.
+[OVERRIDES: <ids of chain summaries whose facts this turn updates> | none]"""
+
+SUMMARIZER_SYSTEM = """You maintain an agent's long-term memory as task-structured state, not prose.
+For the new turn, answer either NONE (nothing durable was said) or:
+""" + STRUCTURED_CONTRACT + """
+Leave out a section line that would be empty. Copy OPEN and CONSTRAINTS items verbatim: a paraphrased
+constraint is a lost constraint. FACTS are only values the turn itself states; anything you infer is
+not a fact. Use the slot names already in the chain when the same attribute is meant.
 Only list an id in OVERRIDES if every fact of that summary is restated or updated here."""
 
 ANSWER_SYSTEM = """Answer the user's question from the memory below. Each block is tagged with what it
@@ -85,11 +92,10 @@ RESPOND_SYSTEM = """You are the agent in a live conversation. Reply to the user'
 below holds what you know from earlier turns (recent turns, CURRENT_VALUES = the newest value of every
 slot, INDEX titles, the active chain of summaries with their ids); when a value changed, the newest
 statement holds.
-After the reply you MAY append exactly one block, which the user never sees:
+After the reply you MAY append exactly one block, which the user never sees, holding the turn's
+durable information as task-structured state (leave out empty section lines; OPEN and CONSTRAINTS verbatim):
 <MEMORY_UPDATE>
-<one line summary of the durable information in this turn>
-[FACTS: slot=value; slot2=value2]
-[OVERRIDES: <ids of chain summaries this turn updates> | none]
+""" + STRUCTURED_CONTRACT + """
 </MEMORY_UPDATE>
 or <MEMORY_UPDATE>NONE</MEMORY_UPDATE> when nothing durable was said. Use the slot names already in
 memory when the same attribute is meant; only list an id in OVERRIDES if every fact of that summary is
@@ -97,9 +103,7 @@ restated or updated here. Without a usable block, a separate summarizer writes t
 
 SUMMARIZER_FORMAT_REMINDER = """Answer in exactly this format, the [OVERRIDES: ...] line included (write
 `none` there when no summary is updated), or answer NONE:
-<one line summary of the durable information>
-[FACTS: slot=value; slot2=value2]
-[OVERRIDES: <ids of chain summaries whose facts this turn updates> | none]"""
+""" + STRUCTURED_CONTRACT
 
 
 def respond_messages(rendered: Rendered, user: str, *, tools: bool) -> list[dict[str, str]]:

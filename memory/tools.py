@@ -22,7 +22,11 @@ class ToolResult:
 def _describe(s: Summary) -> str:
     where = s.status + (f" ({s.archive_reason})" if s.archive_reason else "")
     where += f" under {s.index_id}" if s.index_id and s.status == "indexed" else ""
-    return f"{s.summary_id} [turn {s.turn}; {where}; raw {', '.join(s.raw_ids)}] {s.text} {facts_tag(s.facts)}"
+    where += f"; merged from {', '.join(s.merged_from)}" if s.merged_from else ""
+    text = "" if s.text == "; ".join(f"{k}={v}" for k, v in s.facts) else f" {s.text}"
+    inferred = (" [INFERRED, unverified: " + "; ".join(f"{k}={v}" for k, v in s.inferences) + "]"
+                if s.inferences else "")
+    return f"{s.summary_id} [turn {s.turn}; {where}; raw {', '.join(s.raw_ids)}]{text} {facts_tag(s.facts)}{inferred}"
 
 
 def get_archived_summary(state: EpisodeState, summary_id: str) -> ToolResult:
@@ -81,8 +85,15 @@ def expand_index(state: EpisodeState, index_id: str) -> ToolResult:
     entry = state.indexes.get(index_id)
     if entry is None:
         return ToolResult(False, f"no index entry with id {index_id!r}")
-    lines = [f"{entry.index_id} [INDEX {entry.span}] {len(entry.members)} members"]
-    lines += [_describe(state.summaries[m]) for m in entry.members]
+    level = f" L{entry.level}" if entry.level > 1 else ""
+    lines = [f"{entry.index_id} [INDEX{level} {entry.span}] {len(entry.members)} members"]
+    for m in entry.members:
+        if m in state.indexes:  # a folded title: expand it in turn to reach its summaries
+            child = state.indexes[m]
+            lines.append(f"- {child.index_id} [INDEX {child.span}] folded title over "
+                         f"{', '.join(child.members)}: expand_index(index_id=\"{child.index_id}\")")
+        else:
+            lines.append(_describe(state.summaries[m]))
     return ToolResult(True, "\n".join(lines))
 
 

@@ -6,7 +6,8 @@ state and never from the environment.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+import re
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from projections.errors import ConfigError
@@ -14,6 +15,12 @@ from projections.errors import ConfigError
 
 #: The memory systems a stream can hold: this memory and the three baselines it is compared with.
 SYSTEM_KINDS: tuple[str, ...] = ("three_layer", "full_context", "memgpt_style", "naive_chain")
+
+#: Which turns are summarised: `off` every turn; `loose` all but small talk and plain questions;
+#: `pattern` only turns where the lexical detector finds a fact, a constraint or an open loop;
+#: `strict` as `pattern`, and summary facts the detector did not find are kept as inferences.
+GATE_LEVELS: tuple[str, ...] = ("off", "loose", "pattern", "strict")
+CHAIN_STRATEGIES: tuple[str, ...] = ("index", "merge")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -26,6 +33,15 @@ class MemoryConfig:
     chain_strategy: str = "index"
     index_group_size: int = 4
     index_title_max_chars: int = 80
+    index_max_per_turn: int = 2  # new titles (and folds) per turn, a hard cap against runaway loops
+    index_fold_share: float = 0.5  # fold titles into a higher level once titles pass this share of the budget
+    merge_min_gain: float = 0.15  # a merge must shrink the rendered chain by this share, else it is rejected
+    merge_max_group: int = 4  # summaries rewritten into one merge
+    gate_level: str = "off"
+    #: Per-source behaviour, declared here and never by a hard-coded name:
+    #: {"<source>": {"remember": false}} keeps that source's turns as raw records only;
+    #: {"<source>": {"strip": ["<regex>", ...]}} removes matches from its text before the window and summarizer see it.
+    source_policies: dict[str, dict[str, Any]] = field(default_factory=dict)
     summary_max_tokens: int = 120
     summarizer_input_tokens: int = 1500
     context_budget: int = 2000  # tokens of the whole rendered memory in an answer prompt
@@ -50,12 +66,49 @@ class MemoryConfig:
             problems.append(f"chain_budget={self.chain_budget!r} must be > 0")
         if not 0 < self.low_water < self.high_water <= 1:
             problems.append(f"need 0 < low_water ({self.low_water}) < high_water ({self.high_water}) <= 1")
-        if self.chain_strategy not in ("index",):
-            problems.append(f"chain_strategy={self.chain_strategy!r}: this version implements 'index'")
+        if self.chain_strategy not in CHAIN_STRATEGIES:
+            problems.append(f"chain_strategy={self.chain_strategy!r}: one of {', '.join(CHAIN_STRATEGIES)}")
         if self.index_group_size < 2:
             problems.append(f"index_group_size={self.index_group_size!r} must be >= 2")
+        if self.index_max_per_turn < 1:
+            problems.append(f"index_max_per_turn={self.index_max_per_turn!r} must be >= 1")
+        if not 0 < self.index_fold_share <= 1:
+            problems.append(f"index_fold_share={self.index_fold_share!r} must be in (0, 1]")
+        if not 0 <= self.merge_min_gain < 1:
+            problems.append(f"merge_min_gain={self.merge_min_gain!r} must be in [0, 1)")
+        if self.merge_max_group < 2:
+            problems.append(f"merge_max_group={self.merge_max_group!r} must be >= 2")
+        if self.gate_level not in GATE_LEVELS:
+            problems.append(f"gate_level={self.gate_level!r}: one of {', '.join(GATE_LEVELS)}")
+        problems += _policy_problems(self.source_policies)
         if self.tokenizer == "auto":
             problems.append("tokenizer='auto' must be resolved to a concrete name before it is recorded")
         if problems:
             raise ConfigError("invalid memory configuration: " + "; ".join(problems))
         return self
+
+
+def _policy_problems(policies: Any) -> list[str]:
+    if not isinstance(policies, dict):
+        return [f"source_policies={policies!r} must map a source name to its policy"]
+    problems = []
+    for source, policy in policies.items():
+        where = f"source_policies[{source!r}]"
+        if not isinstance(policy, dict):
+            problems.append(f"{where}={policy!r} must be a mapping such as {{'remember': false}}")
+            continue
+        unknown = set(policy) - {"remember", "strip"}
+        if unknown:
+            problems.append(f"{where}: unknown keys {sorted(unknown)}; known: remember, strip")
+        if "remember" in policy and not isinstance(policy["remember"], bool):
+            problems.append(f"{where}['remember']={policy['remember']!r} must be true or false")
+        strip = policy.get("strip", [])
+        if not isinstance(strip, (list, tuple)) or not all(isinstance(p, str) for p in strip):
+            problems.append(f"{where}['strip']={strip!r} must be a list of regular expressions")
+            continue
+        for pattern in strip:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                problems.append(f"{where}['strip']: {pattern!r} is not a regular expression ({exc})")
+    return problems

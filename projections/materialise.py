@@ -78,6 +78,16 @@ class ProjectionStore:
     def _create(self) -> None:
         for spec in TABLES:
             self.conn.execute(table_ddl(spec))
+            have = [r[0] for r in self.conn.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND database_name = current_database() "
+                "AND schema_name = current_schema() ORDER BY column_index", [spec.name]).fetchall()]
+            want = arrow_schema(spec).names
+            if have != want:
+                raise LedgerCorrupt(
+                    f"{self.path}: table {spec.name} has the columns of an older version ({len(have)} instead of "
+                    f"{len(want)}); projections are derived from the ledger: rebuild this file with "
+                    "`ledgermem replay RUN`"
+                )
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS projection_state (run_id VARCHAR, system VARCHAR, episode_id VARCHAR, "
             "last_seq BIGINT)"

@@ -2,69 +2,103 @@
 -- Values are parameters ($erased, $table).
 
 -- name: index_versions
--- `live_members` starts at the number of listed members (the index_created event makes each of them
--- 'indexed') and moves by one each time a listed member enters or leaves the 'indexed' status.
-WITH created AS (
-    SELECT sk, epoch, index_id, seq, turn, text AS title, ids AS members, level,
-           lead(seq) OVER (PARTITION BY sk, epoch, index_id ORDER BY seq) AS next_created
+-- A title is written by index_created (its members are summaries) or index_folded (its members are
+-- titles, each of which is folded into it). Writing an id again replaces the title.
+--
+-- `live_members` counts the summaries still 'indexed' among those under the title, through the
+-- titles folded under it, as `EpisodeState.index_summaries` walks them (a member listed twice counts
+-- twice). The walk is a recursive expansion over versions of titles: a step from a fold to a title
+-- it lists holds while both versions are current, so each path down to a summary carries the seq
+-- interval over which it exists; a path contributes one for the part of that interval in which its
+-- summary is 'indexed'. The counts move only where such a contribution starts or ends.
+--
+-- A fold only ever names titles that exist already, so the walk goes from newer writes to older
+-- ones and ends; a sequence that folds a title under itself has no state to project.
+WITH RECURSIVE writes AS (
+    SELECT sk, epoch, index_id, seq, turn, event_type = 'index_folded' AS fold,
+           text AS title, ids AS members, level,
+           lead(seq) OVER (PARTITION BY sk, epoch, index_id ORDER BY seq) AS next_write
     FROM _rb_ev
-    WHERE event_type = 'index_created'
+    WHERE event_type IN ('index_created', 'index_folded')
 ),
-flips AS (
-    SELECT sk, epoch, sid, seq, turn,
-           CAST(a.status = 'indexed' AS INTEGER)
-           - coalesce(CAST(lag(a.status) OVER (PARTITION BY sk, epoch, sid ORDER BY seq) = 'indexed' AS INTEGER), 0)
-               AS delta
-    FROM _rb_summary
+fold_steps AS (
+    -- One row per listing of a title in a fold, duplicates kept.
+    SELECT sk, epoch, index_id, seq, unnest(members) AS child
+    FROM writes
+    WHERE fold
 ),
-listings AS (
-    -- One row per listing: a member named twice counts twice, as the sum in `snapshot` does.
-    SELECT sk, epoch, index_id, seq AS created_seq, next_created, unnest(members) AS sid
-    FROM created
+paths AS (
+    -- [lo, hi): the seqs over which the path from the root version down to this version holds
+    -- (hi NULL: to the end of the epoch). `least` skips NULLs, which is what an open end needs.
+    SELECT sk, epoch, index_id AS root, index_id AS node, seq AS node_seq, fold, members,
+           seq AS lo, next_write AS hi
+    FROM writes
+    UNION ALL
+    SELECT p.sk, p.epoch, p.root, w.index_id, w.seq, w.fold, w.members,
+           greatest(p.lo, w.seq), least(p.hi, w.next_write)
+    FROM paths p
+    JOIN fold_steps f ON f.sk = p.sk AND f.epoch = p.epoch AND f.index_id = p.node AND f.seq = p.node_seq
+    JOIN writes w ON w.sk = f.sk AND w.epoch = f.epoch AND w.index_id = f.child
+     AND w.seq < coalesce(p.hi, 9223372036854775807)
+     AND (w.next_write IS NULL OR w.next_write > p.lo)
+    WHERE p.fold
 ),
-member_moves AS (
-    SELECT l.sk, l.epoch, l.index_id, l.created_seq, f.seq, any_value(f.turn) AS turn,
-           sum(f.delta) AS delta, false AS shred
-    FROM listings l
-    JOIN flips f
-      ON f.sk = l.sk AND f.epoch = l.epoch AND f.sid = l.sid AND f.delta <> 0
-     AND f.seq > l.created_seq AND (l.next_created IS NULL OR f.seq < l.next_created)
-    GROUP BY l.sk, l.epoch, l.index_id, l.created_seq, f.seq
+leaves AS (
+    SELECT sk, epoch, root, lo, hi, unnest(members) AS sid
+    FROM paths
+    WHERE NOT fold
 ),
-shreds AS (
-    SELECT DISTINCT sk, epoch, seq, turn, unnest(shred_indexes) AS index_id
+contributions AS (
+    -- The part of each path's interval in which its summary is 'indexed'.
+    SELECT l.sk, l.epoch, l.root AS index_id,
+           greatest(l.lo, s.seq) AS from_seq, least(l.hi, s.next_seq) AS to_seq
+    FROM leaves l
+    JOIN _rb_summary s
+      ON s.sk = l.sk AND s.epoch = l.epoch AND s.sid = l.sid AND s.a.status = 'indexed'
+     AND s.seq < coalesce(l.hi, 9223372036854775807)
+     AND (s.next_seq IS NULL OR s.next_seq > l.lo)
+),
+touches AS (
+    SELECT sk, epoch, index_id, seq, 0 AS delta, false AS shred, NULL::VARCHAR AS parent
+    FROM writes
+    UNION ALL BY NAME
+    SELECT sk, epoch, index_id, from_seq AS seq, 1 AS delta FROM contributions
+    UNION ALL BY NAME
+    SELECT sk, epoch, index_id, to_seq AS seq, -1 AS delta FROM contributions WHERE to_seq IS NOT NULL
+    UNION ALL BY NAME
+    -- Folded: the title now lives under `parent`.
+    SELECT sk, epoch, child AS index_id, seq, 0 AS delta, false AS shred, index_id AS parent
+    FROM fold_steps
+    UNION ALL BY NAME
+    -- A shred redacts the title as it stands; an id not written yet names nothing.
+    SELECT DISTINCT sk, epoch, unnest(shred_indexes) AS index_id, seq, 0 AS delta, true AS shred
     FROM _rb_ev
     WHERE event_type = 'key_shredded'
 ),
-touches AS (
-    SELECT sk, epoch, index_id, seq AS created_seq, seq, turn, len(members) AS delta, false AS shred
-    FROM created
-    UNION ALL BY NAME
-    SELECT sk, epoch, index_id, created_seq, seq, turn, delta, shred
-    FROM member_moves
-    UNION ALL BY NAME
-    -- A shred redacts the index as it stands; an id not written yet names nothing.
-    SELECT s.sk, s.epoch, s.index_id, c.seq AS created_seq, s.seq, s.turn, 0 AS delta, true AS shred
-    FROM shreds s
-    ASOF JOIN created c ON c.sk = s.sk AND c.epoch = s.epoch AND c.index_id = s.index_id AND s.seq >= c.seq
+moments AS (
+    SELECT t.sk, t.epoch, t.index_id, t.seq, w.seq AS written_seq,
+           sum(t.delta) AS delta, coalesce(bool_or(t.shred), false) AS shred, any_value(t.parent) AS parent
+    FROM touches t
+    ASOF JOIN writes w ON w.sk = t.sk AND w.epoch = t.epoch AND w.index_id = t.index_id AND t.seq >= w.seq
+    GROUP BY t.sk, t.epoch, t.index_id, t.seq, w.seq
 ),
 running AS (
-    SELECT t.sk, t.epoch, t.index_id, t.seq, t.turn,
+    -- The count runs over every version of the id: a path's contribution ends no later than the
+    -- version it starts from, at the same seq as the next version's contributions start.
+    SELECT m.sk, m.epoch, m.index_id, m.seq, e.turn,
            struct_pack(
-               created_turn := c.turn,
-               title := CASE WHEN bool_or(t.shred) OVER g THEN $erased ELSE c.title END,
-               members := c.members,
-               level := c.level,
-               live_members := CAST(sum(t.delta) OVER g AS BIGINT)
+               created_turn := w.turn,
+               title := CASE WHEN bool_or(m.shred) OVER v THEN $erased ELSE w.title END,
+               members := w.members,
+               level := w.level,
+               live_members := CAST(sum(m.delta) OVER g AS BIGINT),
+               folded_into := last_value(m.parent IGNORE NULLS) OVER v
            ) AS a
-    FROM (
-        SELECT sk, epoch, index_id, created_seq, seq, any_value(turn) AS turn,
-               sum(delta) AS delta, bool_or(shred) AS shred
-        FROM touches
-        GROUP BY sk, epoch, index_id, created_seq, seq
-    ) t
-    JOIN created c ON c.sk = t.sk AND c.epoch = t.epoch AND c.index_id = t.index_id AND c.seq = t.created_seq
-    WINDOW g AS (PARTITION BY t.sk, t.epoch, t.index_id, t.created_seq ORDER BY t.seq ROWS UNBOUNDED PRECEDING)
+    FROM moments m
+    JOIN writes w ON w.sk = m.sk AND w.epoch = m.epoch AND w.index_id = m.index_id AND w.seq = m.written_seq
+    JOIN _rb_ev e ON e.sk = m.sk AND e.seq = m.seq
+    WINDOW g AS (PARTITION BY m.sk, m.epoch, m.index_id ORDER BY m.seq ROWS UNBOUNDED PRECEDING),
+           v AS (PARTITION BY m.sk, m.epoch, m.index_id, m.written_seq ORDER BY m.seq ROWS UNBOUNDED PRECEDING)
 ),
 changes AS (
     SELECT *, a IS DISTINCT FROM lag(a) OVER k AS changed
@@ -84,6 +118,7 @@ SELECT st.run_id, st.system, st.episode_id,
        v.a.members AS members,
        v.a.level AS level,
        v.a.live_members AS live_members,
+       v.a.folded_into AS folded_into,
        left(sha256(concat_ws(chr(31), st.run_id, st.system, st.episode_id, $table, v.index_id,
                              CAST(v.seq AS VARCHAR))), 20) AS version_id,
        v.seq AS valid_from_seq,

@@ -8,7 +8,7 @@
 WITH touches AS (
     SELECT sk, epoch, record_id, seq, turn,
            struct_pack(turn := turn, occurred_at := occurred_at, user_text := text,
-                       agent_text := agent, source := source) AS written
+                       agent_text := agent, source := source, remember := remember) AS written
     FROM _rb_ev
     WHERE event_type = 'turn_recorded'
     UNION ALL BY NAME
@@ -35,13 +35,15 @@ states AS (
                occurred_at := now_written.occurred_at,
                user_text := CASE WHEN now_redacted THEN $erased ELSE now_written.user_text END,
                agent_text := CASE WHEN now_redacted THEN $erased ELSE now_written.agent_text END,
-               source := now_written.source) END AS a,
+               source := now_written.source,
+               remember := now_written.remember) END AS a,
            CASE WHEN was_written IS NOT NULL THEN struct_pack(
                turn := was_written.turn,
                occurred_at := was_written.occurred_at,
                user_text := CASE WHEN was_redacted THEN $erased ELSE was_written.user_text END,
                agent_text := CASE WHEN was_redacted THEN $erased ELSE was_written.agent_text END,
-               source := was_written.source) END AS was
+               source := was_written.source,
+               remember := was_written.remember) END AS was
     FROM running
 ),
 versions AS (
@@ -57,6 +59,7 @@ SELECT st.run_id, st.system, st.episode_id,
        v.a.user_text AS user_text,
        v.a.agent_text AS agent_text,
        v.a.source AS source,
+       v.a.remember AS remember,
        left(sha256(concat_ws(chr(31), st.run_id, st.system, st.episode_id, $table, v.record_id,
                              CAST(v.seq AS VARCHAR))), 20) AS version_id,
        v.seq AS valid_from_seq,
@@ -69,19 +72,32 @@ JOIN _rb_epochs ep USING (sk, epoch)
 ORDER BY st.run_id, st.system, st.episode_id, v.record_id, valid_from_seq;
 
 -- name: window_versions
--- A record is in the window from its turn_recorded to its window_evicted; NULL state = not in it.
-WITH states AS (
+-- A remembered turn_recorded puts its record in the window, a window_evicted takes it out; a turn
+-- kept as a raw record only (remember = false) leaves the window as it was. The row's turn is the
+-- record's current turn. NULL state = not in the window.
+WITH touches AS (
     SELECT sk, epoch, record_id, seq, turn,
-           CASE WHEN event_type = 'turn_recorded' THEN turn END AS in_window_turn,
-           lag(CASE WHEN event_type = 'turn_recorded' THEN turn END) OVER k AS was_in_window_turn
+           CASE WHEN event_type = 'window_evicted' THEN false WHEN remember THEN true END AS enters,
+           CASE WHEN event_type = 'turn_recorded' THEN turn END AS record_turn
     FROM _rb_ev
     WHERE event_type IN ('turn_recorded', 'window_evicted')
+),
+states AS (
+    SELECT sk, epoch, record_id, seq, turn,
+           CASE WHEN coalesce(last_value(enters IGNORE NULLS) OVER k, false)
+                THEN last_value(record_turn IGNORE NULLS) OVER k END AS in_window_turn
+    FROM touches
+    WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq ROWS UNBOUNDED PRECEDING)
+),
+changes AS (
+    SELECT *, in_window_turn IS DISTINCT FROM lag(in_window_turn) OVER k AS changed
+    FROM states
     WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq)
 ),
 versions AS (
     SELECT *, lead(seq) OVER k AS next_seq, lead(turn) OVER k AS next_turn
-    FROM states
-    WHERE in_window_turn IS DISTINCT FROM was_in_window_turn
+    FROM changes
+    WHERE changed
     WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq)
 )
 SELECT st.run_id, st.system, st.episode_id,

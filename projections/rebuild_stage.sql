@@ -25,7 +25,8 @@ FROM (
 
 -- name: events
 -- The events that can change an episode's state, with their payload fields parsed once.
--- `epoch` is the number of episode_started events at or before the event.
+-- `epoch` is the number of episode_started events at or before the event. A payload field the event
+-- class gives a default (an older payload may lack it) reads as that default.
 CREATE OR REPLACE TEMP TABLE _rb_ev AS
 SELECT
     s.sk,
@@ -34,6 +35,9 @@ SELECT
     e.summary_id, e.record_id, e.index_id, e.slot, e.ids, e.text, e.occurred_at,
     CASE WHEN e.event_type = 'turn_recorded' THEN json_extract_string(e.payload, '$.agent') END AS agent,
     CASE WHEN e.event_type = 'turn_recorded' THEN json_extract_string(e.payload, '$.source') END AS source,
+    CASE WHEN e.event_type = 'turn_recorded' THEN
+        coalesce(CAST(json_extract_string(e.payload, '$.remember') AS BOOLEAN), true)
+    END AS remember,
     CASE WHEN e.event_type = 'summary_created' THEN
         list_transform(
             from_json(json_extract(e.payload, '$.facts'), '[["VARCHAR"]]'),
@@ -43,11 +47,26 @@ SELECT
     CASE WHEN e.event_type = 'summary_created' THEN
         from_json(json_extract(e.payload, '$.overrides'), '["VARCHAR"]')
     END AS overrides,
-    -- `level` has a default in the event class: a payload without it decodes to 1.
-    CASE WHEN e.event_type = 'index_created' THEN
-        CASE WHEN json_extract(e.payload, '$.level') IS NULL THEN 1
-             ELSE CAST(json_extract_string(e.payload, '$.level') AS BIGINT) END
+    CASE WHEN e.event_type = 'summary_created' THEN
+        list_transform(
+            coalesce(from_json(json_extract(e.payload, '$.inferences'), '[["VARCHAR"]]'), []),
+            lambda f: struct_pack(slot := f[1], value := f[2])
+        )
+    END AS inferences,
+    CASE WHEN e.event_type = 'summary_created' THEN
+        coalesce(from_json(json_extract(e.payload, '$.merged_from'), '["VARCHAR"]'), [])
+    END AS merged_from,
+    CASE WHEN e.event_type = 'summary_archived' THEN json_extract_string(e.payload, '$.reason') END AS reason,
+    -- `level` has a default in the event classes: 1 for a title, 2 for a fold.
+    CASE e.event_type
+        WHEN 'index_created' THEN coalesce(CAST(json_extract_string(e.payload, '$.level') AS BIGINT), 1)
+        WHEN 'index_folded' THEN coalesce(CAST(json_extract_string(e.payload, '$.level') AS BIGINT), 2)
     END AS level,
+    CASE WHEN e.event_type IN ('constraint_pinned', 'constraint_reinjected') THEN
+        json_extract_string(e.payload, '$.pin_id')
+    END AS pin_id,
+    CASE WHEN e.event_type = 'constraint_pinned' THEN json_extract_string(e.payload, '$.kind') END AS pin_kind,
+    CASE WHEN e.event_type = 'constraint_pinned' THEN json_extract_string(e.payload, '$.origin') END AS pin_origin,
     CASE WHEN e.event_type = 'key_shredded' THEN
         coalesce(from_json(json_extract(e.payload, '$.records'), '["VARCHAR"]'), [])
     END AS shred_records,
@@ -56,12 +75,16 @@ SELECT
     END AS shred_summaries,
     CASE WHEN e.event_type = 'key_shredded' THEN
         coalesce(from_json(json_extract(e.payload, '$.indexes'), '["VARCHAR"]'), [])
-    END AS shred_indexes
+    END AS shred_indexes,
+    CASE WHEN e.event_type = 'key_shredded' THEN
+        coalesce(from_json(json_extract(e.payload, '$.pins'), '["VARCHAR"]'), [])
+    END AS shred_pins
 FROM _rb_source e
 JOIN _rb_streams s ON s.run_id = e.run_id AND s.system = e.system AND s.episode_id = e.episode_id
 WHERE e.event_type IN (
     'episode_started', 'turn_recorded', 'window_evicted', 'summary_created', 'summary_overridden',
-    'index_created', 'fact_erased', 'key_shredded'
+    'summary_archived', 'index_created', 'index_folded', 'fact_erased', 'key_shredded',
+    'constraint_pinned', 'constraint_reinjected'
 );
 
 -- name: epochs

@@ -8,11 +8,17 @@
 CREATE OR REPLACE TEMP TABLE _rb_summary AS
 WITH touches AS (
     SELECT sk, epoch, seq, turn, summary_id AS sid, 'created' AS kind,
-           text, facts, overrides, ids AS raw_ids
+           text, facts, overrides, ids AS raw_ids, inferences, merged_from
     FROM _rb_ev WHERE event_type = 'summary_created'
     UNION ALL BY NAME
-    SELECT sk, epoch, seq, turn, summary_id AS sid, 'overridden' AS kind, ids AS superseded_by
+    SELECT sk, epoch, seq, turn, summary_id AS sid, 'archived' AS kind, 'overridden' AS reason,
+           ids AS superseded_by, true AS keeps_index
     FROM _rb_ev WHERE event_type = 'summary_overridden'
+    UNION ALL BY NAME
+    -- Archived for another reason (a capacity merge): it also leaves its title.
+    SELECT sk, epoch, seq, turn, summary_id AS sid, 'archived' AS kind, reason,
+           ids AS superseded_by, false AS keeps_index
+    FROM _rb_ev WHERE event_type = 'summary_archived'
     UNION ALL BY NAME
     SELECT DISTINCT sk, epoch, seq, turn, unnest(ids) AS sid, 'indexed' AS kind, index_id
     FROM _rb_ev WHERE event_type = 'index_created'
@@ -25,24 +31,32 @@ WITH touches AS (
 ),
 running AS (
     -- Everything is read "since the latest write of the id": writing a summary id again replaces
-    -- the summary, and touches before its first write name nothing (they are dropped).
+    -- the summary, and touches before its first write name nothing (they are dropped). An attribute
+    -- that some touches set and a write resets is the last such value, wrapped in a struct so that
+    -- a reset to NULL is not skipped by IGNORE NULLS.
     SELECT sk, epoch, sid, seq, turn,
            -- dict order in `evolve` is the order of first insertion: the registry's "newest"
            first_value(CASE WHEN kind = 'created' THEN seq END IGNORE NULLS) OVER k AS ord_seq,
            last_value(CASE WHEN kind = 'created' THEN seq END IGNORE NULLS) OVER k AS written_seq,
            last_value(CASE WHEN kind = 'created' THEN
-               struct_pack(turn := turn, text := text, facts := facts, overrides := overrides, raw_ids := raw_ids)
+               struct_pack(turn := turn, text := text, facts := facts, overrides := overrides, raw_ids := raw_ids,
+                           inferences := inferences, merged_from := merged_from)
            END IGNORE NULLS) OVER k AS written,
            max(CASE WHEN kind = 'shredded' THEN seq END) OVER k AS shredded_seq,
            list(struct_pack(seq := seq, slot := slot)) FILTER (WHERE kind = 'fact_erased') OVER k AS erasures,
            last_value(
-               CASE kind WHEN 'created' THEN 'active' WHEN 'overridden' THEN 'archived'
+               CASE kind WHEN 'created' THEN 'active' WHEN 'archived' THEN 'archived'
                          WHEN 'indexed' THEN 'indexed' END
                IGNORE NULLS) OVER k AS status,
-           max(CASE WHEN kind = 'overridden' THEN seq END) OVER k AS overridden_seq,
-           last_value(superseded_by IGNORE NULLS) OVER k AS last_superseded_by,
-           max(CASE WHEN kind = 'indexed' THEN seq END) OVER k AS indexed_seq,
-           last_value(index_id IGNORE NULLS) OVER k AS last_index_id
+           last_value(CASE kind
+               WHEN 'created' THEN struct_pack(reason := NULL::VARCHAR, superseded_by := []::VARCHAR[])
+               WHEN 'archived' THEN struct_pack(reason := reason, superseded_by := superseded_by)
+           END IGNORE NULLS) OVER k AS archive,
+           last_value(CASE
+               WHEN kind = 'created' OR (kind = 'archived' AND NOT keeps_index)
+                   THEN struct_pack(index_id := NULL::VARCHAR)
+               WHEN kind = 'indexed' THEN struct_pack(index_id := index_id)
+           END IGNORE NULLS) OVER k AS placement
     FROM touches
     WINDOW k AS (PARTITION BY sk, epoch, sid ORDER BY seq ROWS UNBOUNDED PRECEDING)
 ),
@@ -58,14 +72,18 @@ states AS (
                overrides := written.overrides,
                raw_ids := written.raw_ids,
                status := status,
-               archive_reason := CASE WHEN overridden THEN 'overridden' END,
-               superseded_by := CASE WHEN overridden THEN last_superseded_by ELSE []::VARCHAR[] END,
-               index_id := CASE WHEN indexed_seq > written_seq THEN last_index_id END
+               archive_reason := archive.reason,
+               superseded_by := archive.superseded_by,
+               index_id := placement.index_id,
+               -- an erasure of a slot is about facts; only a shred reaches the inferences
+               inferences := list_transform(written.inferences, lambda f: struct_pack(
+                   slot := f.slot,
+                   value := CASE WHEN shredded THEN $erased ELSE f.value END)),
+               merged_from := written.merged_from
            ) AS a
     FROM (
         SELECT *,
                coalesce(shredded_seq > written_seq, false) AS shredded,
-               coalesce(overridden_seq > written_seq, false) AS overridden,
                coalesce([e.slot FOR e IN erasures IF e.seq > written_seq], []) AS erased_slots
         FROM running
         WHERE written_seq IS NOT NULL
@@ -95,6 +113,8 @@ SELECT st.run_id, st.system, st.episode_id,
        s.a.archive_reason AS archive_reason,
        s.a.superseded_by AS superseded_by,
        s.a.index_id AS index_id,
+       s.a.inferences AS inferences,
+       s.a.merged_from AS merged_from,
        left(sha256(concat_ws(chr(31), st.run_id, st.system, st.episode_id, $table, s.sid,
                              CAST(s.seq AS VARCHAR))), 20) AS version_id,
        s.seq AS valid_from_seq,

@@ -1,27 +1,32 @@
 """`render(state, budget)`: the memory as the model sees it, with its manifest.
 
-Parts, in prompt order: the sliding window (verbatim recent turns), the
+Parts, in prompt order: the pinned block (hard constraints and open
+loops, verbatim), the sliding window (verbatim recent turns), the
 current-values registry, index titles, the active chain. Every part lists
 the exact ids that went in and what it cost, so a `context_rendered` event
 can record the manifest.
 
-Budget by allocation: when the parts do not fit, every item is cut to a
+Budget by allocation: the pinned block and the registry are never cut or
+dropped; what is left of the budget is shared by the other items with a
 common per-item cap (water-filling), so under a tight budget each item
-keeps its head and one long item cannot push out the others. The registry
-is never cut below its slots.
+keeps its head and one long item cannot push out the others.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ledger.keys import ERASED
+from projections.config import MemoryConfig
 from projections.state import EpisodeState, IndexEntry, Summary
 from projections.tokens import count_tokens, truncate_to_tokens
 
-PART_ORDER = ("window", "registry", "index", "chain")
+PART_ORDER = ("pinned", "window", "registry", "index", "chain")
+#: Parts whose items are never cut or dropped by the allocation.
+WHOLE_PARTS = frozenset({"pinned", "registry"})
 _TAGS = {
-    "window": "RECENT_TURNS", "registry": "CURRENT_VALUES", "index": "INDEX", "chain": "ACTIVE_CHAIN",
+    "pinned": "PINNED", "window": "RECENT_TURNS", "registry": "CURRENT_VALUES", "index": "INDEX", "chain": "ACTIVE_CHAIN",
     # the baselines' parts: the raw dialogue, a summary chain without archive, a rolling summary
     "dialogue": "DIALOGUE", "summaries": "SUMMARY_CHAIN", "rolling": "ROLLING_SUMMARY",
 }
@@ -83,25 +88,53 @@ def facts_tag(facts: tuple[tuple[str, str], ...]) -> str:
 
 
 def summary_line(s: Summary) -> str:
+    """A summary as shown: facts are authoritative; inferences are marked as unverified claims."""
     overrides = ", ".join(s.overrides) if s.overrides else "none"
     raw = ", ".join(s.raw_ids)
-    return f"- {s.summary_id} (turn {s.turn}; raw {raw}) {s.text} {facts_tag(s.facts)} [OVERRIDES: {overrides}]"
+    when = f"turns {_merged_span(s)}" if s.merged_from else f"turn {s.turn}"
+    head = f"- {s.summary_id} ({when}; raw {raw})"
+    unverified = (" [INFERRED, unverified: " + "; ".join(f"{k}={v}" for k, v in s.inferences) + "]"
+                  if s.inferences else "")
+    # A summary that is only facts stores them as its text too: shown once, in the tag.
+    text = "" if s.text == "; ".join(f"{k}={v}" for k, v in s.facts) else f" {s.text}"
+    return f"{head}{text} {facts_tag(s.facts)}{unverified} [OVERRIDES: {overrides}]"
+
+
+def _merged_span(s: Summary) -> str:
+    turns = sorted({int(r[1:]) for r in s.raw_ids if r[1:].isdigit()})
+    return f"{turns[0]}-{turns[-1]}" if turns else str(s.turn)
+
+
+def pin_line(kind: str, pin_id: str, text: str) -> str:
+    label = "CONSTRAINT" if kind == "constraint" else "OPEN"
+    return f"- {pin_id} {label}: {text}"
+
+
+def clean_text(config: MemoryConfig, source: str | None, text: str) -> str:
+    """A source's text as the window and the summarizer see it: its declared cleaners applied."""
+    policy = config.source_policies.get(source or "", {}) if source else {}
+    for pattern in policy.get("strip", ()):
+        text = re.sub(pattern, "", text)
+    return " ".join(text.split()) if policy.get("strip") else text
 
 
 def index_title(state: EpisodeState, entry: IndexEntry) -> str:
-    """The title as shown now: the stored span plus the members' still-live facts.
+    """The title as shown now: the stored span plus the still-live facts of the summaries under it.
 
     A member that was overridden after indexing no longer contributes, so a
-    title never shows a value that the chain has since replaced.
+    title never shows a value that the chain has since replaced. A folded
+    (higher-level) title digests the summaries under the titles it holds.
     """
-    live = [state.summaries[m] for m in entry.members if state.summaries[m].live]
+    live = [s for s in state.index_summaries(entry) if s.live]
     digest: dict[str, str] = {}
     for s in live:
         for slot, value in s.facts:
             if value != ERASED:
                 digest[slot] = value
     body = "; ".join(f"{k}={v}" for k, v in digest.items()) or "no live facts"
-    head = f"- {entry.index_id} [INDEX {entry.span}; {len(live)} live of {len(entry.members)}] "
+    level = f" L{entry.level}" if entry.level > 1 else ""
+    count = f"{len(live)} live of {len(state.index_summaries(entry))}"
+    head = f"- {entry.index_id} [INDEX{level} {entry.span}; {count}] "
     return head + body[: state.config.index_title_max_chars]
 
 
@@ -111,17 +144,19 @@ def turn_line(record_id: str, turn: int, user: str, agent: str) -> str:
 
 
 def _items(state: EpisodeState) -> dict[str, list[tuple[str, str]]]:
+    pinned = [(p.pin_id, pin_line(p.kind, p.pin_id, p.text)) for p in state.pins.values()
+              if p.shown and not p.redacted]
     window = []
     for rid in state.window:
         r = state.raw[rid]
         if r.user == ERASED:
             continue
-        window.append((rid, turn_line(rid, r.turn, r.user, r.agent)))
+        user = clean_text(state.config, r.source, r.user)
+        window.append((rid, turn_line(rid, r.turn, user, clean_text(state.config, r.source, r.agent))))
     registry = [(f"slot:{k}", f"{k}={v}") for k, (v, _) in state.current_values().items()]
-    shown = [e for e in state.indexes.values() if any(state.summaries[m].status == "indexed" for m in e.members)]
-    index = [(e.index_id, index_title(state, e)) for e in shown]
+    index = [(e.index_id, index_title(state, e)) for e in state.top_indexes()]
     chain = [(s.summary_id, summary_line(s)) for s in state.active_chain() if not s.redacted]
-    return {"window": window, "registry": registry, "index": index, "chain": chain}
+    return {"pinned": pinned, "window": window, "registry": registry, "index": index, "chain": chain}
 
 
 def _cap(lengths: list[int], budget: int) -> int:
@@ -141,14 +176,14 @@ def render(state: EpisodeState, budget: int | None = None) -> Rendered:
     limit = state.config.context_budget if budget is None else budget
     raw = _items(state)
     counted = {name: [(i, t, count_tokens(t, tok)) for i, t in items] for name, items in raw.items()}
-    reg_tokens = sum(n for _, _, n in counted["registry"])
-    others = [n for name in PART_ORDER if name != "registry" for _, _, n in counted[name]]
-    cap = _cap(others, max(limit - reg_tokens, len(others))) if others else 0
+    whole = sum(n for name in WHOLE_PARTS for _, _, n in counted[name])
+    others = [n for name in PART_ORDER if name not in WHOLE_PARTS for _, _, n in counted[name]]
+    cap = _cap(others, max(limit - whole, len(others))) if others else 0
     parts = []
     for name in PART_ORDER:
         items = []
         for item_id, text, n in counted[name]:
-            if name != "registry" and n > cap:
+            if name not in WHOLE_PARTS and n > cap:
                 text = truncate_to_tokens(text, max(cap - 1, 1), tok) + "…"
                 n = count_tokens(text, tok)
             items.append(Item(item_id, text, n))
@@ -167,3 +202,53 @@ def chain_text_tokens(state: EpisodeState) -> int:
     """Avg_Active_Chain_Tokens counts summary text only (no ids, tags or refs)."""
     tok = state.config.tokenizer
     return sum(count_tokens(s.text, tok) for s in state.active_chain())
+
+
+def title_tokens(state: EpisodeState) -> int:
+    """What the titles shown at the top level cost: the pressure that folds titles into a higher level."""
+    tok = state.config.tokenizer
+    return sum(count_tokens(t, tok) for _, t in _items(state)["index"])
+
+
+def allocation_problems(state: EpisodeState, rendered: Rendered) -> list[str]:
+    """Where `rendered` breaks the allocation rules for `state` (empty when it keeps all of them).
+
+    1. Every item of every part is present (no item is pushed out).
+    2. Pinned items and registry entries are whole.
+    3. Every other item keeps its head: it is whole, or a prefix of it ending in "…".
+    4. Cut items were cut to a common cap: no cut item is shorter than a whole or cut item
+       it was cut for (an item cut harder than the rest is what one long item pushing
+       others out looks like).
+    5. The total fits the budget whenever the whole parts and one token per other item fit.
+    """
+    tok = state.config.tokenizer
+    expected = _items(state)
+    problems: list[str] = []
+    cut_sizes: list[int] = []
+    kept_sizes: list[int] = []
+    for name in PART_ORDER:
+        got = {i.item_id: i for i in rendered.part(name).items}
+        for item_id, text in expected[name]:
+            item = got.get(item_id)
+            if item is None:
+                problems.append(f"{name}: item {item_id} was dropped")
+                continue
+            if item.text == text:
+                if name not in WHOLE_PARTS:
+                    kept_sizes.append(item.tokens)
+                continue
+            if name in WHOLE_PARTS:
+                problems.append(f"{name}: item {item_id} was cut; this part is never cut")
+            elif not (item.text.endswith("…") and text.startswith(item.text[:-1]) and len(item.text) > 1):
+                problems.append(f"{name}: item {item_id} lost its head")
+            else:
+                cut_sizes.append(item.tokens)
+    if cut_sizes and max(cut_sizes) - min(cut_sizes) > 2:
+        problems.append(f"cut items were cut unequally: {min(cut_sizes)} to {max(cut_sizes)} tokens")
+    if cut_sizes and kept_sizes and max(kept_sizes) > max(cut_sizes) + 2:
+        problems.append("an item was cut although a longer one was kept whole")
+    whole = sum(count_tokens(t, tok) for name in WHOLE_PARTS for _, t in expected[name])
+    others = sum(len(expected[name]) for name in PART_ORDER if name not in WHOLE_PARTS)
+    if whole + 2 * others <= rendered.budget and rendered.tokens > rendered.budget:
+        problems.append(f"{rendered.tokens} tokens rendered over a budget of {rendered.budget}")
+    return problems

@@ -55,6 +55,7 @@ TABLES: tuple[TableSpec, ...] = (
             ("created_turn", pa.int64()), ("text", pa.string()), ("facts", _FACTS),
             ("overrides", _STR_LIST), ("raw_ids", _STR_LIST), ("status", pa.string()),
             ("archive_reason", pa.string()), ("superseded_by", _STR_LIST), ("index_id", pa.string()),
+            ("inferences", _FACTS), ("merged_from", _STR_LIST),
         ),
     ),
     TableSpec(
@@ -67,7 +68,7 @@ TABLES: tuple[TableSpec, ...] = (
         (("index_id", pa.string()),),
         (
             ("created_turn", pa.int64()), ("title", pa.string()), ("members", _STR_LIST),
-            ("level", pa.int64()), ("live_members", pa.int64()),
+            ("level", pa.int64()), ("live_members", pa.int64()), ("folded_into", pa.string()),
         ),
     ),
     TableSpec(
@@ -75,10 +76,19 @@ TABLES: tuple[TableSpec, ...] = (
         (("record_id", pa.string()),),
         (
             ("turn", pa.int64()), ("occurred_at", pa.string()), ("user_text", pa.string()),
-            ("agent_text", pa.string()), ("source", pa.string()),
+            ("agent_text", pa.string()), ("source", pa.string()), ("remember", pa.bool_()),
         ),
     ),
     TableSpec("window_versions", (("record_id", pa.string()),), (("turn", pa.int64()),)),
+    TableSpec(
+        "pin_versions",
+        (("pin_id", pa.string()),),
+        (
+            ("kind", pa.string()), ("created_turn", pa.int64()), ("text", pa.string()), ("origin", pa.string()),
+            ("record_id", pa.string()), ("summary_id", pa.string()), ("reinjected", pa.int64()),
+            ("shown", pa.bool_()),
+        ),
+    ),
 )
 TABLE_NAMES = tuple(t.name for t in TABLES)
 
@@ -92,23 +102,29 @@ def snapshot(state: EpisodeState) -> dict[str, dict[Key, Attrs]]:
     summaries = {
         (s.summary_id,): (
             s.turn, s.text, tuple(s.facts), s.overrides, s.raw_ids, s.status,
-            s.archive_reason, s.superseded_by, s.index_id,
+            s.archive_reason, s.superseded_by, s.index_id, tuple(s.inferences), s.merged_from,
         )
         for s in state.summaries.values()
     }
     facts: dict[Key, Attrs] = {(slot,): (value, sid, False) for slot, (value, sid) in state.current_values().items()}
     facts.update({(slot,): (None, None, True) for slot in state.erased_without_value()})
+    # A title's live members are the summaries still indexed under it, through the titles folded under it.
     indexes = {
         (e.index_id,): (
-            e.turn, e.title, e.members, e.level, sum(state.summaries[m].status == "indexed" for m in e.members)
+            e.turn, e.title, e.members, e.level, sum(s.status == "indexed" for s in state.index_summaries(e)),
+            e.folded_into,
         )
         for e in state.indexes.values()
     }
-    raw = {(r.record_id,): (r.turn, r.occurred_at, r.user, r.agent, r.source) for r in state.raw.values()}
+    raw = {(r.record_id,): (r.turn, r.occurred_at, r.user, r.agent, r.source, r.remember) for r in state.raw.values()}
     window = {(rid,): (state.raw[rid].turn,) for rid in state.window}
+    pins = {
+        (p.pin_id,): (p.kind, p.turn, p.text, p.origin, p.record_id, p.summary_id, p.reinjected, p.shown)
+        for p in state.pins.values()
+    }
     return {
         "summary_versions": summaries, "fact_versions": facts, "index_versions": indexes,
-        "raw_records": raw, "window_versions": window,
+        "raw_records": raw, "window_versions": window, "pin_versions": pins,
     }
 
 
@@ -197,6 +213,6 @@ class Projector:
 
 
 def _cell(name: str, value: Any) -> Any:
-    if name == "facts":
+    if name in ("facts", "inferences"):
         return [{"slot": k, "value": v} for k, v in value]
     return list(value) if isinstance(value, tuple) else value

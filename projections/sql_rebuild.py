@@ -22,18 +22,29 @@ Intermediate results are temporary tables named `_rb_*` on the caller's
 connection. The SQL lives in `rebuild_*.sql` beside this module; values
 are parameters, and the only identifier substituted is the source's name,
 quoted.
+
+The rows of the result never pass through Python on the way: each
+projection's final query streams, as Arrow, into a DuckDB database that
+belongs to the result (`SqlHistory`), and rows become dicts only when a
+caller reads them. Ten million events give millions of projection rows;
+as Python dicts they took most of a replay's time and nearly all of its
+memory.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+import shutil
+import tempfile
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, overload
 
 import duckdb
+import pyarrow as pa
 
 from ledger.events import EVENT_TYPES
 from ledger.keys import ERASED, PREFIX
@@ -42,6 +53,143 @@ from projections.errors import ProjectionError
 from projections.scd2 import TABLES
 
 History = dict[str, list[dict[str, Any]]]
+_BATCH_ROWS = 65_536
+
+
+class ProjectionRows(Sequence[dict[str, Any]]):
+    """One projection's rows, in `materialise.rebuild`'s order, kept in the result's DuckDB database.
+
+    A sequence of dicts that are made only as they are read (`iter`,
+    indexing); equal to a list of dicts holding the same rows in the same
+    order. `arrow()` and `batches()` give the rows as Arrow, and the table
+    is `history.conn`'s table of the same name, for SQL.
+    """
+
+    def __init__(self, database: _Database, name: str, rows: int) -> None:
+        self._database, self.name, self._rows = database, name, rows
+
+    def __len__(self) -> int:
+        return self._rows
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        return self._database.conn.cursor()  # each reader its own: several may be open at once
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        with self._cursor() as cur:
+            # A scan gives the rows in the order they were inserted (the result's database keeps
+            # DuckDB's default `preserve_insertion_order`), which is the final query's ORDER BY.
+            result = cur.execute(f'SELECT * FROM "{self.name}"')
+            names = [d[0] for d in result.description or ()]
+            while chunk := result.fetchmany(_BATCH_ROWS):
+                yield from (dict(zip(names, row)) for row in chunk)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        position = index + self._rows if index < 0 else index
+        if not 0 <= position < self._rows:
+            raise IndexError(f"{self.name}: row {index} of {self._rows}")
+        with self._cursor() as cur:
+            result = cur.execute(f'SELECT * FROM "{self.name}" LIMIT 1 OFFSET ?', [position])
+            names = [d[0] for d in result.description or ()]
+            return dict(zip(names, result.fetchall()[0]))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]  # equal to lists, which do not hash
+
+    def batches(self, rows: int = _BATCH_ROWS) -> Iterator[pa.RecordBatch]:
+        with self._cursor() as cur:
+            yield from cur.sql(f'SELECT * FROM "{self.name}"').to_arrow_reader(rows)
+
+    def arrow(self) -> pa.Table:
+        with self._cursor() as cur:
+            return cur.sql(f'SELECT * FROM "{self.name}"').to_arrow_table()
+
+    def __repr__(self) -> str:
+        return f"<ProjectionRows {self.name}: {self._rows} rows>"
+
+
+class _Database:
+    """The in-memory DuckDB database of one result, and the folder it spills to; gone with its last user."""
+
+    def __init__(self, memory_limit: str | None) -> None:
+        self.spill = tempfile.mkdtemp(prefix="ledgermem-rebuild-")
+        config: dict[str, str | bool | int | float | list[str]] = {"temp_directory": self.spill}
+        if memory_limit is not None:
+            config["memory_limit"] = f"{_kib(memory_limit)}KiB"
+        self.conn = duckdb.connect(":memory:", config=config)
+        self.close = weakref.finalize(self, _discard, self.conn, self.spill)
+
+
+class SqlHistory(Mapping[str, ProjectionRows]):
+    """What `rebuild_sql` returns: every projection's history, in a DuckDB database of its own.
+
+    The rows never become Python objects unless read, so a rebuild of a
+    large ledger holds them in DuckDB's storage (which spills to disk past
+    its memory limit), not in the interpreter. The database lives as long
+    as this object or any of its `ProjectionRows` does, or until `close()`;
+    `conn` is its connection, in which each projection is a table of its name.
+    """
+
+    def __init__(self, memory_limit: str | None = None) -> None:
+        self._database = _Database(memory_limit)
+        self._tables: dict[str, ProjectionRows] = {}
+
+    @property
+    def conn(self) -> duckdb.DuckDBPyConnection:
+        return self._database.conn
+
+    @property
+    def _spill(self) -> str:
+        return self._database.spill
+
+    def _receive(self, name: str, rows: pa.RecordBatchReader) -> None:
+        """Store a projection's rows as they stream in, in their order."""
+        try:
+            self.conn.register("_rb_incoming", rows)
+            self.conn.execute(f'CREATE TABLE "{name}" AS SELECT * FROM _rb_incoming')
+        finally:
+            self.conn.unregister("_rb_incoming")
+            rows.close()
+        count = self.conn.execute(f'SELECT count(*) FROM "{name}"').fetchall()[0][0]
+        self._tables[name] = ProjectionRows(self._database, name, int(count))
+
+    def __getitem__(self, name: str) -> ProjectionRows:
+        return self._tables[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tables)
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+    def rows(self) -> int:
+        """Rows in all projections together."""
+        return sum(len(t) for t in self._tables.values())
+
+    def close(self) -> None:
+        self._database.close()
+
+    def __enter__(self) -> SqlHistory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _discard(conn: duckdb.DuckDBPyConnection, folder: str) -> None:
+    conn.close()
+    shutil.rmtree(folder, ignore_errors=True)
+
 
 #: Staging steps, in order: (file, block).
 _STAGES: tuple[tuple[str, str], ...] = (
@@ -58,6 +206,7 @@ _OUTPUTS: dict[str, str] = {
     "index_versions": "rebuild_indexes.sql",
     "raw_records": "rebuild_records.sql",
     "window_versions": "rebuild_records.sql",
+    "pin_versions": "rebuild_pins.sql",
 }
 _TEMP_TABLES = ("_rb_fact_iv", "_rb_summary", "_rb_epochs", "_rb_streams", "_rb_ev")
 _SOURCE_VIEW = "_rb_source"
@@ -115,28 +264,77 @@ def _staged(conn: duckdb.DuckDBPyConnection, events: str, run_id: str | None) ->
         conn.execute(f"DROP VIEW IF EXISTS temp.{_SOURCE_VIEW}")
 
 
-def _fetch(conn: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, Any]]:
-    result = _execute(conn, _blocks(_OUTPUTS[table])[table], {"erased": ERASED, "table": table})
-    names = [d[0] for d in result.description or ()]
-    return [dict(zip(names, row)) for row in result.fetchall()]
+def _set_memory_limit(conn: duckdb.DuckDBPyConnection, kib: int) -> str:
+    """Set DuckDB's memory limit (the database's, not only this connection's); returns the one it replaced."""
+    before = str(conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+    conn.execute(f"SET memory_limit = '{kib}KiB'")  # SET takes no parameters; an int cannot inject
+    return before
 
 
 def rebuild_sql(
-    conn: duckdb.DuckDBPyConnection, events: str = "events", run_id: str | None = None
-) -> History:
+    conn: duckdb.DuckDBPyConnection, events: str = "events", run_id: str | None = None, *,
+    memory_limit: str | None = None,
+) -> SqlHistory:
     """Every projection's full history from the events in `events`, as `materialise.rebuild` returns it.
 
-    `events` names a table or view with the ledger's `events` columns and plaintext values.
+    `events` names a table or view with the ledger's `events` columns and
+    plaintext values. The result stays in DuckDB (see `SqlHistory`): it
+    compares equal to `materialise.rebuild`'s lists of dicts, row for row,
+    and gives its rows as dicts only when they are read. `memory_limit`
+    (a DuckDB size such as "1GiB") bounds DuckDB's memory while the
+    rebuild runs: three quarters for the SQL on `conn`'s database, a
+    quarter for the result's; past them DuckDB spills to its temporary
+    directory. `conn`'s own limit is put back afterwards.
     """
-    with _staged(conn, events, run_id):
-        return {spec.name: _fetch(conn, spec.name) for spec in TABLES}
+    total = None if memory_limit is None else _kib(memory_limit)
+    history = SqlHistory(None if total is None else f"{max(1, total // _RESULT_SHARE)}KiB")
+    replaced = None if total is None else _set_memory_limit(conn, total - total // _RESULT_SHARE)
+    try:
+        with _staged(conn, events, run_id):
+            for spec in TABLES:
+                history._receive(spec.name, _output(conn, spec.name))
+    except BaseException:
+        history.close()
+        raise
+    finally:
+        if replaced is not None:
+            conn.execute("SET memory_limit = " + _quoted_size(replaced))
+    return history
 
 
-def rebuild_sql_ledger(ledger: Ledger, run_id: str | None = None) -> History:
+def _output(conn: duckdb.DuckDBPyConnection, table: str) -> pa.RecordBatchReader:
+    """A projection's final query, streamed as Arrow batches in its order."""
+    sql = _blocks(_OUTPUTS[table])[table]
+    wanted = set(re.findall(r"\$(\w+)", sql))
+    params = {k: v for k, v in {"erased": ERASED, "table": table}.items() if k in wanted}
+    return conn.sql(sql, params=params).to_arrow_reader(_BATCH_ROWS)
+
+
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?)B\s*", re.IGNORECASE)
+_RESULT_SHARE = 4  # the result's database gets a quarter of a memory limit: it only appends, then is read
+
+
+def _quoted_size(setting: str) -> str:
+    """A memory limit as `current_setting` gave it, checked and quoted for SET."""
+    _kib(setting)
+    return f"'{setting.strip()}'"
+
+
+def _kib(limit: str) -> int:
+    """A DuckDB size ('512MB', '2GiB': powers of 1000, or of 1024 with an 'i') in KiB."""
+    match = _SIZE.fullmatch(limit)
+    if match is None:
+        raise ValueError(f"memory_limit={limit!r}: expected a size such as '512MB' or '2GiB'")
+    number, unit, binary = match.groups()
+    power = "KMGT".index(unit.upper()) + 1 if unit else 0
+    return max(1, int(float(number) * (1024 if binary else 1000) ** power // 1024))
+
+
+def rebuild_sql_ledger(ledger: Ledger, run_id: str | None = None, *, memory_limit: str | None = None) -> SqlHistory:
     """`rebuild_sql` over a ledger's own `events` table, whose values must be stored in clear."""
     # Ciphertext would come out as the projections' values; a sealing run seals every turn's text.
     if ledger.conn.execute(_blocks("rebuild_stage.sql")["sealed"], {"prefix": PREFIX, "run_id": run_id}).fetchone():
         raise ProjectionError(
             f"{ledger.path}: holds sealed values; pass rebuild_sql a view of the events with them decrypted"
         )
-    return rebuild_sql(ledger.conn, "events", run_id)
+    return rebuild_sql(ledger.conn, "events", run_id, memory_limit=memory_limit)

@@ -22,6 +22,10 @@ from ledger.keys import ERASED
 from ledger.events import (
     BaselineDropped,
     BaselineWritten,
+    CapacityMerged,
+    CompactionChecked,
+    ConstraintPinned,
+    ConstraintReinjected,
     ContextRendered,
     EpisodeGold,
     EpisodeStarted,
@@ -29,14 +33,17 @@ from ledger.events import (
     Fact,
     FactErased,
     IndexCreated,
+    IndexFolded,
     KeyShredded,
     LlmCalled,
+    MergeRejected,
     OverrideRejected,
     ProbeAnswered,
     ProbeAsked,
     ProbeJudged,
     RunFinished,
     RunStarted,
+    SummaryArchived,
     SummaryCreated,
     SummaryOverridden,
     ToolCalled,
@@ -57,6 +64,7 @@ class RawRecord:
     user: str
     agent: str
     source: str | None
+    remember: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +80,8 @@ class Summary:
     superseded_by: tuple[str, ...] = ()
     index_id: str | None = None
     truncated: bool = False
+    inferences: tuple[Fact, ...] = ()
+    merged_from: tuple[str, ...] = ()
 
     @property
     def live(self) -> bool:
@@ -90,6 +100,31 @@ class IndexEntry:
     title: str
     span: str
     level: int
+    folded_into: str | None = None  # the higher-level title this one was folded under
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pin:
+    """An item of the pinned block: a hard constraint or an open loop, verbatim, never compressed."""
+
+    pin_id: str
+    kind: str
+    turn: int
+    text: str
+    origin: str
+    record_id: str | None
+    summary_id: str | None
+    anchors: tuple[str, ...]
+    reinjected: int = 0  # how many times a survival check had to put it back
+
+    @property
+    def shown(self) -> bool:
+        """Detected pins are watched; they are shown once a survival check re-injects them."""
+        return self.origin != "detected" or self.reinjected > 0
+
+    @property
+    def redacted(self) -> bool:
+        return self.text == ERASED
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,6 +136,7 @@ class EpisodeState:
     summaries: Mapping[str, Summary] = field(default_factory=dict)
     indexes: Mapping[str, IndexEntry] = field(default_factory=dict)
     window: tuple[str, ...] = ()
+    pins: Mapping[str, Pin] = field(default_factory=dict)
     overrides_rejected: int = 0
     shredded_keys: tuple[str, ...] = ()
 
@@ -146,6 +182,33 @@ class EpisodeState:
     def next_index_id(self) -> str:
         return f"i{len(self.indexes) + 1:04d}"
 
+    def next_pin_id(self) -> str:
+        return f"p{len(self.pins) + 1:04d}"
+
+    def top_indexes(self) -> list[IndexEntry]:
+        """Titles shown at the top level: not folded under another title, and still covering something."""
+        return [e for e in self.indexes.values() if e.folded_into is None and self.index_covers(e)]
+
+    def index_covers(self, entry: IndexEntry) -> bool:
+        """A title covers something while one of its members is still under it (a summary or a folded title)."""
+        for m in entry.members:
+            if m in self.indexes:
+                if self.indexes[m].folded_into == entry.index_id and self.index_covers(self.indexes[m]):
+                    return True
+            elif self.summaries[m].status == "indexed" and self.summaries[m].index_id == entry.index_id:
+                return True
+        return False
+
+    def index_summaries(self, entry: IndexEntry) -> list[Summary]:
+        """The summaries under a title, through the titles folded under it."""
+        out: list[Summary] = []
+        for m in entry.members:
+            if m in self.indexes:
+                out += self.index_summaries(self.indexes[m])
+            else:
+                out.append(self.summaries[m])
+        return out
+
 
 def record_id_for(turn: int) -> str:
     return f"r{turn:04d}"
@@ -161,6 +224,13 @@ EpisodeEvent = (
     | SummaryOverridden
     | OverrideRejected
     | IndexCreated
+    | IndexFolded
+    | SummaryArchived
+    | CapacityMerged
+    | MergeRejected
+    | CompactionChecked
+    | ConstraintPinned
+    | ConstraintReinjected
     | WindowEvicted
     | ContextRendered
     | BaselineWritten
@@ -190,19 +260,24 @@ def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
         case TurnRecorded():
             rec = RawRecord(
                 record_id=event.record_id, turn=event.turn, occurred_at=event.occurred_at,
-                user=event.text, agent=event.agent, source=event.source,
+                user=event.text, agent=event.agent, source=event.source, remember=event.remember,
             )
-            return replace(
-                state, turn=event.turn, raw={**state.raw, rec.record_id: rec}, window=(*state.window, rec.record_id)
-            )
+            window = (*state.window, rec.record_id) if event.remember else state.window
+            return replace(state, turn=event.turn, raw={**state.raw, rec.record_id: rec}, window=window)
         case WindowEvicted():
             return replace(state, window=tuple(r for r in state.window if r != event.record_id))
         case SummaryCreated():
             new = Summary(
                 summary_id=event.summary_id, turn=event.turn, text=event.text, facts=event.facts,
                 overrides=event.overrides, raw_ids=event.raw_ids, truncated=event.truncated,
+                inferences=event.inferences, merged_from=event.merged_from,
             )
             return replace(state, summaries={**state.summaries, new.summary_id: new})
+        case SummaryArchived():
+            old = _need(state, event.summary_id, event)
+            moved = replace(old, status="archived", archive_reason=event.reason, superseded_by=event.superseded_by,
+                            index_id=None)
+            return replace(state, summaries={**state.summaries, old.summary_id: moved})
         case SummaryOverridden():
             old = _need(state, event.summary_id, event)
             moved = replace(
@@ -220,6 +295,33 @@ def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
             for sid in event.members:
                 summaries[sid] = replace(_need(state, sid, event), status="indexed", index_id=event.index_id)
             return replace(state, summaries=summaries, indexes={**state.indexes, entry.index_id: entry})
+        case IndexFolded():
+            entry = IndexEntry(
+                index_id=event.index_id, turn=event.turn, members=event.members, title=event.text, span=event.span,
+                level=event.level,
+            )
+            if event.index_id in state.indexes:
+                raise EvolveError(f"index_folded at turn {event.turn} reuses index id {event.index_id!r}")
+            indexes = dict(state.indexes)
+            for iid in event.members:
+                child = indexes.get(iid)
+                if child is None:
+                    raise EvolveError(f"index_folded at turn {event.turn} names unknown index {iid!r}")
+                if child.folded_into is not None:
+                    raise EvolveError(f"index_folded at turn {event.turn}: index {iid!r} is already folded "
+                                      f"under {child.folded_into!r}")
+                indexes[iid] = replace(child, folded_into=event.index_id)
+            indexes[entry.index_id] = entry
+            return replace(state, indexes=indexes)
+        case ConstraintPinned():
+            pin = Pin(pin_id=event.pin_id, turn=event.turn, kind=event.kind, text=event.text, origin=event.origin,
+                      record_id=event.record_id, summary_id=event.summary_id, anchors=event.anchors)
+            return replace(state, pins={**state.pins, pin.pin_id: pin})
+        case ConstraintReinjected():
+            known = state.pins.get(event.pin_id)
+            if known is None:
+                raise EvolveError(f"constraint_reinjected at turn {event.turn} names unknown pin {event.pin_id!r}")
+            return replace(state, pins={**state.pins, known.pin_id: replace(known, reinjected=known.reinjected + 1)})
         case FactErased():
             old = _need(state, event.summary_id, event)
             facts = tuple((k, ERASED if k == event.slot else v) for k, v in old.facts)
@@ -229,6 +331,7 @@ def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
         case (
             RunStarted() | RunFinished() | LlmCalled() | ContextRendered()
             | ProbeAsked() | ToolCalled() | ProbeAnswered() | ProbeJudged() | EpisodeGold()
+            | CapacityMerged() | MergeRejected() | CompactionChecked()
         ):
             return state  # recorded for audit and metrics; the memory itself does not change
         case BaselineWritten() | BaselineDropped():
@@ -246,9 +349,11 @@ def _shred(state: EpisodeState, event: KeyShredded) -> EpisodeState:
     summaries = dict(state.summaries)
     for sid in event.summaries:
         s = _need(state, sid, event)
-        summaries[sid] = replace(s, text=ERASED, facts=tuple((k, ERASED) for k, _ in s.facts))
+        summaries[sid] = replace(s, text=ERASED, facts=tuple((k, ERASED) for k, _ in s.facts),
+                                 inferences=tuple((k, ERASED) for k, _ in s.inferences))
     indexes = {i: replace(e, title=ERASED) if i in event.indexes else e for i, e in state.indexes.items()}
-    return replace(state, raw=raw, summaries=summaries, indexes=indexes,
+    pins = {p: replace(x, text=ERASED, anchors=()) if p in event.pins else x for p, x in state.pins.items()}
+    return replace(state, raw=raw, summaries=summaries, indexes=indexes, pins=pins,
                    shredded_keys=(*state.shredded_keys, *event.key_ids))
 
 

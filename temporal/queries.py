@@ -23,8 +23,7 @@ import duckdb
 
 from temporal.errors import TemporalError
 
-LAYERS = ("window", "registry", "index", "chain", "indexed", "archive")
-_ASOF = {"seq": "as_of_seq", "turn": "as_of_turn"}
+LAYERS = ("pinned", "window", "registry", "index", "chain", "indexed", "archive")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,24 +71,50 @@ def fact_history(conn: duckdb.DuckDBPyConnection, ep: Episode, slot: str) -> lis
 
 def as_of(conn: duckdb.DuckDBPyConnection, ep: Episode, *, seq: int | None = None,
           turn: int | None = None) -> dict[str, list[dict[str, Any]]]:
-    """Every layer of the memory as of a seq (system time) or a turn (event time)."""
+    """Every layer of the memory as of a seq (system time) or a turn (event time).
+
+    One statement for all layers: each layer's query is planned, run and
+    fetched once, and nothing is installed on the connection.
+    """
     if (seq is None) == (turn is None):
         raise TemporalError("as_of: give exactly one of seq or turn")
-    install(conn)
-    asof, at = (_ASOF["seq"], seq) if seq is not None else (_ASOF["turn"], turn)
-    params = {**ep.params(), "at": at}
-    summaries = _rows(conn, _query("summaries_as_of", asof=asof), params)
+    axis, at = ("seq", seq) if seq is not None else ("turn", turn)
+    sql = _as_of_sql(axis)
+    wanted = set(re.findall(r"\$(\w+)", sql))
+    params = {k: v for k, v in {**ep.params(), "at": at}.items() if k in wanted}
+    try:
+        row = conn.execute(sql, params).fetchall()[0]
+    except duckdb.CatalogException as exc:
+        raise TemporalError(f"the connection does not see the run's tables: {str(exc).splitlines()[0]}") from exc
+    pinned, window, registry, titles, summaries = (list(layer or ()) for layer in row)
     return {
-        "window": _rows(conn, _query("window_as_of", asof=asof), params),
-        "registry": _rows(conn, _query("registry_as_of", asof=asof), params),
-        "index": _rows(conn, _query("index_as_of", asof=asof), params),
+        "pinned": pinned,
+        "window": window,
+        "registry": registry,
+        "index": titles,
         "chain": [s for s in summaries if s["status"] == "active"],
         "indexed": [s for s in summaries if s["status"] == "indexed"],
         "archive": [s for s in summaries if s["status"] == "archived"],
     }
 
 
-_KEYS = {"window": "record_id", "registry": "slot", "index": "index_id", "chain": "summary_id",
+#: The as-of filter on a projection table (its alias, if any, in `{t}`), by time axis: what the macros apply.
+_AS_OF_FILTERS = {
+    "seq": "{t}valid_from_seq <= $at AND $at < coalesce({t}valid_to_seq, 9223372036854775807)",
+    "turn": "{t}valid_from_turn <= $at AND ({t}valid_to_turn IS NULL OR {t}valid_to_turn > $at)",
+}
+
+
+@cache
+def _as_of_sql(axis: str) -> str:
+    """The `as_of` block with the as-of filter of `axis` written out."""
+    where = _AS_OF_FILTERS[axis]
+    return queries()["as_of"].rstrip().rstrip(";").format(
+        at=where.format(t=""), w_at=where.format(t="w."), r_at=where.format(t="r.")
+    )
+
+
+_KEYS = {"pinned": "pin_id", "window": "record_id", "registry": "slot", "index": "index_id", "chain": "summary_id",
          "indexed": "summary_id", "archive": "summary_id"}
 
 

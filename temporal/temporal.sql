@@ -34,16 +34,49 @@ WHERE run_id = $run AND system = $system AND episode_id = $episode
 ORDER BY slot;
 
 -- name: index_as_of
-SELECT index_id, title, members, live_members, created_turn
+SELECT index_id, title, members, live_members, created_turn, level, folded_into
 FROM {asof}('index_versions', $at)
 WHERE run_id = $run AND system = $system AND episode_id = $episode
 ORDER BY index_id;
 
 -- name: summaries_as_of
-SELECT summary_id, status, archive_reason, superseded_by, index_id, created_turn, text, facts, raw_ids
+SELECT summary_id, status, archive_reason, superseded_by, index_id, created_turn, text, facts, raw_ids,
+       inferences, merged_from
 FROM {asof}('summary_versions', $at)
 WHERE run_id = $run AND system = $system AND episode_id = $episode
 ORDER BY summary_id;
+
+-- name: pins_as_of
+SELECT pin_id, kind, text, origin, shown, reinjected, created_turn, record_id, summary_id
+FROM {asof}('pin_versions', $at)
+WHERE run_id = $run AND system = $system AND episode_id = $episode
+ORDER BY pin_id;
+
+-- name: as_of
+-- Every layer in one statement, each as the list of its rows in the order the layer's own query above
+-- gives them (a test holds the two to the same rows). `{at}` is the as-of filter on the seq or the turn
+-- interval, `{w_at}` and `{r_at}` the same on the aliased tables; Python writes them out.
+SELECT
+    (SELECT list(struct_pack(pin_id, kind, text, origin, shown, reinjected, created_turn, record_id, summary_id)
+                 ORDER BY pin_id)
+     FROM pin_versions
+     WHERE run_id = $run AND system = $system AND episode_id = $episode AND {at}) AS pinned,
+    (SELECT list(struct_pack(record_id := w.record_id, turn := r.turn, user_text := r.user_text,
+                             agent_text := r.agent_text) ORDER BY r.turn, w.record_id)
+     FROM window_versions w
+     JOIN raw_records r USING (run_id, system, episode_id, record_id)
+     WHERE w.run_id = $run AND w.system = $system AND w.episode_id = $episode AND {w_at} AND {r_at}) AS "window",
+    (SELECT list(struct_pack(slot, value, summary_id, erased) ORDER BY slot)
+     FROM fact_versions
+     WHERE run_id = $run AND system = $system AND episode_id = $episode AND {at}) AS registry,
+    (SELECT list(struct_pack(index_id, title, members, live_members, created_turn, level, folded_into)
+                 ORDER BY index_id)
+     FROM index_versions
+     WHERE run_id = $run AND system = $system AND episode_id = $episode AND {at}) AS titles,
+    (SELECT list(struct_pack(summary_id, status, archive_reason, superseded_by, index_id, created_turn, text, facts,
+                             raw_ids, inferences, merged_from) ORDER BY summary_id)
+     FROM summary_versions
+     WHERE run_id = $run AND system = $system AND episode_id = $episode AND {at}) AS summaries;
 
 -- name: manifest
 SELECT e.seq, e.turn, e.probe_id, e.payload ->> '$.purpose' AS purpose, e.ids AS item_ids,

@@ -23,7 +23,7 @@ def test_a_chat_records_live_turns_and_shows_the_context_of_each_answer(tmp_path
                            "What is my office floor now?", "/values", "/tool get_archived_summary summary_id=s0001",
                            "/quit", "never read"])
     assert "agent> 7F" in out
-    assert "context: window r0001, r0002; registry slot:office floor" in out
+    assert "context: pinned -; window r0001, r0002; registry slot:office floor" in out
     assert "memory update: self-written" in out
     assert "office floor = 7F" in out and "ok: s0001" in out and "superseded by s0002" in out
     with Ledger(tmp_path / "c.duckdb", read_only=True) as ledger:

@@ -184,7 +184,7 @@ def test_replay_with_the_sql_engine_on_a_sealed_run_after_an_erasure(tmp_path: P
     "args, check",
     [
         (["history", "--slot", "meeting time"], lambda d: d and d[-1]["valid_to_seq"] is None),
-        (["as-of", "--turn", "6"], lambda d: set(d) == {"window", "registry", "index", "chain", "indexed", "archive"}),
+        (["as-of", "--turn", "6"], lambda d: set(d) == {"pinned", "window", "registry", "index", "chain", "indexed", "archive"}),
         (["diff", "5", "40"], lambda d: any(v["entered"] for v in d.values())),
         (["blame", "--slot", "meeting time"], lambda d: d["records"] and d["records"][0]["record_id"].startswith("r")),
         (["manifest"], lambda d: d and all(row["item_ids"] for row in d)),
@@ -201,4 +201,4 @@ def test_time_travel_commands_answer_in_json(workdir: Path, args: list[str], che
 
 def test_ddl_prints_postgres_tables() -> None:
     result = CliRunner().invoke(cli, ["ddl"])
-    assert result.exit_code == 0 and result.output.count("CREATE TABLE IF NOT EXISTS") == 6
+    assert result.exit_code == 0 and result.output.count("CREATE TABLE IF NOT EXISTS") == 7

@@ -32,7 +32,9 @@ def llm(response: str) -> LlmCall:
     return LlmCall(purpose="summarize", backend="scripted", model="m", prompt_hash="h", response=response)
 
 
-def turn(state: EpisodeState, n: int, response: str | None, user: str = "u") -> tuple[EpisodeState, tuple]:
+def turn(state: EpisodeState, n: int, response: str | None, user: str | None = None) -> tuple[EpisodeState, tuple]:
+    """One turn; by default the user said what the summary claims, so its facts are grounded."""
+    user = user if user is not None else (response or "u")
     events = decide(state, RecordTurn(turn=n, user=user, agent="a", summarizer=llm(response) if response else None))
     return fold(list(events), state), events
 

@@ -136,7 +136,7 @@ def test_manifest_anchors_the_export(source: Ledger, exported: Path) -> None:
 def test_rows_per_file_splits_a_partition_into_ordered_parts(source: Ledger, tmp_path: Path) -> None:
     written = export(source, tmp_path / "export", rows_per_file=4)
     samples = [p for p in written if "run_id=run-2/system=full_context" in str(p)]
-    assert len(samples) == 5  # 17 sample events
+    assert len(samples) == -(-len(SAMPLE_EVENTS) // 4)  # one part per 4 sample events, the last one short
     seqs = [s for p in samples for s in pq.read_table(p, columns=["seq"]).column("seq").to_pylist()]
     assert seqs == sorted(seqs) and len(seqs) == len(SAMPLE_EVENTS)
     with ParquetLedger(tmp_path / "export") as copy:
@@ -272,6 +272,20 @@ def test_verify_notices_rows_dropped_from_the_end(source: Ledger, exported: Path
         report = copy.verify()
     assert not report.ok
     assert report.first_broken_seq == source.last_seq  # the sealed stream's last turn is the ledger's last event
+
+
+def test_import_reports_what_verify_reports(source: Ledger, exported: Path, tmp_path: Path) -> None:
+    """The import checks the copy it wrote; it must refuse exactly what `verify()` of the export refuses."""
+    path = exported / "run_id=run-1/system=ledgermem/part-0.parquet"
+    table = pq.read_table(path)
+    pq.write_table(table.slice(0, table.num_rows - 1), path, compression="zstd")
+    with ParquetLedger(exported) as copy:
+        report = copy.verify()
+    assert not report.ok
+    with pytest.raises(LedgerCorrupt, match=f"seq {report.first_broken_seq}: ") as refused:
+        import_dataset(exported, tmp_path / "copy.duckdb")
+    assert report.reason in str(refused.value)
+    assert not list(tmp_path.glob("*copy.duckdb*"))
 
 
 def test_a_missing_file_is_named_on_open(exported: Path) -> None:

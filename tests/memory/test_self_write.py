@@ -127,11 +127,11 @@ def test_the_respond_prompt_carries_the_rendered_memory_the_message_and_the_cont
 
 def test_two_blocks_are_both_stripped_and_the_last_valid_one_is_used() -> None:
     later = "Office moved to 7F.\n[FACTS: office floor=7F]\n[OVERRIDES: none]"
-    reply = memory(scripted(f"Before {block(SUMMARY)} middle {block(later)} after.")).respond("x")
+    reply = memory(scripted(f"Before {block(SUMMARY)} middle {block(later)} after.")).respond("3F, then 7F")
     assert reply.text == "Before middle after."
     assert [s.facts for s in created(events_of(reply))] == [(("office floor", "7F"),)]
     # An unusable last block does not hide a usable earlier one.
-    reply = memory(scripted(f"Ok. {block(SUMMARY)} {block('garbage, no tags')}")).respond("x")
+    reply = memory(scripted(f"Ok. {block(SUMMARY)} {block('garbage, no tags')}")).respond("it is 3F")
     assert reply.text == "Ok." and reply.self_written
     assert [s.facts for s in created(events_of(reply))] == [(("office floor", "3F"),)]
 
@@ -144,7 +144,9 @@ def test_a_missing_block_falls_back_to_the_summarizer_and_is_counted() -> None:
     assert reply.fallback and not reply.self_written and reply.text == "Sure, noted."
     assert purposes(events) == ["respond", "summarize"]
     [summary] = created(events)
-    assert summary.written_by == "summarizer" and summary.facts == (("note", "fallback"),)
+    assert summary.written_by == "summarizer"
+    # The scripted summarizer claims a value the turn never states: kept, but as an inference.
+    assert summary.facts == () and summary.inferences == (("note", "fallback"),)
     # The summarizer sees the turn as the user saw it.
     assert "AGENT: Sure, noted." in backend.calls[1][1][-1]["content"]
     counts = self_write_counts(stream_events(m))
@@ -400,8 +402,7 @@ def test_heuristic_purposes_other_than_respond_are_unchanged() -> None:
     backend = HeuristicBackend(tokenizer=ESTIMATOR)
     prompt = [{"role": "user", "content": "<ACTIVE_CHAIN>\n\n</ACTIVE_CHAIN>\n<NEW_TURN turn=1>\n"
                                           "USER: My office floor is 3F.\nAGENT: ok\n</NEW_TURN>"}]
-    assert backend.complete(prompt, purpose="summarize").text == (
-        "My office floor is 3F.\n[FACTS: office floor=3F]\n[OVERRIDES: none]")
+    assert backend.complete(prompt, purpose="summarize").text == "[FACTS: office floor=3F]\n[OVERRIDES: none]"
     assert "<MEMORY_UPDATE>" not in backend.complete(prompt, purpose="answer").text
 
 

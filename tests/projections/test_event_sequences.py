@@ -3,12 +3,15 @@
 Three families of sequences:
 
     valid     what `evolve` accepts and the memory could have written: ids tracked, EpisodeStarted
-              first or absent, fresh summary/record/index ids, overrides that never leave a slot
-              without any holder, erasures that erase every fact of a shredded summary and shred the
-              evidence of every summary citing an erased record
+              first or absent, fresh summary/record/index/pin ids, overrides and archivals (capacity
+              merges) that never leave a slot without any holder, folds over top-level titles, pins
+              and re-injections of existing pins, turns that are not remembered, erasures that erase
+              every fact of a shredded summary, shred the evidence of every summary citing an erased
+              record, and redact the titles over it and the pins taken from it
     lenient   anything `evolve` accepts: a second EpisodeStarted mid-stream, colliding ids, overrides
-              of archived or newest holders, key_shredded without fact_erased, missing records
-    invalid   a valid prefix, then an event naming a summary that does not exist
+              and archivals of archived or newest holders, folds of any titles (under a fresh id),
+              pins written again, key_shredded without fact_erased, missing records, titles and pins
+    invalid   a valid prefix, then an event naming a summary, title or pin that does not exist
 
 A valid sequence folds, its SCD-2 history passes `check_scd2`, I1/I3/I5 hold, and the materialised
 store equals the fold. For a lenient one the history is still exactly the fold as of every seq; only
@@ -33,14 +36,21 @@ from hypothesis import strategies as st
 from gate.invariants import check_i1, check_i3, check_i5, check_scd2
 from ledger.errors import LedgermemError, MalformedEvent, UnknownEventType
 from ledger.events import (
+    CapacityMerged,
+    CompactionChecked,
+    ConstraintPinned,
+    ConstraintReinjected,
     ContextRendered,
     EpisodeStarted,
     Event,
     FactErased,
     IndexCreated,
+    IndexFolded,
     KeyShredded,
     LlmCalled,
+    MergeRejected,
     OverrideRejected,
+    SummaryArchived,
     SummaryCreated,
     SummaryOverridden,
     ToolCalled,
@@ -89,6 +99,7 @@ class _Builder:
         self.records = 0
         self.summaries = 0
         self.indexes = 0
+        self.pins = 0
         self.erased = False
 
     def add(self, event: EpisodeEvent) -> None:
@@ -98,9 +109,9 @@ class _Builder:
     def readable_records(self) -> list[str]:
         return sorted(r.record_id for r in self.state.raw.values() if r.user != ERASED)
 
-    def overridable(self) -> list[str]:
+    def overridable(self, state: EpisodeState | None = None) -> list[str]:
         """Live summaries whose archiving leaves every slot they hold with another live holder."""
-        s = self.state
+        s = self.state if state is None else state
         out = []
         for old in s.summaries.values():
             if not old.live:
@@ -114,6 +125,15 @@ class _Builder:
             if safe:
                 out.append(old.summary_id)
         return out
+
+    def titles_over(self, summaries: set[str]) -> list[str]:
+        """Every title over one of `summaries`, directly or through the titles folded under it."""
+        found = {e.index_id for e in self.state.indexes.values() if set(e.members) & summaries}
+        while True:
+            more = {e.index_id for e in self.state.indexes.values() if set(e.members) & found} - found
+            if not more:
+                return sorted(found)
+            found |= more
 
     def closure(self, chosen: set[str]) -> tuple[set[str], set[str]]:
         """Summaries to shred with `chosen`, and their records: every summary citing a shredded record goes too."""
@@ -129,11 +149,19 @@ class _Builder:
 
 def _noop(draw: st.DrawFn, turn: int) -> EpisodeEvent:
     """Events recorded for audit only: the memory does not change."""
-    kind = draw(st.sampled_from(["llm", "context", "tool"]))
+    kind = draw(st.sampled_from(["llm", "context", "tool", "merged", "merge rejected", "compaction"]))
     if kind == "llm":
         return LlmCalled(turn=turn, purpose="summarize", backend="b", model="m", prompt_hash="h", text=draw(texts))
     if kind == "context":
         return ContextRendered(turn=turn, purpose="answer", item_ids=("r0001",), parts={}, budget=10, tokens=1)
+    if kind == "merged":
+        return CapacityMerged(turn=turn, summary_id="s0001", merged_from=("s0002",), tokens_before=9, tokens_after=5)
+    if kind == "merge rejected":
+        return MergeRejected(turn=turn, merged_from=("s0001", "s0002"), reason="minimum gain")
+    if kind == "compaction":
+        return CompactionChecked(turn=turn, strategy="index", created=0, rejected=0, stopped="no candidates",
+                                 tokens_before=9, tokens_after=9, constraints_checked=1,
+                                 constraints_missing=("p0001",), open_loops_before=0, open_loops_after=0)
     return ToolCalled(turn=turn, probe_id="p", tool="get_raw_record", args={"reference_id": "r0001"}, ok=False,
                       text=draw(texts))
 
@@ -150,9 +178,16 @@ def sequences(draw: st.DrawFn, *, family: str = "valid", erasure: bool = True) -
         if s.window:
             kinds.append("evict")
         if b.overridable():
-            kinds.append("override")
+            kinds += ["override", "archive"]
+        if sum(x.summary_id in b.overridable() for x in s.active_chain()) >= 2:
+            kinds.append("merge")
         if sum(x.status == "active" for x in s.summaries.values()) >= 2:
             kinds.append("index")
+        if len(s.top_indexes()) >= 2:
+            kinds.append("fold")
+        kinds.append("pin")
+        if s.pins:
+            kinds.append("reinject")
         if erasure and any(not x.redacted for x in s.summaries.values()):
             kinds.append("erase")
         if s.summaries:
@@ -160,7 +195,9 @@ def sequences(draw: st.DrawFn, *, family: str = "valid", erasure: bool = True) -
         if lenient:
             kinds += ["restart", "collide", "shred bare", "evict missing"]
             kinds += ["record again"] if s.raw else []
-            kinds += ["override any", "index any"] if s.summaries else []
+            kinds += ["override any", "index any", "archive any"] if s.summaries else []
+            kinds += ["fold any"] if any(e.folded_into is None for e in s.indexes.values()) else []
+            kinds += ["pin again"] if s.pins else []
         kind = draw(st.sampled_from(kinds))
         _step(draw, b, kind)
     return b.events
@@ -172,10 +209,13 @@ def _step(draw: st.DrawFn, b: _Builder, kind: str) -> None:
         # Turns mostly increase; sometimes repeat or go back (evolve takes event time as given).
         b.turn = b.turn + 1 if draw(st.integers(0, 3)) else draw(st.integers(0, max(b.turn, 1)))
         b.records += 1
-        b.add(TurnRecorded(turn=b.turn, record_id=f"r{b.records:04d}", text=draw(texts), agent=draw(texts)))
+        remember = draw(st.integers(0, 3)) > 0  # now and then a source whose turns are kept as raw records only
+        b.add(TurnRecorded(turn=b.turn, record_id=f"r{b.records:04d}", text=draw(texts), agent=draw(texts),
+                           remember=remember, gated="" if remember else "source policy"))
     elif kind == "record again":
         rid = draw(st.sampled_from(sorted(s.raw)))
-        b.add(TurnRecorded(turn=b.turn, record_id=rid, text=draw(texts), agent=draw(texts)))
+        b.add(TurnRecorded(turn=b.turn, record_id=rid, text=draw(texts), agent=draw(texts),
+                           remember=draw(st.booleans())))
     elif kind in ("summary", "collide"):
         if kind == "collide":
             sid = draw(st.sampled_from(sorted(s.summaries) or ["s0001"]))
@@ -188,7 +228,63 @@ def _step(draw: st.DrawFn, b: _Builder, kind: str) -> None:
         readable = b.readable_records()
         raw_ids = tuple(draw(st.lists(st.sampled_from(readable), max_size=2, unique=True))) if readable else ()
         b.add(SummaryCreated(turn=b.turn, summary_id=sid, text=draw(texts), facts=draw(facts_of), overrides=(),
-                             raw_ids=raw_ids, truncated=draw(st.booleans())))
+                             raw_ids=raw_ids, truncated=draw(st.booleans()), inferences=draw(facts_of)))
+    elif kind == "merge":
+        # As a capacity merge writes it: the merged summary, then its members archived. A member is
+        # merged only if archiving it (after the ones before it) leaves every slot it holds a holder.
+        candidates = [x.summary_id for x in s.active_chain() if x.summary_id in b.overridable()]
+        drawn = draw(st.lists(st.sampled_from(candidates), min_size=2, max_size=3, unique=True))
+        b.summaries += 1
+        sid = f"s{b.summaries:04d}"
+        archived: list[SummaryArchived] = []
+        after = s
+        for m in drawn:
+            if m in b.overridable(after):
+                archived.append(SummaryArchived(turn=b.turn, summary_id=m, reason="merged", superseded_by=(sid,)))
+                after = evolve(after, archived[-1])
+        members = tuple(a.summary_id for a in archived)
+        raw_ids = tuple(dict.fromkeys(r for m in members for r in s.summaries[m].raw_ids))
+        b.add(SummaryCreated(turn=b.turn, summary_id=sid, text=draw(texts), facts=(), overrides=(), raw_ids=raw_ids,
+                             written_by="merge", merged_from=members))
+        for a in archived:
+            b.add(a)
+        b.add(CapacityMerged(turn=b.turn, summary_id=sid, merged_from=members, tokens_before=9, tokens_after=5))
+    elif kind in ("archive", "archive any"):
+        pool = b.overridable() if kind == "archive" else sorted(s.summaries)
+        b.add(SummaryArchived(turn=b.turn, summary_id=draw(st.sampled_from(pool)),
+                              reason=draw(st.sampled_from(["merged", "capacity"])),
+                              superseded_by=tuple(draw(st.lists(st.sampled_from(sorted(s.summaries)), max_size=2)))))
+    elif kind in ("fold", "fold any"):
+        # evolve refuses to fold a title twice (or list it twice): "fold any" takes any title not yet folded,
+        # covering something or not.
+        pool = ([e.index_id for e in s.top_indexes()] if kind == "fold"
+                else sorted(i for i, e in s.indexes.items() if e.folded_into is None))
+        members = draw(st.lists(st.sampled_from(pool), min_size=min(2, len(pool)), max_size=3, unique=True))
+        b.indexes += 1
+        iid = f"i{b.indexes:04d}"
+        while iid in s.indexes:  # after a restart in a lenient sequence
+            b.indexes += 1
+            iid = f"i{b.indexes:04d}"
+        level = 1 + max(s.indexes[m].level for m in members)
+        b.add(IndexFolded(turn=b.turn, index_id=iid, members=tuple(members), text=draw(texts), span="turn 1",
+                          level=level))
+    elif kind in ("pin", "pin again"):
+        if kind == "pin again":
+            pid = draw(st.sampled_from(sorted(s.pins)))
+        else:
+            b.pins += 1
+            pid = f"p{b.pins:04d}"
+            while pid in s.pins:
+                b.pins += 1
+                pid = f"p{b.pins:04d}"
+        origin = draw(st.sampled_from(["declared", "summary", "detected"]))
+        record_id = draw(st.sampled_from(sorted(s.raw))) if s.raw and origin != "declared" else None
+        summary_id = draw(st.sampled_from(sorted(s.summaries))) if s.summaries and origin == "summary" else None
+        text = draw(texts)
+        b.add(ConstraintPinned(turn=b.turn, pin_id=pid, kind=draw(st.sampled_from(["constraint", "open_loop"])),
+                               text=text, origin=origin, record_id=record_id, summary_id=summary_id, anchors=(text,)))
+    elif kind == "reinject":
+        b.add(ConstraintReinjected(turn=b.turn, pin_id=draw(st.sampled_from(sorted(s.pins))), reason="missing"))
     elif kind in ("override", "override any"):
         pool = b.overridable() if kind == "override" else sorted(s.summaries)
         old = draw(st.sampled_from(pool))
@@ -222,17 +318,20 @@ def _step(draw: st.DrawFn, b: _Builder, kind: str) -> None:
                     b.add(FactErased(turn=b.turn, summary_id=sid, slot=k, legal_basis="GDPR Art. 17",
                                      collateral=sid not in chosen))
         named = sorted(records) + (["r9999"] if draw(st.booleans()) else [])  # a missing record is ignored
-        indexes = sorted(e.index_id for e in s.indexes.values() if set(e.members) & summaries)
+        indexes = b.titles_over(summaries)
+        pins = sorted(p.pin_id for p in s.pins.values() if p.record_id in records or p.summary_id in summaries)
         b.add(KeyShredded(turn=b.turn, key_ids=tuple(f"k:{r}" for r in named), legal_basis="GDPR Art. 17",
                           request="test", records=tuple(named), summaries=tuple(sorted(summaries)),
-                          indexes=tuple(indexes + (["i9999"] if draw(st.booleans()) else []))))
+                          indexes=tuple(indexes + (["i9999"] if draw(st.booleans()) else [])),
+                          pins=tuple(pins + (["p9999"] if draw(st.booleans()) else []))))
         b.erased = True
     elif kind == "shred bare":
         named = draw(st.lists(st.sampled_from(sorted(s.summaries) or ["s0001"]), max_size=2, unique=True))
         named = [n for n in named if n in s.summaries]
         shredded: list[str] = draw(st.lists(st.sampled_from([*sorted(s.raw), "r9999"]), max_size=2, unique=True))
+        pins: list[str] = draw(st.lists(st.sampled_from([*sorted(s.pins), "p9999"]), max_size=2, unique=True))
         b.add(KeyShredded(turn=b.turn, key_ids=("k",), legal_basis="x", request="test", records=tuple(shredded),
-                          summaries=tuple(named)))
+                          summaries=tuple(named), pins=tuple(pins)))
     elif kind == "restart":
         b.add(EpisodeStarted(turn=b.turn, config=CONFIG))
     else:  # pragma: no cover - every kind above is handled
@@ -241,21 +340,28 @@ def _step(draw: st.DrawFn, b: _Builder, kind: str) -> None:
 
 @st.composite
 def invalid_sequences(draw: st.DrawFn) -> tuple[list[EpisodeEvent], int, str]:
-    """A valid prefix, one event naming a summary that does not exist, then anything."""
+    """A valid prefix, one event naming a summary, title or pin that does not exist, then anything."""
     prefix = draw(sequences())
     state = fold(prefix)
-    existing = sorted(state.summaries)
-    missing = draw(st.one_of(st.just(MISSING), st.from_regex(r"s[0-9]{1,5}", fullmatch=True), texts.filter(bool))
-                   .filter(lambda x: x not in state.summaries))
-    kind = draw(st.sampled_from(["override", "index", "fact erased", "key shredded"]))
+    kind = draw(st.sampled_from(["override", "archive", "index", "fact erased", "key shredded", "fold", "reinject"]))
+    taken = state.indexes if kind == "fold" else state.pins if kind == "reinject" else state.summaries
+    missing = draw(st.one_of(st.just(MISSING), st.from_regex(r"[sip][0-9]{1,5}", fullmatch=True),
+                             texts.filter(bool)).filter(lambda x: x not in taken))
+    existing = sorted(taken)
     others = draw(st.lists(st.sampled_from(existing), max_size=2, unique=True)) if existing else []
     position = draw(st.integers(0, len(others)))
     named = tuple(others[:position] + [missing] + others[position:])
     bad: EpisodeEvent
     if kind == "override":
         bad = SummaryOverridden(turn=state.turn, summary_id=missing, superseded_by=tuple(existing[:1]))
+    elif kind == "archive":
+        bad = SummaryArchived(turn=state.turn, summary_id=missing, reason="merged", superseded_by=tuple(existing[:1]))
     elif kind == "index":
         bad = IndexCreated(turn=state.turn, index_id="i0999", members=named, text="t", span="turn 1")
+    elif kind == "fold":
+        bad = IndexFolded(turn=state.turn, index_id="i0999", members=named, text="t", span="turn 1")
+    elif kind == "reinject":
+        bad = ConstraintReinjected(turn=state.turn, pin_id=missing, reason="missing")
     elif kind == "fact erased":
         bad = FactErased(turn=state.turn, summary_id=missing, slot="floor", legal_basis="GDPR Art. 17")
     else:

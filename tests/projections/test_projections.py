@@ -47,7 +47,7 @@ def _scripted(script: list[str]) -> ScriptedBackend:
 
 def test_evolve_does_not_mutate_its_input() -> None:
     s = fold([EpisodeStarted(config=CONFIG.to_dict())])
-    events = decide(s, RecordTurn(turn=1, user="u", agent="a", summarizer=LlmCall(
+    events = decide(s, RecordTurn(turn=1, user="my floor is 1", agent="a", summarizer=LlmCall(
         purpose="summarize", backend="b", model="m", prompt_hash="h", response="x\n[FACTS: floor=1]\n[OVERRIDES: none]")))
     for e in events:
         before = copy.deepcopy(s)
@@ -79,8 +79,8 @@ def _check_well_formed(history: dict[str, list[dict[str, Any]]]) -> None:
 def test_scd2_history_is_well_formed_and_live_equals_rebuild(script: list[str]) -> None:
     ledger, store = Ledger(":memory:"), ProjectionStore()
     memory = Memory(ledger, StreamKey("run", "three_layer", "ep"), _scripted(script), config=CONFIG, projections=store)
-    for i, _ in enumerate(script):
-        memory.add_turn(f"user says {i}", "ok")
+    for i, response in enumerate(script):
+        memory.add_turn(f"user says {i}: {response}", "ok")  # the user said what the summary claims: grounded
     rebuilt = rebuild(ledger)
     _check_well_formed(rebuilt)
     assert store.read_tables() == rebuilt
@@ -94,8 +94,8 @@ def test_as_of_seq_selects_exactly_one_version_per_key() -> None:
     memory = Memory(ledger, StreamKey("run", "s", "ep"), projections=store, backend=_scripted([
         "a\n[FACTS: floor=3F]\n[OVERRIDES: none]", "b\n[FACTS: floor=7F]\n[OVERRIDES: s0001]",
         "c\n[FACTS: floor=9F]\n[OVERRIDES: s0002]"]), config=CONFIG)
-    for i in range(3):
-        memory.add_turn(f"turn {i}", "ok")
+    for i, floor in enumerate(("3F", "7F", "9F")):
+        memory.add_turn(f"turn {i}: my floor is {floor}", "ok")
     values = []
     for seq in range(1, ledger.last_seq + 1):
         rows = store.conn.execute(

@@ -14,7 +14,9 @@ from projections.config import MemoryConfig
 from projections.materialise import ProjectionStore, projection_path
 from projections.state import fold
 from projections.tokens import ESTIMATOR
-from temporal import Episode, anomalies, as_of, blame, diff, fact_history, manifest, postgres_ddl
+from projections.scd2 import TABLES
+from temporal import Episode, anomalies, as_of, blame, diff, fact_history, install, manifest, postgres_ddl
+from temporal.queries import _rows, queries
 from temporal.errors import TemporalError
 
 EP = Episode("run", "three_layer", "ep")
@@ -64,6 +66,37 @@ def test_as_of_turn_equals_the_fold_of_the_events_up_to_that_turn(run, turn: int
     assert [r["record_id"] for r in layers["window"]] == list(state.window)
     assert [r["index_id"] for r in layers["index"]] == list(state.indexes)
     assert layers == as_of(store.conn, EP, seq=seqs[turn - 1])  # event time and system time agree here
+
+
+@pytest.mark.parametrize("axis", ["seq", "turn"])
+def test_as_of_in_one_statement_gives_what_each_layer_query_gives(run, axis: str) -> None:
+    """Control for the single statement: every layer's own query, run alone through the macros."""
+    ledger, store, _, seqs = run
+    conn = store.conn.cursor()
+    install(conn)
+    for at in [*seqs, ledger.last_seq] if axis == "seq" else range(0, len(seqs) + 2):
+        params = {**EP.params(), "at": at}
+        alone = {name: _rows(conn, queries()[f"{query}_as_of"].format(asof=f"as_of_{axis}"), params)
+                 for name, query in (("pinned", "pins"), ("window", "window"), ("registry", "registry"),
+                                     ("index", "index"), ("summaries", "summaries"))}
+        together = as_of(store.conn, EP, **{axis: at})
+        summaries = alone.pop("summaries")
+        assert together == {**alone, **{layer: [s for s in summaries if s["status"] == status] for layer, status
+                                         in (("chain", "active"), ("indexed", "indexed"), ("archive", "archived"))}}
+    assert any(together.values())
+
+
+def test_as_of_installs_nothing_on_the_connection(run) -> None:
+    _, store, _, seqs = run
+    conn = store.conn.cursor()
+    before = conn.execute("SELECT count(*) FROM duckdb_functions() WHERE NOT internal").fetchall()
+    assert as_of(conn, EP, seq=seqs[-1])["chain"]
+    assert conn.execute("SELECT count(*) FROM duckdb_functions() WHERE NOT internal").fetchall() == before
+
+
+def test_as_of_without_the_projection_tables_is_a_temporal_error() -> None:
+    with pytest.raises(TemporalError, match="does not see the run's tables"):
+        as_of(duckdb.connect(), EP, seq=1)
 
 
 def test_diff_shows_what_entered_and_left(run) -> None:
@@ -128,4 +161,4 @@ def test_postgres_ddl_covers_every_table_and_is_valid_sql_for_duckdb_parsing() -
         assert f"CREATE TABLE IF NOT EXISTS {table} (" in ddl
     conn = duckdb.connect()
     conn.execute(ddl.replace("JSONB", "JSON").replace("DOUBLE PRECISION", "DOUBLE"))  # the DDL parses and runs
-    assert conn.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0] == 6
+    assert conn.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0] == len(TABLES) + 1

@@ -1,0 +1,116 @@
+"""`ledgermem serve` and `ledgermem mcp`: the audit service over HTTP (with the explorer) and over MCP stdio."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from evaluation.catalog import Catalog
+from evaluation.errors import EvaluationError
+from evaluation.service import Service
+
+
+class ServeError(EvaluationError):
+    """The server could not start (the port is taken, say)."""
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM ends the server like Ctrl-C does: through its cleanup (snapshots removed, files closed)."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+
+
+def catalog_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--hold", type=click.FloatRange(min=0), default=1.0, show_default=True,
+                      help="Seconds a run stays open after a request (0: closed after each; a writer of that "
+                           "run waits at most this long).")(fn)
+    fn = click.option("--refresh", type=click.FloatRange(min=0), default=1.0, show_default=True,
+                      help="A run still being written is served from a snapshot taken again at most this often.")(fn)
+    fn = click.option("--keys", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+                      help="Key store for a Parquet export of a run with personal data.")(fn)
+    fn = click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))(fn)
+    return click.argument("target", metavar="RUN_OR_DIR")(fn)
+
+
+def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
+    """Add `serve` and `mcp` to the root group (`out`: the console; `guard`: our errors as one line, exit 1)."""
+
+    @cli.command("serve")
+    @catalog_options
+    @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+                  help="Port on 127.0.0.1 (0: any free port).")
+    @click.option("--token", default=None, envvar="LEDGERMEM_SERVE_TOKEN",
+                  help="Require 'Authorization: Bearer TOKEN' on /api/ (env LEDGERMEM_SERVE_TOKEN).")
+    @click.option("--intake", is_flag=True, help="Enable the one write: POST .../facts, audited before it answers.")
+    @click.option("--intake-backend", default="heuristic", show_default=True,
+                  help="Summarizer backend of the fact intake (as for `run`).")
+    @click.option("--quiet", is_flag=True, help="Do not log requests on stderr.")
+    @guard
+    def serve_cmd(target: str, runs_dir: str, keys: Path | None, refresh: float, hold: float, port: int,
+                  token: str | None, intake: bool, intake_backend: str, quiet: bool) -> None:
+        """Serve runs over read-only HTTP JSON on 127.0.0.1, with the run explorer at /.
+
+        RUN_OR_DIR is a run id (under --runs-dir), a ledger file, a run
+        folder, a runs directory (every run in it), or a Parquet export. A
+        run whose writer is still running is served from a snapshot. The
+        API is described at /openapi.json.
+
+        \b
+        Example:
+          ledgermem serve runs/ --port 8765
+          curl -s http://127.0.0.1:8765/api/runs/demo/audit
+        """
+        from evaluation.serve import make_server
+
+        catalog = Catalog(target, runs_dir=Path(runs_dir), keys=keys, refresh=refresh, hold=hold)
+        service = Service(catalog, intake=intake, intake_backend=intake_backend)
+        try:
+            server = make_server(service, port, token=token, quiet=quiet)
+        except OSError as exc:
+            catalog.close()
+            raise ServeError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; choose another --port "
+                             "(0 picks a free one)") from exc
+        _stop_on_sigterm()
+        bound = server.server_address[1]
+        runs = sum(len(catalog.run_ids(s)) for s in catalog.sources())
+        extras = ", bearer token required" if token else ""
+        extras += ", fact intake on" if intake else ""
+        out.print(f"serving {catalog.description} ({runs} run{'s' if runs != 1 else ''}{extras}) at "
+                  f"http://127.0.0.1:{bound}/ : explorer at /, API under /api/, OpenAPI at /openapi.json",
+                  markup=False, soft_wrap=True)
+        sys.stdout.flush()
+        try:
+            server.serve_forever(poll_interval=0.2)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+            catalog.close()
+
+    @cli.command("mcp")
+    @catalog_options
+    @guard
+    def mcp_cmd(target: str, runs_dir: str, keys: Path | None, refresh: float, hold: float) -> None:
+        """Answer the same questions as `serve` over MCP (JSON-RPC on stdin/stdout) for an MCP client.
+
+        Tools: list_runs, get_run, list_episodes, audit, erasures,
+        current_values, history, as_of, blame, diff, manifest, list_probes,
+        probe, layers, timeline; each returns the JSON the HTTP API returns.
+
+        \b
+        Example:
+          ledgermem mcp runs/demo
+          (client configuration: {"command": "ledgermem", "args": ["mcp", "runs/demo"]})
+        """
+        from evaluation.mcp_server import run_stdio
+
+        catalog = Catalog(target, runs_dir=Path(runs_dir), keys=keys, refresh=refresh, hold=hold)
+        _stop_on_sigterm()
+        try:
+            run_stdio(Service(catalog))
+        finally:
+            catalog.close()

@@ -1,0 +1,113 @@
+"""`ledgermem mcp`: the audit service as an MCP server over stdio (JSON-RPC 2.0, one message per line).
+
+Implements what a client needs to use tools: `initialize` (with version
+negotiation), `notifications/initialized`, `ping`, `tools/list` and
+`tools/call`. Every tool is a question of `evaluation.service`, with the
+same parameters as its HTTP route; a call answers with the same JSON the
+HTTP API gives, as `structuredContent` and as the text of its content.
+A question that fails (unknown run, bad parameter) is a tool result with
+`isError: true` and the same error body as HTTP; an unknown tool or
+malformed arguments object is a JSON-RPC error. Nothing is written to
+stdout but protocol messages; diagnostics go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from evaluation.service import Question, Service, error_body, version
+
+PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")  # newest first
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+
+
+def tool(question: Question) -> dict[str, Any]:
+    """A question as an MCP tool: its parameters (path and query alike) as one JSON Schema object."""
+    properties = {p.name: {**p.schema(), "description": p.description} for p in question.params}
+    return {
+        "name": question.name,
+        "description": question.summary,
+        "inputSchema": {"type": "object", "properties": properties,
+                        "required": [p.name for p in question.params if p.required], "additionalProperties": False},
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+    }
+
+
+class McpServer:
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.tools = {q.name: q for q in service.questions(mcp=True)}
+
+    def handle(self, message: Any) -> dict[str, Any] | None:
+        """The response to one message (None for a notification)."""
+        request = isinstance(message, dict) and message.get("jsonrpc") == "2.0"
+        if not request or not isinstance(message.get("method"), str):
+            return _error(message.get("id") if isinstance(message, dict) else None, INVALID_REQUEST,
+                          "not a JSON-RPC 2.0 request (an object with jsonrpc '2.0' and a method)")
+        method, params, ident = message["method"], message.get("params") or {}, message.get("id")
+        if "id" not in message:
+            return None  # a notification: initialized, cancelled, ... need no answer
+        if not isinstance(params, dict):
+            return _error(ident, INVALID_PARAMS, "params must be an object")
+        if method == "initialize":
+            asked = params.get("protocolVersion")
+            agreed = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+            return _result(ident, {
+                "protocolVersion": agreed,
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": "ledgermem", "version": version()},
+                "instructions": "Read-only questions about recorded runs of an event-sourced agent memory: "
+                                "list_runs, list_episodes, then audit, current_values, history, as_of, blame, diff, "
+                                "manifest, list_probes, probe, layers, timeline, erasures.",
+            })
+        if method == "ping":
+            return _result(ident, {})
+        if method == "tools/list":
+            return _result(ident, {"tools": [tool(q) for q in self.tools.values()]})
+        if method == "tools/call":
+            return self._call(ident, params)
+        return _error(ident, METHOD_NOT_FOUND, f"method {method!r} is not supported; this server has tools only")
+
+    def _call(self, ident: Any, params: dict[str, Any]) -> dict[str, Any]:
+        name, arguments = params.get("name"), params.get("arguments") or {}
+        if name not in self.tools:
+            return _error(ident, INVALID_PARAMS, f"unknown tool {name!r}; tools: {', '.join(self.tools)}")
+        if not isinstance(arguments, dict):
+            return _error(ident, INVALID_PARAMS, "arguments must be an object")
+        try:
+            answer, is_error = self.service.ask(str(name), arguments), False
+        except Exception as exc:  # a failed question is a tool result the client can read, like an HTTP error
+            answer, is_error = error_body(exc)[1], True
+        text = json.dumps(answer, ensure_ascii=False)
+        return _result(ident, {"content": [{"type": "text", "text": text}], "structuredContent": answer,
+                               "isError": is_error})
+
+    def serve(self, lines: Iterable[str], out: TextIO) -> None:
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except json.JSONDecodeError as exc:
+                response: dict[str, Any] | None = _error(None, PARSE_ERROR, f"parse error: {exc}")
+            else:
+                response = self.handle(message)
+            if response is not None:
+                out.write(json.dumps(response, ensure_ascii=False) + "\n")
+                out.flush()
+
+
+def _result(ident: Any, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "result": result}
+
+
+def _error(ident: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
+
+
+def run_stdio(service: Service) -> None:
+    """Serve until stdin closes."""
+    McpServer(service).serve(sys.stdin, sys.stdout)
