@@ -54,8 +54,8 @@ ORDER BY pin_id;
 
 -- name: as_of
 -- Every layer in one statement, each as the list of its rows in the order the layer's own query above
--- gives them (a test holds the two to the same rows). `{at}` is the as-of filter on the seq or the turn
--- interval, `{w_at}` and `{r_at}` the same on the aliased tables; Python writes them out.
+-- gives them (a test holds the two to the same rows). Python writes the as-of filter on the seq or the
+-- turn interval where the braces are (`w_at`, `r_at`: the same on the aliased tables).
 SELECT
     (SELECT list(struct_pack(pin_id, kind, text, origin, shown, reinjected, created_turn, record_id, summary_id)
                  ORDER BY pin_id)
