@@ -25,6 +25,7 @@ into a `compaction_checked` event after the survival checks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ledger.events import (
@@ -135,48 +136,62 @@ def _replaced_cost(state: EpisodeState, event: IndexCreated | IndexFolded) -> tu
     return hidden, shown
 
 
-def _done(state: EpisodeState, tokens: int, created: int) -> str:
-    """Why the pass stops before another step ("" to go on)."""
-    cfg = state.config
-    if tokens <= cfg.low_water * cfg.chain_budget:
-        return "under low water"
-    if created >= cfg.index_max_per_turn:
-        return "per-turn cap"
-    return ""
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """One step of a pass: events applied (with the state and chain cost after them), or why the pass stops."""
+
+    events: tuple[EpisodeEvent, ...] = ()
+    state: EpisodeState | None = None
+    tokens_after: int = 0
+    stop: str = ""
+    rejected: int = 0  # counted refusals (the cost gate, the minimum gain)
+    recorded: tuple[EpisodeEvent, ...] = ()  # events that record a refusal
+
+
+def _compact(state: EpisodeState, strategy: str, tokens: int,
+             next_step: Callable[[EpisodeState, int], _Step]) -> tuple[tuple[EpisodeEvent, ...], CompactionReport]:
+    """Run steps until the chain is under low water, the per-turn cap is reached, or a step stops the pass."""
+    cfg, start = state.config, tokens
+    events: list[EpisodeEvent] = []
+    created = rejected = 0
+    while True:
+        if tokens <= cfg.low_water * cfg.chain_budget:
+            stopped = "under low water"
+            break
+        if created >= cfg.index_max_per_turn:
+            stopped = "per-turn cap"
+            break
+        step = next_step(state, tokens)
+        events += step.recorded
+        rejected += step.rejected
+        if step.stop or step.state is None:
+            stopped = step.stop
+            break
+        events += step.events
+        state, tokens = step.state, step.tokens_after
+        created += 1
+    return tuple(events), CompactionReport(strategy=strategy, created=created, rejected=rejected, stopped=stopped,
+                                           tokens_before=start, tokens_after=tokens)
 
 
 def plan_index(
     state: EpisodeState, *, turn: int, protect: frozenset[str], tokens: int | None = None
 ) -> tuple[tuple[EpisodeEvent, ...], CompactionReport]:
-    cfg = state.config
-    start = tokens = chain_tokens(state) if tokens is None else tokens
-    events: list[EpisodeEvent] = []
-    created = rejected = 0
-    while True:
-        stopped = _done(state, tokens, created)
-        if stopped:
-            break
+    def next_step(state: EpisodeState, tokens: int) -> _Step:
         step: IndexCreated | IndexFolded | None = _next_fold(state, turn, tokens) or _next_title(
             state, turn, protect, tokens)
         if step is None:
-            stopped = "no candidates"
-            break
+            return _Step(stop="no candidates")
         hidden, shown = _replaced_cost(state, step)
-        if shown >= hidden:
-            rejected += 1
-            stopped = "cost gate"  # the title costs what it replaces: nothing cheaper is left to do
-            break
+        if shown >= hidden:  # the title costs what it replaces: nothing cheaper is left to do
+            return _Step(stop="cost gate", rejected=1)
         after = evolve(state, step)
         after_tokens = chain_tokens(after)
         if after_tokens >= tokens:
-            stopped = "no token progress"
-            break
-        step = replace(step, tokens_after=after_tokens)
-        events.append(step)
-        state, tokens = evolve(state, step), after_tokens
-        created += 1
-    return tuple(events), CompactionReport(strategy="index", created=created, rejected=rejected, stopped=stopped,
-                                           tokens_before=start, tokens_after=tokens)
+            return _Step(stop="no token progress")
+        return _Step(events=(replace(step, tokens_after=after_tokens),), state=after, tokens_after=after_tokens)
+
+    return _compact(state, "index", chain_tokens(state) if tokens is None else tokens, next_step)
 
 
 # -- merge ---------------------------------------------------------------------------
@@ -240,38 +255,26 @@ def members_merged_into(step: list[EpisodeEvent]) -> str:
 def plan_merge(
     state: EpisodeState, *, turn: int, protect: frozenset[str], tokens: int | None = None
 ) -> tuple[tuple[EpisodeEvent, ...], CompactionReport]:
-    cfg = state.config
-    start = tokens = chain_tokens(state) if tokens is None else tokens
-    events: list[EpisodeEvent] = []
-    created = rejected = 0
-    while True:
-        stopped = _done(state, tokens, created)
-        if stopped:
-            break
+    min_gain = state.config.merge_min_gain
+
+    def next_step(state: EpisodeState, tokens: int) -> _Step:
         members = merge_group(state, protect)
         ids = tuple(s.summary_id for s in members)
         if len(members) < 2:
-            stopped = "no candidates"  # nothing was tried, so nothing is rejected
-            break
+            return _Step(stop="no candidates")  # nothing was tried, so nothing is rejected
         step = merge_events(state, members, turn=turn)
         after = fold(step, state)
         after_tokens = chain_tokens(after)
         gain = (tokens - after_tokens) / tokens if tokens else 0.0
-        if gain < cfg.merge_min_gain:
-            events.append(MergeRejected(turn=turn, merged_from=ids, tokens_before=tokens, tokens_after=after_tokens,
-                                        reason=f"shrinks the chain by {gain:.1%}, under the minimum "
-                                               f"{cfg.merge_min_gain:.0%}"))
-            rejected += 1
-            stopped = "minimum gain"
-            break
-        new_id = members_merged_into(step)
-        step.append(CapacityMerged(turn=turn, summary_id=new_id, merged_from=ids, tokens_before=tokens,
-                                   tokens_after=after_tokens))
-        events += step
-        state, tokens = fold(step, state), after_tokens
-        created += 1
-    return tuple(events), CompactionReport(strategy="merge", created=created, rejected=rejected, stopped=stopped,
-                                           tokens_before=start, tokens_after=tokens)
+        if gain < min_gain:
+            reason = f"shrinks the chain by {gain:.1%}, under the minimum {min_gain:.0%}"
+            return _Step(stop="minimum gain", rejected=1, recorded=(MergeRejected(
+                turn=turn, merged_from=ids, tokens_before=tokens, tokens_after=after_tokens, reason=reason),))
+        merged = CapacityMerged(turn=turn, summary_id=members_merged_into(step), merged_from=ids,
+                                tokens_before=tokens, tokens_after=after_tokens)
+        return _Step(events=(*step, merged), state=after, tokens_after=after_tokens)
+
+    return _compact(state, "merge", chain_tokens(state) if tokens is None else tokens, next_step)
 
 
 __all__ = ["CompactionReport", "merge_group", "merged_text", "plan_capacity", "plan_index",
