@@ -1,33 +1,49 @@
-"""High-precision lexical detector for facts users state about themselves.
+"""The fact grammar: facts and questions users state about themselves (en, zh). Pure.
 
-The detector recognises a small set of explicit surface patterns in English
-and Chinese ("my X is Y", "我的X是Y", "X changed to Y", "X改成Y", "X = Y", ...)
-and nothing else.  Every pattern is anchored to the start of a sub-clause
-behind a short whitelist of harmless lead-in words, and both slot and value
-pass stop-word checks, because a wrong slot written to memory is far more
-expensive than a missed one: a miss can be recovered from the transcript, a
-wrong fact silently overrides the truth.
+A turn is cut into sentences and sentences into sub-clauses; each sub-clause
+is read by its language's clause grammar (``gate.grammar_en``,
+``gate.grammar_zh``: lead-in, owner, slot, copula or change verb, value,
+trailer) into one of: a fact (``slot = value``), a *topic* (a clause that
+names the user's slot without a value: "my desk changed", "我的工位换了"),
+an *anaphor* (a value without a slot: "it's 7F now", "现在是7楼"), which
+binds to the turn's open topic, or nothing. So "My desk changed — it's 7F
+now." and "我的工位换了，现在是7楼" are one fact each, as "My desk is 7F" is.
 
-Matching is purely lexical (regular expressions and word lists); there is no
-scoring, no similarity and no model.
+The grammar favours precision: what is not the user's own present fact —
+another person's attribute, a hypothetical, a negation, reported speech, a
+plan, a question that mentions a value — is not written as theirs, because
+a wrong fact silently overrides the truth while a missed one can still be
+read from the transcript.
+
+Questions (``parse_question``) are read for what they ask: the current
+value, the previous one, the one before a named value, or the original one;
+the slot and the named value are then found among the slots and values the
+memory knows, by exact (case-insensitive) match.
+
+Matching is lexical (regular expressions and word lists): no scoring, no
+similarity, no model.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Literal
 
-__all__ = ["FactMention", "detect_facts", "is_question", "normalise_slot"]
+from gate import grammar_en, grammar_zh
+from gate.grammar_en import Anaphor, Blocked, Found, Topic
+
+__all__ = ["FactMention", "QuestionIntent", "detect_facts", "is_question", "normalise_slot", "parse_question"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FactMention:
     """One explicitly stated fact: ``slot`` takes ``value``.
 
-    ``change`` is True only when the speaker used an explicit change verb
-    ("changed to", "is now", "改成", ...), which lets callers distinguish an
-    update from a first statement without comparing against stored state.
+    ``change`` is True only when the speaker said the value is new ("changed
+    to", "is now", "no longer", "改成", "换了，现在是"), which lets callers tell
+    an update from a first statement without comparing against stored state.
     """
 
     slot: str
@@ -37,29 +53,37 @@ class FactMention:
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff"
 _HAS_CJK = re.compile(f"[{_CJK}]")
-_TRAILING_PUNCT = ".,!?;。，！？；"
 _QUOTES = "\"'“”‘’「」『』"
+# Full-width punctuation read as its ASCII twin for segmentation only; values keep their own characters.
+_FULLWIDTH = str.maketrans({"，": ",", "；": ";", "！": "!", "？": "?", "：": ":", "（": "(", "）": ")",
+                            "＝": "=", "　": " "})
 
-# "." ends a clause only before whitespace or the end, so e-mail addresses,
+# "." ends a sentence only before whitespace or the end, so e-mail addresses,
 # URLs and decimals ("bob@example.com", "3.5") survive as values.
-_CLAUSE_END = re.compile(r"(\.(?=\s|$)|[;；。!?！？\n]+)")
-# A comma between two digits is a thousands separator, not a clause break.
-_SUBCLAUSE_BREAK = re.compile(
-    r"(?<!\d),|,(?!\d)|，|\s+and\s+(?=(?:my\s|i\s+(?:have\s+|just\s+)?moved\s))",
+_ABBREVIATIONS = frozenset(
+    "dr mr mrs ms st prof jr sr no vs etc mt ft approx dept inc ltd co jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+# "!" and "?" end a sentence unless a letter or digit follows ("qwerty!9" is one value).
+_SENTENCE_END = re.compile(r"\.(?=\s|$)|[;。\n]+|[!?]+(?![A-Za-z0-9])")
+_LAST_WORD = re.compile(r"([A-Za-z]+)$")
+# A comma between two digits is a thousands separator; a dash between words is part of a name.
+_EN_BREAK = re.compile(
+    r"(?<!\d),|,(?!\d)|\s+[-–—]+\s+|\s*—\s*|\s+(?:and|but|so)\s+(?=(?:my\s|i\s|i'|now\b|it\b|it'|then\b))"
+    r"|\s+\((?=was\b|previously\b|formerly\b|before\b|not\b)",
     re.IGNORECASE,
 )
+_ZH_BREAK = re.compile(r"(?<!\d),|,(?!\d)|、|\s+[-–—]+\s*|—+|～|~")
+# A whole sentence that is a label: "office floor - 7F", "工位：K2-33", "【工位】K2-33".
+_LABEL_SENTENCE = re.compile(
+    r"^\s*(?:【(?P<bslot>[^】]{1,24})】|(?P<slot>(?:my\s+|我的)?[^\W\d_][\w\- ]{0,30}?))\s*(?:(?<=】)|(?<![0-9])[:=]|\s[-–—]+\s)\s*(?P<value>\S.*?)\s*$",
+    re.IGNORECASE,
+)
+_EN_OWNER = re.compile(r"\b(?:my|i|i'm|i’m|i've|i’ve|we|they)\b", re.IGNORECASE)
 
-_QUESTION_STARTERS = frozenset(
-    "what which where when who how do does did is are can".split()
-)
-# Auxiliary-first openings are interrogative too; they are only used to
-# veto sub-clauses, so widening the set can only lose recall.
-_EXTRA_STARTERS = frozenset(
-    "why whose whom has have was were will would could should am shall may".split()
-)
-_ZH_QUESTION_MARKERS = ("什么", "吗", "多少", "几", "哪")
-_ZH_EXTRA_MARKERS = ("是不是", "是否", "有没有", "对不对", "呢")
-_FIRST_WORD = re.compile(r"^[\s\"'“‘(\[]*([A-Za-z]+)")
+_QUESTION_STARTERS = frozenset("what which where when who how do does did is are can whats what's".split())
+_EXTRA_STARTERS = frozenset("why whose whom has have was were will would could should am shall may".split())
+_ZH_QUESTION_MARKERS = ("什么", "吗", "多少", "几", "哪", "啥")
+_FIRST_WORD = re.compile(r"^[\s\"'“‘(\[]*([A-Za-z']+)")
 
 
 def is_question(text: str) -> bool:
@@ -79,17 +103,16 @@ def _is_interrogative(sub: str) -> bool:
     if is_question(sub):
         return True
     first = _FIRST_WORD.match(sub)
-    if first and first.group(1).lower() in _EXTRA_STARTERS:
-        return True
-    return any(marker in sub for marker in _ZH_EXTRA_MARKERS)
+    return bool(first and first.group(1).lower() in _EXTRA_STARTERS)
 
 
 def normalise_slot(slot: str) -> str:
-    """Canonical slot name: en lowercased without "my "/"the "; zh stripped."""
+    """Canonical slot name: en lowercased without "my "/"the "; zh without "我的"."""
     text = " ".join(slot.split())
     if _HAS_CJK.search(text):
         text = text.strip()
-        return text[2:].strip() if text.startswith("我的") else text
+        text = text[2:].strip() if text.startswith("我的") else text
+        return text.lower() if not re.search(f"[{_CJK}]", text[:1]) and text.isascii() else text
     text = text.lower()
     while True:
         for prefix in ("my ", "the "):
@@ -100,273 +123,106 @@ def normalise_slot(slot: str) -> str:
             return text
 
 
-# --------------------------------------------------------------------------
-# English patterns
-# --------------------------------------------------------------------------
-
-_W = r"[^\W_][\w'’-]*"
-_EN_SLOT = rf"(?P<slot>{_W}(?:\s+{_W}){{0,3}}?)"
-# Only these lead-ins may precede a pattern; anything else ("if", "before",
-# "I doubt that") is unknown context and suppresses the match.
-_EN_LEAD = (
-    r"^\s*(?:(?:and|also|so|oh|ok|okay|well|btw|plus|actually|fyi|hey|hi|"
-    r"hello|note|please|remember|that|just|so\s+you\s+know|"
-    r"for\s+the\s+record|by\s+the\s+way)\s+)*"
-)
-_EN_AUX = r"(?:has\s+been\s+|have\s+been\s+|has\s+|had\s+|was\s+|just\s+)?"
-_FLAGS = re.IGNORECASE
-
-_EN_MOVED = re.compile(
-    _EN_LEAD + r"i(?:\s+have|'ve|’ve)?\s+(?:just\s+)?moved\s+my\s+"
-    + _EN_SLOT + r"\s+to\s+(?P<value>.+)$",
-    _FLAGS,
-)
-_EN_MY_CHANGED = re.compile(
-    _EN_LEAD + r"my\s+" + _EN_SLOT + r"\s+" + _EN_AUX
-    + r"changed\s+to\s+(?P<value>.+)$",
-    _FLAGS,
-)
-_EN_CHANGED = re.compile(
-    _EN_LEAD + r"(?:the\s+)?" + _EN_SLOT + r"\s+" + _EN_AUX
-    + r"changed\s+to\s+(?P<value>.+)$",
-    _FLAGS,
-)
-_EN_MY_IS = re.compile(
-    _EN_LEAD + r"my\s+" + _EN_SLOT + r"\s+is\s+(?P<now>now\s+)?(?P<value>.+)$",
-    _FLAGS,
-)
-_EQUALS = re.compile(
-    rf"^\s*(?P<slot>[A-Za-z0-9_]+(?:[ ]+[A-Za-z0-9_]+){{0,3}}|[{_CJK}A-Za-z0-9_]{{1,10}})"
-    r"\s*[=＝](?![=>])\s*(?P<value>.+)$"
-)
-
-_EN_SLOT_STOPWORDS = frozenset(
-    """
-    my the a an it its this that these those he she they we you i me him her
-    them us your our his their what which who whom whose where when how why
-    if unless whether before after until then because and but or so not no
-    never also just yesterday today tomorrow is was are were be been has have
-    had do does did will would can could should may might must to
-    """.split()
-)
-# Slots that introduce opinions or discourse rather than a stable fact.
-_EN_SLOT_BLOCK = frozenset(
-    """
-    point question guess understanding feeling sense thought thoughts opinion
-    concern worry problem issue idea bet hope impression bad pleasure fault
-    turn plan view take answer
-    """.split()
-)
-_EN_VALUE_STOP = frozenset(
-    """
-    not never no so very really too quite pretty kind sort going getting being
-    also just still probably maybe perhaps definitely like that this it same
-    different unknown unclear now gone fine ok okay good great bad
-    """.split()
-)
-_QUESTION_VALUES = frozenset(
-    {"什么", "多少", "哪里", "哪儿", "哪个", "几", "谁",
-     "what", "which", "who", "whom", "whose", "where", "when", "how", "why"}
-)
-
-# --------------------------------------------------------------------------
-# Chinese patterns
-# --------------------------------------------------------------------------
-
-_ZH_SLOT_CHARS = rf"[{_CJK}A-Za-z0-9 ]"
-_ZH_LEAD = r"^\s*(?:对了|另外|还有|然后|所以|嗯|哦|请记住|记住|记一下|顺便说一下|告诉你)*\s*"
-_ZH_CHANGE = re.compile(
-    _ZH_LEAD + rf"(?P<slot>{_ZH_SLOT_CHARS}{{1,16}}?)\s*(?:已经|刚刚|刚)?"
-    r"(?P<verb>改成了?|改到了?|换成了?|改为)\s*(?P<value>.+)$"
-)
-_ZH_MY_IS = re.compile(
-    _ZH_LEAD + rf"我的(?P<slot>{_ZH_SLOT_CHARS}{{1,10}}?)\s*(?P<adv>现在|目前)?是\s*(?P<value>.+)$"
-)
-_ZH_SLOT_PREFIXES = ("我的", "我把", "把")
-_ZH_SLOT_STOP = (
-    "我", "你", "他", "她", "它", "把", "不", "没", "如果", "假如", "要是",
-    "之前", "以前", "原来", "本来", "应该", "可能", "打算", "准备", "已经",
-    "曾经", "一直", "其实", "好像", "大概",
-)
-_ZH_SLOT_BLOCK = frozenset(
-    {"意思", "天", "天哪", "想法", "问题", "看法", "建议", "理解", "意见",
-     "感觉", "猜测", "计划", "目标", "回答", "答案"}
-)
-_ZH_VALUE_MARKERS = ("什么", "多少", "哪", "吗", "几", "谁")
-_ZH_VALUE_BAD_START = ("不", "没", "也", "还", "就", "都", "否")
-
-_MAX_EN_VALUE_WORDS = 6
-_MAX_ZH_VALUE_CHARS = 20
-_MAX_VALUE_CHARS = 60
+def _sentences(text: str) -> Iterator[tuple[str, bool]]:
+    """(sentence, ends with a question mark); "Dr. Okafor" is not two sentences."""
+    text = text.translate(_FULLWIDTH)
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.group(0) == ".":
+            word = _LAST_WORD.search(text[start:m.start()])
+            if word and word.group(1).lower() in _ABBREVIATIONS:
+                continue
+        if text[start:m.start()].strip():
+            yield text[start:m.start()], "?" in m.group(0)
+        start = m.end()
+    if text[start:].strip():
+        yield text[start:], False
 
 
-def _clean_value(raw: str, *, strip_le: bool) -> str:
-    value = raw.strip()
-    previous = None
-    while value != previous:
-        previous = value
-        value = value.rstrip(_TRAILING_PUNCT + " ").strip(_QUOTES + " ")
-        # "改成7楼了" ends with an aspect particle, not part of the value.
-        if strip_le and len(value) > 1 and value.endswith(("了", "啦")):
-            value = value[:-1]
-    return value
+def _zh(text: str) -> bool:
+    """A clause is read as Chinese when it has Chinese characters and no English owner ("my 工位 is ...")."""
+    return bool(_HAS_CJK.search(text)) and not _EN_OWNER.search(text)
 
 
-def _valid_value(value: str) -> bool:
-    if not value or len(value) > _MAX_VALUE_CHARS:
-        return False
-    lowered = value.lower()
-    if lowered in _QUESTION_VALUES:
-        return False
-    if _HAS_CJK.search(value):
-        return (
-            len(value) <= _MAX_ZH_VALUE_CHARS
-            and not any(marker in value for marker in _ZH_VALUE_MARKERS)
-            and not value.startswith(_ZH_VALUE_BAD_START)
-        )
-    words = lowered.split()
-    return (
-        0 < len(words) <= _MAX_EN_VALUE_WORDS
-        and words[0] not in _EN_VALUE_STOP
-        and words[0] not in _QUESTION_VALUES
-        and value[0] not in "=<>!"
-    )
+def _sub_clauses(sentence: str) -> Iterator[str]:
+    breaker = _ZH_BREAK if _zh(sentence) else _EN_BREAK
+    for sub in breaker.split(sentence):
+        if sub and sub.strip(".,!?;:)( \t"):
+            yield sub.strip().rstrip(")")
 
 
-def _valid_en_slot(slot: str) -> bool:
-    words = slot.split()
-    return (
-        1 <= len(words) <= 4
-        and slot not in _EN_SLOT_BLOCK
-        and not any(word in _EN_SLOT_STOPWORDS for word in words)
-    )
+_CORRECTION_ZH = re.compile(r"打错了|说错了|写错了|记错了|弄错了|搞错了|更正|纠正|不对不对|有误")
 
 
-def _strip_zh_slot(slot: str) -> str:
-    slot = slot.strip()
-    for prefix in _ZH_SLOT_PREFIXES:
-        if slot.startswith(prefix):
-            return slot[len(prefix):].strip()
-    return slot
+def _read(sub: str, topic_open: bool, correcting: bool = False) -> grammar_en.Clause:
+    if _zh(sub):
+        return grammar_zh.parse_clause(sub, topic_open=topic_open, correcting=correcting)
+    return grammar_en.parse_clause(sub, topic_open=topic_open)
 
 
-def _valid_zh_slot(slot: str) -> bool:
-    return (
-        1 <= len(slot) <= 10
-        and slot not in _ZH_SLOT_BLOCK
-        and not any(stop in slot for stop in _ZH_SLOT_STOP)
-    )
-
-
-def _valid_slot(slot: str) -> bool:
-    if _HAS_CJK.search(slot):
-        return _valid_zh_slot(slot)
-    return _valid_en_slot(slot)
-
-
-def _mention(
-    slot: str, raw_value: str, *, change: bool, zh: bool = False
-) -> FactMention | None:
-    norm = normalise_slot(_strip_zh_slot(slot) if zh else slot)
-    value = _clean_value(raw_value, strip_le=zh and change)
-    if not _valid_slot(norm) or not _valid_value(value):
+def _label_sentence(sentence: str) -> grammar_en.Clause:
+    """A sentence that is only ``slot: value`` (or ``slot - value``, ``【slot】value``)."""
+    m = _LABEL_SENTENCE.match(sentence)
+    if not m:
         return None
-    return FactMention(slot=norm, value=value, change=change)
+    slot = (m["bslot"] or m["slot"] or "").strip()
+    value = m["value"].strip().rstrip(".,!?;: ")
+    if len(slot.split()) > 5 or re.search(
+            r"\b(?:is|are|was|were|am|be|been|has|have|had|got|get|changed|updated|moved|switched|needs?)\b|是|为|改|换|变",
+            slot, re.IGNORECASE):
+        return None  # a clause, not a label
+    arrow = re.split(r"\s*(?:→|->|=>|⇒|➡)\s*", value)
+    if len(arrow) == 2 and arrow[1]:  # "slot: old → new"
+        read = _label_sentence(f"{slot}: {arrow[1]}")
+        return Found(read.slot, read.value, True) if isinstance(read, Found) else read
+    if _HAS_CJK.search(slot + value) and not _EN_OWNER.search(sentence):
+        return grammar_zh.parse_clause(f"{slot}：{value}", topic_open=False)
+    return grammar_en.parse_clause(f"{slot}: {value}", topic_open=False)
 
 
-# Each matcher returns (matched, mention); once a pattern matches, later
-# patterns are not consulted even if the mention was rejected, because a
-# sub-clause that looks like one construction but fails its checks is too
-# ambiguous to reinterpret as another.
-_Matcher = Callable[[str], tuple[bool, FactMention | None]]
+_TAG_QUESTION = re.compile(
+    r"^(?:right|ok|okay|yes|yeah|correct|got\s+it|ya|yea|no|好吗|对吧|好不好|行吗|可以吗|明白吗|记住了吗)$"
+    r"|^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:note|remember|update|save|record|write|keep|make\s+a\s+note)\b"
+    r"|^(?:能|可以|麻烦)?(?:帮我)?(?:记一下|记下来|记住|更新一下)",
+    re.IGNORECASE)
 
 
-def _simple(pattern: re.Pattern[str], *, change: bool) -> _Matcher:
-    def match(sub: str) -> tuple[bool, FactMention | None]:
-        found = pattern.match(sub)
-        if not found:
-            return False, None
-        return True, _mention(found["slot"], found["value"], change=change)
-
-    return match
-
-
-def _en_my_is(sub: str) -> tuple[bool, FactMention | None]:
-    found = _EN_MY_IS.match(sub)
-    if not found:
-        return False, None
-    return True, _mention(found["slot"], found["value"], change=bool(found["now"]))
-
-
-def _zh_change(sub: str) -> tuple[bool, FactMention | None]:
-    found = _ZH_CHANGE.match(sub)
-    if not found:
-        return False, None
-    return True, _mention(found["slot"], found["value"], change=True, zh=True)
-
-
-def _zh_my_is(sub: str) -> tuple[bool, FactMention | None]:
-    found = _ZH_MY_IS.match(sub)
-    if not found:
-        return False, None
-    change = found["adv"] == "现在"
-    return True, _mention(found["slot"], found["value"], change=change, zh=True)
-
-
-def _equals(sub: str) -> tuple[bool, FactMention | None]:
-    found = _EQUALS.match(sub)
-    if not found:
-        return False, None
-    zh = bool(_HAS_CJK.search(found["slot"]))
-    return True, _mention(found["slot"], found["value"], change=False, zh=zh)
-
-
-_MATCHERS: tuple[_Matcher, ...] = (
-    _simple(_EN_MOVED, change=True),
-    _simple(_EN_MY_CHANGED, change=True),
-    _simple(_EN_CHANGED, change=True),
-    _en_my_is,
-    _zh_change,
-    _zh_my_is,
-    _equals,
-)
-
-
-def _clauses(text: str) -> Iterator[str]:
-    pieces = _CLAUSE_END.split(text)
-    # re.split with a capture group alternates body, terminator, body, ...
-    for index in range(0, len(pieces), 2):
-        terminator = pieces[index + 1] if index + 1 < len(pieces) else ""
-        clause = pieces[index] + terminator
-        if clause.strip():
-            yield clause
-
-
-def _sub_clauses(clause: str) -> Iterator[str]:
-    for sub in _SUBCLAUSE_BREAK.split(clause):
-        if sub and sub.strip(_TRAILING_PUNCT + " \t"):
-            yield sub.strip()
-
-
-def _detect_sub(sub: str) -> FactMention | None:
-    for matcher in _MATCHERS:
-        matched, mention = matcher(sub)
-        if matched:
-            return mention
-    return None
-
-
-def _detect_clause(clause: str) -> Iterator[FactMention]:
-    clause_is_question = is_question(clause)
-    for sub in _sub_clauses(clause):
-        body = sub.rstrip(_TRAILING_PUNCT + " ")
-        if _is_interrogative(body):
+def _facts(text: str) -> Iterator[FactMention]:
+    topic: Topic | None = None
+    correcting = bool(_CORRECTION_ZH.search(text))
+    for sentence, asked in _sentences(text):
+        subs = list(_sub_clauses(sentence))
+        # A question may still carry news ("My desk changed to 7F, ok?"): only when the question
+        # is a tag after the statement and the change is spelled out.
+        tagged = asked and len(subs) > 1 and bool(_TAG_QUESTION.match(subs[-1].strip()))
+        if asked and not tagged:
             continue
-        mention = _detect_sub(body)
-        # A question may still carry news ("My desk changed to 7F, ok?"),
-        # but only when the change is spelled out explicitly.
-        if mention is not None and (mention.change or not clause_is_question):
-            yield mention
+        if tagged:
+            subs = subs[:-1]
+        plain = sentence.strip().rstrip(".,!?;: ")
+        label = None if asked or re.search(r"(?<!\d),|,(?!\d)", plain) else _label_sentence(plain)
+        if isinstance(label, Found):
+            yield FactMention(slot=normalise_slot(label.slot), value=label.value, change=label.change)
+            topic = None
+            continue
+        for sub in subs:
+            body = sub.rstrip(".,!?;: ")
+            if not body or _is_interrogative(body):
+                continue
+            read = _read(body, topic is not None, correcting)
+            if isinstance(read, Found):
+                if not tagged or read.change:
+                    yield FactMention(slot=normalise_slot(read.slot), value=read.value, change=read.change)
+                topic = None
+            elif isinstance(read, Topic):
+                topic = read
+            elif isinstance(read, Anaphor) and topic is not None:
+                if not tagged or topic.change:
+                    yield FactMention(slot=normalise_slot(topic.slot), value=read.value,
+                                      change=topic.change or read.change)
+                topic = None
+            elif isinstance(read, Blocked):
+                topic = None
 
 
 def detect_facts(text: str) -> tuple[FactMention, ...]:
@@ -377,10 +233,101 @@ def detect_facts(text: str) -> tuple[FactMention, ...]:
     """
     seen: set[tuple[str, str]] = set()
     found: list[FactMention] = []
-    for clause in _clauses(text):
-        for mention in _detect_clause(clause):
-            key = (mention.slot, mention.value)
-            if key not in seen:
-                seen.add(key)
-                found.append(mention)
+    for mention in _facts(text):
+        key = (mention.slot, mention.value)
+        if key not in seen:
+            seen.add(key)
+            found.append(mention)
     return tuple(found)
+
+
+# --------------------------------------------------------------------------
+# Questions
+# --------------------------------------------------------------------------
+
+Asks = Literal["current", "previous", "before", "original"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuestionIntent:
+    """What a question about one of the user's slots asks for.
+
+    ``anchor`` is the value named after "before" ("what was it before 7F?")
+    when ``asks == "before"``.
+    """
+
+    slot: str
+    asks: Asks
+    anchor: str | None = None
+
+
+_ORIGINAL = re.compile(
+    r"\b(?:original(?:ly)?|initial(?:ly)?|at\s+first|first\s+(?:one|value|time)?|to\s+begin\s+with|"
+    r"in\s+the\s+(?:very\s+)?beginning|at\s+the\s+(?:very\s+)?(?:start|beginning)|started\s+(?:with|out)|"
+    r"start(?:ed)?\s+off|very\s+first|earliest|first\s+ever|ever\s+(?:told|gave|said|mentioned))\b"
+    r"|最早|最开始|一开始|最初|起初|第一次|第一个|刚开始|开头|最先|初始",
+    re.IGNORECASE,
+)
+_BEFORE_WORDS = re.compile(
+    r"\b(?:before|prior\s+to|until|earlier\s+than|ahead\s+of)\b|之前|以前|前面|先前|此前",
+    re.IGNORECASE,
+)
+_PREVIOUS = re.compile(
+    r"\b(?:previous(?:ly)?|prior|former(?:ly)?|old|older|last|earlier|before|used\s+to|was\s+it|had\s+been|"
+    r"what\s+was|did\s+i\s+have|had\s+before|back\s+then|the\s+one\s+before)\b"
+    r"|以前|之前|原来|原先|上一个|上个|先前|过去|换之前|改之前|旧的|老的|曾经",
+    re.IGNORECASE,
+)
+_CURRENT_MARK = re.compile(r"\b(?:now|currently|current|at\s+the\s+moment|right\s+now|these\s+days|today|still|"
+                           r"at\s+present|presently|latest|newest)\b|现在|目前|当前|如今|最新", re.IGNORECASE)
+_OTHER_OWNER_EN = re.compile(
+    r"\b(?!(?:what|that|it|who|where|how|here|there|let|when|why|which|he|she)['’]s\b)(?:[a-z]+['’]s|his|her|their|our|your)"
+    r"\s+(?:\w+\s+){0,3}$", re.IGNORECASE)
+
+
+def _mentions(text: str, name: str) -> int:
+    """Position of ``name`` in ``text`` as a whole word (Latin) or substring (CJK); -1 when absent."""
+    if _HAS_CJK.search(name):
+        return text.find(name)
+    m = re.search(rf"(?<![0-9a-z]){re.escape(name)}(?![0-9a-z])", text)
+    return m.start() if m else -1
+
+
+def _owned_by_other(question: str, at: int, slot: str) -> bool:
+    head = question[:at]
+    if _HAS_CJK.search(question):
+        return bool(re.search(r"(?<![诉给跟和对])(?:他|她|它|你|同事|朋友|妈妈|爸爸|老婆|老公|妹妹|姐姐|哥哥|弟弟|老板|[小老][\u4e00-\u9fff])的\s*$",
+                              head))
+    return bool(_OTHER_OWNER_EN.search(head))
+
+
+def parse_question(question: str, slots: Iterable[str], values: dict[str, list[str]] | None = None
+                   ) -> QuestionIntent | None:
+    """What ``question`` asks about which of ``slots``; None when it names none of them (as the user's own).
+
+    ``values`` maps a slot to the values the memory knows for it, oldest
+    first; a known value named in the question with "before" is the anchor.
+    """
+    q = " ".join(question.lower().split())
+    hits = [(s, _mentions(q, s.lower())) for s in slots if s]
+    hits = [(s, at) for s, at in hits if at >= 0]
+    if not hits:
+        return None
+    slot, at = max(hits, key=lambda hit: len(hit[0]))
+    if _owned_by_other(q, at, slot):
+        return None
+    known = [v for v in (values or {}).get(slot, []) if v]
+    outside = q[:at] + " " * len(slot) + q[at + len(slot):]
+    anchor = None
+    if _BEFORE_WORDS.search(outside):
+        named = [(v, _mentions(outside, v.lower())) for v in known]
+        named = [(v, pos) for v, pos in named if pos >= 0]
+        if named:
+            anchor = max(named, key=lambda item: len(item[0]))[0]
+    if anchor is not None:
+        return QuestionIntent(slot=slot, asks="before", anchor=anchor)
+    if _ORIGINAL.search(outside):
+        return QuestionIntent(slot=slot, asks="original")
+    if _PREVIOUS.search(outside) and not _CURRENT_MARK.search(outside):
+        return QuestionIntent(slot=slot, asks="previous")
+    return QuestionIntent(slot=slot, asks="current")
