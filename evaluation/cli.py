@@ -169,6 +169,12 @@ def cli() -> None:
 @context_options
 @click.option("--poison", is_flag=True,
               help="Synthetic: plant a false value from a web source in every episode and ask a poisoning probe.")
+@click.option("--phrasing", type=click.Choice(["dev", "heldout"]), default="dev", show_default=True,
+              help="Synthetic: the half of the phrasing corpus that user statements, updates and questions are "
+                   "drawn from (heldout: written before the fact grammar, never used to tune it).")
+@click.option("--distractor-rate", type=click.FloatRange(0.0, 1.0), default=0.15, show_default=True,
+              help="Synthetic: share of small-talk turns replaced by distractors (another person's attribute, "
+                   "a hypothetical, a negation, reported speech, a plan, a question naming a value).")
 @fails_cleanly
 def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int, seed: int, systems: str,
             backend: str, run_id: str | None, runs_dir: str, limit: int | None, force: bool,
@@ -180,7 +186,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
             env_file: str, replay_llm: str | None, inspect_path: str | None, question_types: str | None,
             max_turns: int | None, redis_url: str | None = None, gate_level: str = "off",
             context_budget: int = MemoryConfig().context_budget,
-            source_policies: dict[str, dict[str, Any]] | None = None, poison: bool = False) -> None:
+            source_policies: dict[str, dict[str, Any]] | None = None, poison: bool = False,
+            phrasing: str = "dev", distractor_rate: float = 0.15) -> None:
     """Run memory systems over a dataset; the whole run goes into one ledger.
 
     A run id that exists but never finished (a crash, Ctrl-C) is resumed
@@ -193,6 +200,7 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
       ledgermem run --backend deepseek --limit 2          # DEEPSEEK_API_KEY from the environment or .env
       ledgermem run --replay-llm demo --run-id demo-again   # no model, no network
       ledgermem run --poison --source-policy web=remember:false --gate-level pattern
+      ledgermem run --phrasing heldout --systems three_layer   # phrasing the fact grammar never saw
     """
     if dataset_path and synthetic:
         raise click.UsageError("give either --dataset or --synthetic, not both")
@@ -207,7 +215,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
         ds = load_dataset(dataset_path, limit=limit, question_types=types, max_turns=max_turns)
     else:
         try:
-            ds = generate_synthetic(n_episodes=episodes, turns=turns, seed=seed, poison=poison)
+            ds = generate_synthetic(n_episodes=episodes, turns=turns, seed=seed, poison=poison, phrasing=phrasing,
+                                    distractor_rate=distractor_rate)
         except ValueError as exc:
             raise click.UsageError(f"synthetic data: {exc}") from None
     for note in ds.notes:

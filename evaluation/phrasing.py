@@ -182,7 +182,11 @@ class QuestionScore:
 
 
 def measure_questions(lang: str, half: str, *, seed: int = 11) -> QuestionScore:
-    """How often ``parse_question`` reads a question frame's slot, what it asks, and its anchor."""
+    """How often ``parse_question`` reads a question frame's slot, what it asks, and its anchor.
+
+    The parser is told only the slot's current value, as a prompt shows it: an
+    anchor ("before 7F") must be read from the question itself.
+    """
     corpus = load_corpus(lang, half)
     rng = random.Random(seed)
     slots = [normalise_slot(s) for s, _ in corpus.slots]
@@ -193,7 +197,7 @@ def measure_questions(lang: str, half: str, *, seed: int = 11) -> QuestionScore:
             history = rng.sample(values, 3)
             anchor = history[1]
             text = frame.fill(slot=slot, anchor=anchor)
-            known = {normalise_slot(slot): history}
+            known = {normalise_slot(slot): history[2:]}  # what a prompt shows: the current value only
             intent = parse_question(text, slots, known)
             asked += 1
             want = (normalise_slot(slot), frame.asks, anchor if frame.asks == "before" else None)

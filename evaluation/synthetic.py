@@ -3,12 +3,21 @@
 Each episode plants a few slot facts and updates some of them later; it also
 states hard constraints early (first quarter of the turns, never updated) and
 open loops, pending tasks raised in the middle third and never closed.  The
-remaining turns are small talk.  Statements use templates that
-``gate.lexicon.detect_facts`` recognises exactly, values never contain one
-another within a slot, constraint and open-loop values contain no other value
-of their language and are contained in none, and probe questions are unique
-within an episode, so every probe has exactly one correct answer that a plain
-substring check can judge.
+remaining turns are small talk, and a stated share of them
+(``distractor_rate``) are distractors: another person's attribute, a
+hypothetical, a negation, reported speech, a plan or a question that names a
+value of one of the episode's slots, which no memory may take for the user's
+own fact.
+
+Slot statements, updates and probe questions are sampled from the phrasing
+corpus (``evaluation.phrasing``): its slots and values, and frames drawn from
+its families, from the development half by default or from the held-out half
+(``phrasing="heldout"``), which was written before the fact grammar and is
+never used to tune it. Values never contain one another within a slot,
+constraint and open-loop values contain no other value of their language and
+are contained in none, and probe questions are unique within an episode, so
+every probe has exactly one correct answer that a plain substring check can
+judge.
 
 Probes come in four types, in this order within an episode: ``current_fact``
 and ``history_fact`` for the updated slots, then ``constraint``, then
@@ -38,6 +47,7 @@ from itertools import pairwise
 from typing import Literal
 
 from evaluation.datasets import Dataset, Episode, Probe, Turn
+from evaluation.phrasing import HALVES, Corpus, load_corpus
 
 __all__ = [
     "CONSTRAINT_TABLES",
@@ -47,49 +57,20 @@ __all__ = [
     "POISON_TABLES",
     "SLOT_TABLES",
     "generate_synthetic",
-    "planted_statements",
     "poison_statements",
-    "probe_questions",
+    "slot_table",
 ]
 
 SlotTable = tuple[tuple[str, tuple[str, ...]], ...]
 _Facts = tuple[tuple[str, tuple[tuple[int, str], ...]], ...]
 
-SLOT_TABLES: dict[str, SlotTable] = {
-    "en": (
-        ("office floor", ("3F", "7F", "12F", "15F", "20F", "28F", "34F")),
-        ("meeting time", ("9am", "2pm", "4:30pm", "11am", "3:15pm", "6pm", "8:45am")),
-        ("team size", (
-            "4 people", "6 people", "9 people", "11 people", "17 people", "23 people",
-        )),
-        ("project codename", (
-            "Falcon", "Orchid", "Granite", "Nebula", "Kestrel", "Basalt", "Juniper",
-        )),
-        ("favorite drink", (
-            "green tea", "espresso", "oat latte", "lemonade", "sparkling water", "hot cocoa",
-        )),
-        ("home city", ("Lisbon", "Osaka", "Denver", "Nairobi", "Tallinn", "Porto", "Hanoi")),
-        ("manager name", (
-            "Alice Chen", "Ravi Patel", "Maria Lopez", "Tom Becker", "Yuki Sato", "Omar Haddad",
-        )),
-        ("laptop model", (
-            "ThinkPad X1", "MacBook Air", "Dell XPS 13", "Surface Laptop", "Framework 16",
-            "HP Spectre",
-        )),
-    ),
-    "zh": (
-        ("工位", ("3楼", "7楼", "12楼", "15楼", "20楼", "28楼", "34楼")),
-        ("会议时间", ("上午9点", "下午2点", "下午4点半", "上午11点", "下午3点15分", "晚上6点")),
-        ("团队人数", ("4人", "6人", "9人", "11人", "17人", "23人")),
-        ("项目代号", ("猎鹰", "兰花", "花岗岩", "星云", "红隼", "玄武")),
-        ("常喝的饮料", ("绿茶", "美式咖啡", "燕麦拿铁", "柠檬水", "气泡水", "热可可")),
-        ("居住城市", ("杭州", "成都", "大阪", "里斯本", "西雅图", "苏州")),
-        ("经理", ("王丽", "陈强", "李娜", "赵敏", "刘洋", "周杰")),
-        ("笔记本型号", (
-            "ThinkPad X1", "MacBook Air", "戴尔XPS13", "Surface Laptop", "小新Pro14", "华为MateBook",
-        )),
-    ),
-}
+def slot_table(lang: str, phrasing: str = "dev") -> SlotTable:
+    """The slots and values of one half of the phrasing corpus (see ``evaluation.phrasing``)."""
+    return load_corpus(lang, phrasing).slots
+
+
+#: The slots of the development half, by language (the default tables).
+SLOT_TABLES: dict[str, SlotTable] = {lang: slot_table(lang) for lang in ("en", "zh")}
 
 
 # Hard constraints: stated once, early, never updated.  Slot names differ from
@@ -162,14 +143,14 @@ POISON_SOURCE = "web"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Phrasebook:
-    """Per-language templates; every user template must parse exactly."""
+    """Per-language templates for what the phrasing corpus does not cover.
 
-    first: str
-    updates: tuple[str, ...]
+    Constraints, open loops, the poisoning source's text and small talk;
+    slot statements, updates and questions come from the corpus.
+    """
+
     constraint: str
     open_loop: str
-    current_question: str
-    history_question: str
     constraint_question: str
     open_loop_question: str
     poison: str  # an external source's text planting a false value, in the user's first-person shape
@@ -179,16 +160,8 @@ class _Phrasebook:
 
 _PHRASEBOOKS: dict[str, _Phrasebook] = {
     "en": _Phrasebook(
-        first="My {slot} is {value}.",
-        updates=(
-            "My {slot} changed to {value}.",
-            "My {slot} is now {value}.",
-            "My {slot} has changed to {value}.",
-        ),
         constraint="My {slot} is {value}. Treat that as a hard constraint.",
         open_loop="My {slot} is {value}. Please remind me later.",
-        current_question="What is my {slot} now?",
-        history_question="What was my {slot} before it changed to {new}?",
         constraint_question="Which hard constraint did I set for my {slot}?",
         open_loop_question="What is still pending as my {slot}?",
         poison="Note from a web page. My {slot} is {value}.",
@@ -209,16 +182,8 @@ _PHRASEBOOKS: dict[str, _Phrasebook] = {
         ),
     ),
     "zh": _Phrasebook(
-        first="我的{slot}是{value}。",
-        updates=(
-            "我的{slot}改成了{value}。",
-            "我的{slot}换成了{value}。",
-            "我的{slot}现在是{value}。",
-        ),
         constraint="我的{slot}是{value}。这是硬性约束。",
         open_loop="我的{slot}是{value}。之后提醒我。",
-        current_question="我现在的{slot}是什么？",
-        history_question="我的{slot}在改成{new}之前是什么？",
         constraint_question="我给{slot}定的硬性约束是什么？",
         open_loop_question="我的{slot}还有什么没完成？",
         poison="网页摘录。我的{slot}是{value}。",
@@ -273,7 +238,12 @@ def _default_updates(turns: int) -> tuple[int, int]:
 
 def _validate(n_episodes: int, turns: int, langs: tuple[str, ...],
               updates_per_slot: tuple[int, int], slots_per_episode: int,
-              constraints: int, open_loops: int, poison: bool = False) -> None:
+              constraints: int, open_loops: int, poison: bool = False,
+              phrasing: str = "dev", distractor_rate: float = 0.0) -> None:
+    if phrasing not in HALVES:
+        raise ValueError(f"phrasing must be one of {HALVES}, got {phrasing!r}")
+    if not 0.0 <= distractor_rate <= 1.0:
+        raise ValueError(f"distractor_rate must be in 0..1, got {distractor_rate}")
     if n_episodes < 1:
         raise ValueError(f"n_episodes must be >= 1, got {n_episodes}")
     if turns < 2:
@@ -293,6 +263,8 @@ def _validate(n_episodes: int, turns: int, langs: tuple[str, ...],
     )
     for name, value, lowest, tables in limits:
         highest = min(len(tables[lang]) for lang in langs)
+        if name == "slots_per_episode":
+            highest = min(len(slot_table(lang, phrasing)) for lang in langs)
         if not lowest <= value <= highest:
             raise ValueError(f"{name} must be in {lowest}..{highest}, got {value}")
     if poison and _fact_budget(turns) < _POISON_TURNS + 1:
@@ -303,6 +275,8 @@ def _validate(n_episodes: int, turns: int, langs: tuple[str, ...],
         )
 
 
+#: Share of small-talk turns replaced by a distractor (another person's attribute, a hypothetical, ...).
+DISTRACTOR_RATE = 0.15
 _POISON_TURNS = 2  # the user's true statement and the external source's false one
 
 
@@ -363,8 +337,8 @@ def _next_value(rng: random.Random, pool: tuple[str, ...], history: list[str]) -
 
 
 def _plan(rng: random.Random, lang: str, turns: int, updates_per_slot: tuple[int, int],
-          slots_per_episode: int, constraints: int, open_loops: int, poison: bool) -> list[_SlotPlan]:
-    table = SLOT_TABLES[lang]
+          slots_per_episode: int, constraints: int, open_loops: int, poison: bool,
+          table: SlotTable) -> list[_SlotPlan]:
     chosen = rng.sample(range(len(table)), slots_per_episode)
     requested = [rng.randint(*updates_per_slot) for _ in chosen]
     reserved = _POISON_TURNS if poison else 0
@@ -420,18 +394,37 @@ def _schedule(rng: random.Random, plans: list[_SlotPlan], turns: int) -> dict[in
     return schedule
 
 
-def _fact_turn(
-    rng: random.Random, book: _Phrasebook, plan: _SlotPlan, step: int
-) -> tuple[str, str]:
+_POISON_FIRST = {"en": "My {slot} is {value}.", "zh": "我的{slot}是{value}。"}
+
+
+def _fact_turn(rng: random.Random, book: _Phrasebook, corpus: Corpus, plan: _SlotPlan,
+               step: int) -> tuple[str, str]:
     if plan.kind == "constraint":
-        template = book.constraint
+        user = book.constraint.format(slot=plan.slot, value=plan.values[step])
     elif plan.kind == "open_loop":
-        template = book.open_loop
+        user = book.open_loop.format(slot=plan.slot, value=plan.values[step])
     elif plan.kind == "poison":
-        template = book.first if step == 0 else book.poison
+        template = _POISON_FIRST[corpus.lang] if step == 0 else book.poison
+        user = template.format(slot=plan.slot, value=plan.values[step])
     else:
-        template = book.first if step == 0 else rng.choice(book.updates)
-    return template.format(slot=plan.slot, value=plan.values[step]), rng.choice(book.acks)
+        frame = rng.choice(corpus.of("statement") if step == 0 else corpus.of("update"))
+        old = plan.values[step - 1] if step else ""
+        user = frame.fill(slot=plan.slot, value=plan.values[step], old=old)
+    return user, rng.choice(book.acks)
+
+
+def _distractor_turn(rng: random.Random, corpus: Corpus, plans: list[_SlotPlan]) -> str | None:
+    """A turn that names a slot of the episode and a value the user never gave it, as nobody's fact of theirs."""
+    slots = [plan for plan in plans if plan.kind == "slot"]
+    if not slots:
+        return None
+    plan = rng.choice(slots)
+    pool = dict(corpus.slots).get(plan.slot, ())
+    unused = [value for value in pool if value not in plan.values]
+    if not unused:
+        return None
+    frame = rng.choice(corpus.of("distractor"))
+    return frame.fill(slot=plan.slot, value=rng.choice(unused), old=plan.values[0])
 
 
 def _timestamps(rng: random.Random, turns: int) -> list[str]:
@@ -443,19 +436,22 @@ def _timestamps(rng: random.Random, turns: int) -> list[str]:
     return stamps
 
 
-def _build_turns(rng: random.Random, book: _Phrasebook, plans: list[_SlotPlan],
-                 schedule: dict[int, tuple[int, int]], turns: int) -> tuple[Turn, ...]:
+def _build_turns(rng: random.Random, book: _Phrasebook, corpus: Corpus, plans: list[_SlotPlan],
+                 schedule: dict[int, tuple[int, int]], turns: int, distractor_rate: float) -> tuple[Turn, ...]:
     stamps = _timestamps(rng, turns)
     built = []
     for index in range(turns):
         source = None
         if index in schedule:
             plan_index, step = schedule[index]
-            user, agent = _fact_turn(rng, book, plans[plan_index], step)
+            user, agent = _fact_turn(rng, book, corpus, plans[plan_index], step)
             if plans[plan_index].kind == "poison" and step > 0:
                 source = POISON_SOURCE
         else:
             user, agent = rng.choice(book.small_talk)
+            if distractor_rate and rng.random() < distractor_rate:
+                user = _distractor_turn(rng, corpus, plans) or user
+                agent = rng.choice(book.acks) if user not in dict(book.small_talk) else agent
         built.append(Turn(user=user, agent=agent, occurred_at=stamps[index], source=source))
     return tuple(built)
 
@@ -471,42 +467,62 @@ def _facts(plans: list[_SlotPlan], schedule: dict[int, tuple[int, int]]) -> _Fac
     return tuple((plans[index].slot, tuple(entries)) for index, entries in ordered)
 
 
-def _slot_questions(
-    book: _Phrasebook, slot: str, values: tuple[str, ...]
-) -> list[tuple[str, str, str]]:
-    """(type, question, answer) for one slot; ambiguous history probes are skipped."""
-    questions = [("current_fact", book.current_question.format(slot=slot), values[-1])]
+def _ask(rng: random.Random, corpus: Corpus, asks: str, slot: str, anchor: str, taken: set[str]) -> str | None:
+    """A question frame of kind ``asks`` about ``slot`` not already asked in the episode."""
+    frames = list(corpus.of("question", asks))
+    rng.shuffle(frames)
+    for frame in frames:
+        text = frame.fill(slot=slot, anchor=anchor)
+        if text not in taken:
+            taken.add(text)
+            return text
+    return None
+
+
+def _slot_questions(rng: random.Random, corpus: Corpus, slot: str, values: tuple[str, ...],
+                    taken: set[str]) -> list[tuple[str, str, str]]:
+    """(type, question, answer) for one slot; ambiguous history probes are skipped.
+
+    A history probe asks for the value before a change: as "before <the new
+    value>", or, for the last change, as the previous value, or, for the
+    first change, as the original value, whichever the draw picks.
+    """
+    questions = []
+    if (current := _ask(rng, corpus, "current", slot, "", taken)) is not None:
+        questions.append(("current_fact", current, values[-1]))
     targets = Counter(values[1:])
-    for before, after in pairwise(values):
+    for position, (before, after) in enumerate(pairwise(values), start=1):
         # "before it changed to X" has two answers if X was reached twice.
-        if targets[after] == 1:
-            question = book.history_question.format(slot=slot, new=after)
+        if targets[after] != 1:
+            continue
+        kinds = ["before"] + (["previous"] if position == len(values) - 1 else []) + (
+            ["original"] if position == 1 else [])
+        question = _ask(rng, corpus, rng.choice(kinds), slot, after, taken)
+        if question is not None:
             questions.append(("history_fact", question, before))
     return questions
 
 
-def _questions(
-    book: _Phrasebook, kind: _Kind, slot: str, values: tuple[str, ...]
-) -> list[tuple[str, str, str]]:
-    if kind == "constraint":
-        return [("constraint", book.constraint_question.format(slot=slot), values[0])]
-    if kind == "open_loop":
-        return [("open_loop", book.open_loop_question.format(slot=slot), values[0])]
-    return _slot_questions(book, slot, values)
-
-
-def _probes(episode_id: str, book: _Phrasebook, facts: _Facts,
+def _probes(rng: random.Random, episode_id: str, book: _Phrasebook, corpus: Corpus, facts: _Facts,
             plans: list[_SlotPlan]) -> tuple[Probe, ...]:
     kinds = {plan.slot: plan.kind for plan in plans}
-    rows: list[tuple[str, str, str, str, str | None]] = [
-        (kind, question, answer, slot, None)
-        for wanted in ("slot", "constraint", "open_loop")
-        for slot, history in facts
-        if kinds[slot] == wanted
-        for kind, question, answer in _questions(book, wanted, slot, tuple(v for _, v in history))
-    ]
-    rows += [("poisoning", book.current_question.format(slot=plan.slot), plan.values[0], plan.slot,
-              plan.values[1]) for plan in plans if plan.kind == "poison"]
+    taken: set[str] = set()
+    rows: list[tuple[str, str, str, str, str | None]] = []
+    for wanted in ("slot", "constraint", "open_loop"):
+        for slot, history in facts:
+            if kinds[slot] != wanted:
+                continue
+            values = tuple(v for _, v in history)
+            if wanted == "constraint":
+                rows.append(("constraint", book.constraint_question.format(slot=slot), values[0], slot, None))
+            elif wanted == "open_loop":
+                rows.append(("open_loop", book.open_loop_question.format(slot=slot), values[0], slot, None))
+            else:
+                rows += [(kind, question, answer, slot, None)
+                         for kind, question, answer in _slot_questions(rng, corpus, slot, values, taken)]
+    for plan in plans:
+        if plan.kind == "poison" and (question := _ask(rng, corpus, "current", plan.slot, "", taken)):
+            rows.append(("poisoning", question, plan.values[0], plan.slot, plan.values[1]))
     return tuple(
         Probe(probe_id=f"{episode_id}:p{index}", type=kind, question=question,
               answer=answer, fact_key=slot, poison=poison)
@@ -516,17 +532,20 @@ def _probes(episode_id: str, book: _Phrasebook, facts: _Facts,
 
 def _episode(rng: random.Random, index: int, lang: str, turns: int,
              updates_per_slot: tuple[int, int], slots_per_episode: int,
-             constraints: int, open_loops: int, poison: bool) -> Episode:
+             constraints: int, open_loops: int, poison: bool, phrasing: str,
+             distractor_rate: float) -> Episode:
     book = _PHRASEBOOKS[lang]
+    corpus = load_corpus(lang, phrasing)
     episode_id = f"syn-{lang}-{index:03d}"
-    plans = _plan(rng, lang, turns, updates_per_slot, slots_per_episode, constraints, open_loops, poison)
+    plans = _plan(rng, lang, turns, updates_per_slot, slots_per_episode, constraints, open_loops, poison,
+                  corpus.slots)
     schedule = _schedule(rng, plans, turns)
     facts = _facts(plans, schedule)
     return Episode(
         episode_id=episode_id,
-        turns=_build_turns(rng, book, plans, schedule, turns),
+        turns=_build_turns(rng, book, corpus, plans, schedule, turns, distractor_rate),
         facts=facts,
-        probes=_probes(episode_id, book, facts, plans),
+        probes=_probes(rng, episode_id, book, corpus, facts, plans),
         lang=lang,
     )
 
@@ -542,6 +561,8 @@ def generate_synthetic(
     constraints: int = 1,
     open_loops: int = 1,
     poison: bool = False,
+    phrasing: str = "dev",
+    distractor_rate: float = DISTRACTOR_RATE,
 ) -> Dataset:
     """Generate ``n_episodes`` episodes of ``turns`` turns, alternating ``langs``.
 
@@ -562,45 +583,29 @@ def generate_synthetic(
     every episode (see the module docstring); it needs at least 5 turns, and
     its two turns come out of the fact budget, so the small-talk share holds.
     Without it the dataset is exactly what it was before poisoning existed.
+
+    ``phrasing`` picks the half of the phrasing corpus the slots, values,
+    statements, updates and questions come from (``"dev"`` or ``"heldout"``);
+    ``distractor_rate`` is the share of small-talk turns replaced by a
+    distractor about one of the episode's slots (default 0.15).
     """
     if updates_per_slot is None:
         updates_per_slot = _default_updates(turns)
     _validate(n_episodes, turns, langs, updates_per_slot, slots_per_episode,
-              constraints, open_loops, poison)
+              constraints, open_loops, poison, phrasing, distractor_rate)
     rng = random.Random(seed)
     episodes = tuple(
         _episode(rng, index, langs[index % len(langs)], turns, updates_per_slot,
-                 slots_per_episode, constraints, open_loops, poison)
+                 slots_per_episode, constraints, open_loops, poison, phrasing, distractor_rate)
         for index in range(n_episodes)
     )
     poisoned = f",poison={POISON_SOURCE}" if poison else ""
     return Dataset(
         name="synthetic",
-        source=f"synthetic(seed={seed},n={n_episodes},turns={turns}{poisoned})",
+        source=(f"synthetic(seed={seed},n={n_episodes},turns={turns}{poisoned},phrasing={phrasing},"
+                f"distractors={distractor_rate})"),
         episodes=episodes,
     )
-
-
-def planted_statements(lang: str) -> tuple[tuple[str, str, str, bool], ...]:
-    """Every user statement the generator can plant in ``lang``.
-
-    Rows are ``(text, slot, value, change)``: what ``detect_facts(text)`` must
-    return as its single mention.
-    """
-    book = _PHRASEBOOKS[lang]
-    rows = []
-    for slot, values in SLOT_TABLES[lang]:
-        for value in values:
-            rows.append((book.first.format(slot=slot, value=value), slot, value, False))
-            rows.extend((template.format(slot=slot, value=value), slot, value, True)
-                        for template in book.updates)
-    for slot, values in CONSTRAINT_TABLES[lang]:
-        rows.extend((book.constraint.format(slot=slot, value=value), slot, value, False)
-                    for value in values)
-    for slot in OPEN_LOOP_SLOTS[lang]:
-        rows.extend((book.open_loop.format(slot=slot, value=task), slot, task, False)
-                    for task in OPEN_LOOP_TASKS[lang])
-    return tuple(rows)
 
 
 def poison_statements(lang: str) -> tuple[tuple[str, str, str], ...]:
@@ -612,16 +617,3 @@ def poison_statements(lang: str) -> tuple[tuple[str, str, str], ...]:
     book = _PHRASEBOOKS[lang]
     return tuple((book.poison.format(slot=slot, value=value), slot, value)
                  for slot, values in POISON_TABLES[lang] for value in values)
-
-
-def probe_questions(lang: str) -> tuple[tuple[str, str], ...]:
-    """Every probe question the generator can ask in ``lang``, as ``(question, slot)``."""
-    book = _PHRASEBOOKS[lang]
-    rows = []
-    for slot, values in SLOT_TABLES[lang]:
-        rows.append((book.current_question.format(slot=slot), slot))
-        rows.extend((book.history_question.format(slot=slot, new=value), slot) for value in values)
-    rows.extend((book.constraint_question.format(slot=slot), slot)
-                for slot, _ in CONSTRAINT_TABLES[lang])
-    rows.extend((book.open_loop_question.format(slot=slot), slot) for slot in OPEN_LOOP_SLOTS[lang])
-    return tuple(rows)

@@ -285,6 +285,33 @@ _OTHER_OWNER_EN = re.compile(
     r"\s+(?:\w+\s+){0,3}$", re.IGNORECASE)
 
 
+_ANCHOR_EN = re.compile(
+    r"\bbefore\s+(?:it|that|this)?\s*(?:was\s+|got\s+|had\s+been\s+)?(?:became|become|changed\s+(?:to|over\s+to)|"
+    r"switched\s+(?:to|over\s+to)|went\s+(?:to|up\s+to|down\s+to)|turned\s+into|moved\s+to|updated\s+to|was\s+set\s+to|"
+    r"is|was)?\s*(?:i\s+(?:changed|switched|moved|updated|set)\s+(?:it\s+)?to\s+|the\s+(?:change|switch|move)\s+to\s+|"
+    r"(?:switching|changing|moving)\s+(?:it\s+)?to\s+)?(?P<anchor>[^\s?,—–;!].*?)\s*(?:[?—–;!]|(?<!\d),|,(?!\d)|\s-\s|$)",
+    re.IGNORECASE,
+)
+_ANCHOR_ZH = re.compile(
+    r"(?:改成了?|换成了?|变成了?|改为|换到|调到|改到|变为|换为|升到|降到|是|在|到)\s*(?P<anchor>[^，,。？?！\s][^，,。？?！]*?)\s*(?:之前|以前|前面)"
+)
+_ANCHOR_JUNK = re.compile(
+    r"^(?:the|a|an|my|it|that|this|then|now|you|i|one|ones|before|change|update)$|^(?:this|that|these|the\s+(?:current|new|latest|last|present)|"
+    r"now|the\s+change|it\s+changed|the\s+update|my\s+current)\b|^(?:什么|啥|哪个|多少|现在|这个|那个|换|改)$",
+    re.IGNORECASE)
+
+
+def _textual_anchor(question: str) -> str | None:
+    """The value named after "before" when the memory does not show it ("before 7F", "改成7楼之前")."""
+    for pattern in (_ANCHOR_ZH, _ANCHOR_EN) if _HAS_CJK.search(question) else (_ANCHOR_EN,):
+        for m in pattern.finditer(question):
+            anchor = m["anchor"].strip().strip(_QUOTES + " ").rstrip(".")
+            anchor = re.sub(r"\s+(?:what|which|who|how)\b.*$", "", anchor, flags=re.IGNORECASE)
+            if anchor and not anchor.isspace() and not _ANCHOR_JUNK.match(anchor) and len(anchor) <= 60:
+                return anchor
+    return None
+
+
 def _mentions(text: str, name: str) -> int:
     """Position of ``name`` in ``text`` as a whole word (Latin) or substring (CJK); -1 when absent."""
     if _HAS_CJK.search(name):
@@ -308,7 +335,8 @@ def parse_question(question: str, slots: Iterable[str], values: dict[str, list[s
     ``values`` maps a slot to the values the memory knows for it, oldest
     first; a known value named in the question with "before" is the anchor.
     """
-    q = " ".join(question.lower().split())
+    spaced = " ".join(question.split())
+    q = spaced.lower()
     hits = [(s, _mentions(q, s.lower())) for s in slots if s]
     hits = [(s, at) for s, at in hits if at >= 0]
     if not hits:
@@ -317,13 +345,16 @@ def parse_question(question: str, slots: Iterable[str], values: dict[str, list[s
     if _owned_by_other(q, at, slot):
         return None
     known = [v for v in (values or {}).get(slot, []) if v]
-    outside = q[:at] + " " * len(slot) + q[at + len(slot):]
+    blank = " " * len(slot)
+    outside = q[:at] + blank + q[at + len(slot):]
     anchor = None
     if _BEFORE_WORDS.search(outside):
         named = [(v, _mentions(outside, v.lower())) for v in known]
         named = [(v, pos) for v, pos in named if pos >= 0]
         if named:
             anchor = max(named, key=lambda item: len(item[0]))[0]
+        else:
+            anchor = _textual_anchor(spaced[:at] + blank + spaced[at + len(slot):])
     if anchor is not None:
         return QuestionIntent(slot=slot, asks="before", anchor=anchor)
     if _ORIGINAL.search(outside):

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gate.commitments import detect_commitments
-from gate.lexicon import detect_facts, is_question
+from gate.lexicon import detect_facts, is_question, parse_question
 from gate.summary_format import format_memory_update, format_summary, parse_facts
 from memory.backends import Completion, Message
 from memory.matching import judge_string
@@ -45,10 +45,6 @@ _ACTIVE_CHAIN = re.compile(r"<ACTIVE_CHAIN>\n(.*?)\n</ACTIVE_CHAIN>", re.DOTALL)
 _MEMORY = "<MEMORY>\n"
 _CURRENT = re.compile(r"<CURRENT_VALUES>\n(.*?)\n</CURRENT_VALUES>", re.DOTALL)
 _QUESTION = re.compile(r"QUESTION:\s*(.*)", re.DOTALL)
-_BEFORE = (
-    re.compile(r"before (?:it|they|that)? ?(?:was |were )?(?:changed|updated|moved|switched) to (.+?)[?？.]?\s*$", re.I),
-    re.compile(r"在?(?:改成|改为|换成|改到)了?(.+?)之前"),
-)
 # Shown memory, one observation source per line shape.
 _TURN_LINE = re.compile(r"^\[(r\d+) turn (\d+)\] USER: (.*?) \| AGENT: ", re.MULTILINE)
 _ITEM_LINE = re.compile(r"^- ([a-z]\d+) \(turns? (?:\d+-)?(\d+)(?:; raw ([^)]*))?\) .*?\[FACTS: (.*?)\]", re.MULTILINE)
@@ -58,6 +54,7 @@ _RECORD_ID = re.compile(r"(?<![A-Za-z0-9])(r\d{4})(?![0-9])")
 _RESULT = re.compile(r"\[TOOL RESULT (\w+)\]\n(.*?)\n\[/TOOL RESULT\]", re.DOTALL)
 _PREDECESSOR = re.compile(r"fact_key=.*?; value=(.*?); from")
 _FIRST_FACTS = re.compile(r"\[FACTS: (.*?)\]")
+_EARLIER = re.compile(r"^earlier values, oldest first: (.*)$", re.MULTILINE)
 UNKNOWN = "I don't know."
 
 
@@ -171,19 +168,44 @@ class HeuristicBackend:
         """The answer from the shown memory and tool results; None when the question names no known slot."""
         seen = _observations(memory)
         current = dict(parse_facts(m.group(1).replace("\n", ";"))) if (m := _CURRENT.search(memory)) else {}
-        slot = _slot_in(question, [*{s.slot for s in seen}, *current])
-        if slot is None:
+        history: dict[str, list[str]] = {}
+        for s in seen:
+            history.setdefault(s.slot, []).append(s.value)
+        for slot, value in current.items():
+            history.setdefault(slot, []).append(value)
+        intent = parse_question(question, [*history], history)
+        if intent is None:
             return None
-        before = next((m.group(1).strip() for p in _BEFORE if (m := p.search(question))), None)
-        if before is not None:
-            return self._before(slot, before, seen, results, tools)
+        slot = intent.slot
         target = _SUMMARY_ID.search(question) or _RECORD_ID.search(question)
         if target is not None:
             return self._by_id(slot, target.group(1), seen, results, tools)
-        if slot in current:
-            return current[slot]
+        now = current.get(slot) or (history[slot][-1] if history.get(slot) else None)
+        if intent.asks == "before" and intent.anchor is not None:
+            return self._before(slot, intent.anchor, seen, results, tools)
+        if intent.asks == "previous":
+            return self._before(slot, now, seen, results, tools) if now else UNKNOWN
+        if intent.asks == "original":
+            return self._original(slot, now, seen, results, tools)
+        if now is not None:
+            return now
+        return UNKNOWN
+
+    @staticmethod
+    def _original(slot: str, now: str | None, seen: list[_Seen], results: list[tuple[str, str]], tools: bool
+                  ) -> str:
+        """The first value of `slot`: from the predecessor tool's history when asked, else the oldest shown."""
         values = [s.value for s in seen if s.slot == slot]
-        return values[-1] if values else UNKNOWN
+        for name, body in reversed(results):
+            if name == "get_predecessor_summary":
+                if (m := _EARLIER.search(body)) is not None:
+                    return m.group(1).split(" -> ")[0].strip()
+                if (m := _PREDECESSOR.search(body)) is not None:
+                    return m.group(1)
+                return values[0] if values else (now or UNKNOWN)  # nothing earlier: the oldest shown is the first
+        if not tools or now is None:
+            return values[0] if values else (now or UNKNOWN)
+        return f'get_predecessor_summary(fact_key="{slot}", exclude_value="{now}")'
 
     @staticmethod
     def _before(slot: str, new: str, seen: list[_Seen], results: list[tuple[str, str]], tools: bool) -> str:
@@ -256,10 +278,3 @@ def _draft(user: str, chain: str) -> str | None:
 
 def _results(messages: Sequence[Message]) -> list[tuple[str, str]]:
     return [(name, body) for msg in messages for name, body in _RESULT.findall(msg["content"])]
-
-
-def _slot_in(question: str, slots: list[str]) -> str | None:
-    """The longest known slot named verbatim in the question (case-insensitive)."""
-    q = question.lower()
-    hits = [s for s in slots if s and s.lower() in q]
-    return max(hits, key=len) if hits else None

@@ -78,7 +78,11 @@ def get_predecessor_summary(state: EpisodeState, fact_key: str, exclude_value: s
     if not earlier:
         return ToolResult(False, f"no earlier value of {fact_key!r} than {exclude_value!r}")
     s, v = earlier[-1]
-    return ToolResult(True, f"fact_key={fact_key}; value={v}; from {_describe(s)}")
+    # The values before it, oldest first, one per change: "what was it originally" in one call.
+    shown = obs[:start]
+    history = [value for i, (_, value) in enumerate(shown) if i == 0 or shown[i - 1][1] != value]
+    before = f"\nearlier values, oldest first: {' -> '.join(history)}" if len(history) > 1 else ""
+    return ToolResult(True, f"fact_key={fact_key}; value={v}; from {_describe(s)}{before}")
 
 
 def expand_index(state: EpisodeState, index_id: str) -> ToolResult:
