@@ -1,0 +1,138 @@
+"""The fact grammar on the shapes the issue names, and what it must not take for the user's fact.
+
+These sentences are written here, for the grammar's parts (openers, change
+verbs, corrections, "no longer", topics and anaphors, mixed scripts,
+full-width punctuation, units); the phrasing corpus's held-out half is
+measured by ``python -m benchmarks.phrasing``, never asserted here.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evaluation.phrasing import PhrasingError, load_corpus, measure_detector, measure_questions
+from gate.lexicon import FactMention, QuestionIntent, detect_facts, parse_question
+
+
+def _f(slot: str, value: str, change: bool = False) -> FactMention:
+    return FactMention(slot=slot, value=value, change=change)
+
+
+STATEMENTS = [
+    ("fyi my gym is Planet Fitness", _f("gym", "Planet Fitness")),
+    ("as of today my rent is 1800 dollars", _f("rent", "1800 dollars")),
+    ("my shoe size got changed to 44", _f("shoe size", "44", True)),
+    ("Badge number: 7731", _f("badge number", "7731")),
+    ("these days my commute is 40 minutes", _f("commute", "40 minutes")),
+    ("my locker is no longer C12, it's D4 now", _f("locker", "D4", True)),
+    ("My locker changed — it's D4 now.", _f("locker", "D4", True)),
+    ("Nope, my badge number is 7731, not 7713.", _f("badge number", "7731")),
+    ("I've updated my username to cat_lover_9", _f("username", "cat_lover_9", True)),
+    ("Update — my height is 182 cm", _f("height", "182 cm")),
+    ("my home airport isn't LHR anymore, it's LGW", _f("home airport", "LGW", True)),
+    ("Dr. Okafor is my dentist now", _f("dentist", "Dr. Okafor")),
+    ("my 工位 is 7楼", _f("工位", "7楼")),
+    ("我的工位换了，现在是9楼", _f("工位", "9楼", True)),
+    ("我工位现在是9楼", _f("工位", "9楼", True)),
+    ("我的office floor是3rd", _f("office floor", "3rd")),
+    ("对了，我的邮箱改成了a@b.com", _f("邮箱", "a@b.com", True)),
+    ("我房间号从305换到了412", _f("房间号", "412", True)),
+    ("我的健身房不再是A馆了，现在是B馆", _f("健身房", "B馆", True)),
+    ("以前我的工位是3楼，现在是7楼", _f("工位", "7楼", True)),
+    ("我的月预算是¥8,000。", _f("月预算", "¥8,000")),
+    ("我的WiFi密码是qwerty!9", _f("WiFi密码", "qwerty!9")),
+    ("工位：K2-33", _f("工位", "K2-33")),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), STATEMENTS)
+def test_statements_and_updates(text: str, expected: FactMention) -> None:
+    assert detect_facts(text) == (expected,)
+
+
+NOT_THE_USERS = [
+    "my sister's locker is C12",             # someone else's
+    "Tom's badge number is 7731",
+    "If my rent were 1000 dollars I'd be rich",  # hypothetical
+    "I wish my commute was 10 minutes",
+    "my rent isn't 1800 dollars",            # negation
+    "Dana said her locker is C12",           # reported speech
+    "He told me my badge number was 7731",
+    "is my locker C12?",                     # a question naming a value
+    "I might change my username to cat_lover_9",  # a plan
+    "I don't think my locker is C12",
+    "my old locker was C12",                 # a past value alone
+    "我同事的工位是7楼",
+    "如果我的工位是7楼就好了",
+    "我的工位不是7楼",
+    "他说他的工位是7楼",
+    "我的工位是7楼吗？",
+    "我打算把工位换成7楼",
+    "小李的车是特斯拉",
+    "顺便说一下，我现在住在上海",             # no slot: an adverb is not a slot
+]
+
+
+@pytest.mark.parametrize("text", NOT_THE_USERS)
+def test_what_is_not_the_users_own_fact_is_not_written_as_theirs(text: str) -> None:
+    assert detect_facts(text) == ()
+
+
+@pytest.mark.parametrize(
+    ("question", "known", "expected"),
+    [
+        ("what's my rent at the moment?", {"rent": ["1800 dollars"]}, QuestionIntent(slot="rent", asks="current")),
+        ("What was my rent originally?", {"rent": ["1800 dollars"]}, QuestionIntent(slot="rent", asks="original")),
+        ("what did I have as my rent before 1800 dollars?", {"rent": ["1800 dollars"]},
+         QuestionIntent(slot="rent", asks="before", anchor="1800 dollars")),
+        ("what was my rent before it went up to 2000 dollars?", {"rent": ["2100 dollars"]},
+         QuestionIntent(slot="rent", asks="before", anchor="2000 dollars")),
+        ("what rent did I pay before this one", {"rent": ["1800 dollars"]},
+         QuestionIntent(slot="rent", asks="previous")),
+        ("我以前的工位是什么？", {"工位": ["7楼"]}, QuestionIntent(slot="工位", asks="previous")),
+        ("我的工位改成7楼之前是什么？", {"工位": ["9楼"]}, QuestionIntent(slot="工位", asks="before", anchor="7楼")),
+        ("我最早的工位是哪个", {"工位": ["7楼"]}, QuestionIntent(slot="工位", asks="original")),
+    ],
+)
+def test_questions_say_what_they_ask(question: str, known: dict[str, list[str]], expected: QuestionIntent) -> None:
+    assert parse_question(question, list(known), known) == expected
+
+
+def test_a_question_about_someone_elses_slot_is_not_about_the_users() -> None:
+    assert parse_question("what's my sister's rent?", ["rent"], {"rent": ["1800 dollars"]}) is None
+    assert parse_question("我同事的工位是什么？", ["工位"], {"工位": ["7楼"]}) is None
+
+
+def test_the_held_out_half_says_it_was_written_before_the_rules() -> None:
+    for lang in ("en", "zh"):
+        heldout, dev = load_corpus(lang, "heldout"), load_corpus(lang, "dev")
+        assert {s for s, _ in heldout.slots}.isdisjoint({s for s, _ in dev.slots})
+        assert {f.family for f in heldout.frames}.isdisjoint({f.family for f in dev.frames})
+        for corpus in (heldout, dev):
+            kinds = {f.kind for f in corpus.frames}
+            assert kinds == {"statement", "update", "question", "distractor"}
+            assert len(corpus.of("statement")) + len(corpus.of("update")) >= 30
+            assert len(corpus.of("question")) >= 12
+    from importlib import resources
+    note = json.loads(resources.files("evaluation").joinpath("phrasing", "en.heldout.json").read_text())["note"]
+    assert "before" in note.lower() and "tun" in note.lower()
+
+
+def test_measures_count_every_frame_and_report_misses() -> None:
+    score = measure_detector("en", "dev", per_frame=1)
+    corpus = load_corpus("en", "dev")
+    statements = len(corpus.of("statement")) + len(corpus.of("update"))
+    assert score.expected == statements * len(corpus.slots)
+    assert score.distractors == len(corpus.of("distractor")) * len(corpus.slots)
+    assert 0.0 <= score.recall <= 1.0 and len(score.misses) == score.expected - score.found
+    questions = measure_questions("zh", "dev")
+    assert questions.asked == len(load_corpus("zh", "dev").of("question")) * len(load_corpus("zh", "dev").slots)
+
+
+def test_a_malformed_corpus_is_refused_naming_file_and_frame() -> None:
+    with pytest.raises(PhrasingError, match="half must be one of"):
+        load_corpus("en", "test")
+    with pytest.raises(PhrasingError, match="no phrasing corpus 'fr.dev.json'"):
+        load_corpus("fr", "dev")
