@@ -462,7 +462,10 @@ def audit_cmd(run: str, keys: str | None, runs_dir: str, at_seq: int | None, i4_
 @click.option("--episode", required=True, help="Episode id whose data subject is concerned.")
 @click.option("--system", default="three_layer", show_default=True)
 @click.option("--slot", default=None, help="Erase this slot (every value, or only --value).")
-@click.option("--value", default=None, help="With --slot: only this value.")
+@click.option("--value", default=None,
+              help="With --slot: only this value. Alone: this value wherever it was said (dialogue, tool results, "
+                   "summaries, facts, index titles, answers, probe questions and gold) in every system's copy of the "
+                   "episode, matched as a whole word, case-insensitive, whitespace normalised.")
 @click.option("--record", "record_id", default=None, help="Erase a raw record and everything derived from it.")
 @click.option("--subject", is_flag=True, help="Erase everything of the episode's data subject.")
 @click.option("--legal-basis", required=True, help="Why, e.g. 'GDPR Art. 17 request #123'.")
@@ -479,11 +482,15 @@ def erase_cmd(run: str, episode: str, system: str, slot: str | None, value: str 
     """Crypto-shred personal data of one episode and print the erasure receipt.
 
     The run must have been recorded with personal data sealed (the default for
-    --dataset runs). Exits 1 if the residue scan finds the value anywhere.
+    --dataset runs). Every system's copy of the episode is erased, the run's
+    derived files (CSV, JSON Lines, report.md) are rewritten from the ledger,
+    and the residue scan reads the episode's streams and rows and every file of
+    the run. Exits 1 if it finds the value anywhere.
 
     \b
     Example:
       ledgermem erase demo --episode alice --slot "home city" --legal-basis "GDPR Art. 17 #12"
+      ledgermem erase demo --episode alice --value Reykjavik --legal-basis "GDPR Art. 17 #12"
     """
     path = resolve_run(run, Path(runs_dir))
     receipt = erase_in_run(path, system=system, episode=episode, slot=slot, value=value, record_id=record_id,
@@ -494,7 +501,8 @@ def erase_cmd(run: str, episode: str, system: str, slot: str | None, value: str 
     else:
         out.print(f"erased {len(receipt.facts)} fact(s) ({sum(c for *_, c in receipt.facts)} collateral), "
                   f"{len(receipt.records)} raw record(s), {len(receipt.summaries)} summary(ies), "
-                  f"{len(receipt.indexes)} index title(s); {len(receipt.keys_shredded)} key(s) shredded")
+                  f"{len(receipt.indexes)} index title(s); {len(receipt.keys_shredded)} key(s) shredded"
+                  + (f" in {len(receipt.streams)} stream(s)" if receipt.streams else " (nothing readable left)"))
         for place, hits in receipt.residue.items():
             out.print(f"  residue in {place}: {hits}")
         out.print("receipt: clean" if receipt.clean else "receipt: RESIDUE FOUND")

@@ -19,6 +19,7 @@ from typing import Any
 
 from evaluation.baselines import BASELINES, BaselineMemory
 from evaluation.datasets import Dataset, Episode, Probe
+from evaluation.erasure import erase_in_run  # noqa: F401  (the CLI's import path; lives beside its scan)
 from evaluation.errors import EvaluationError, RunExists, RunNotFound, UnknownSystem
 from evaluation.judge import JUDGES, LlmJudge, StringJudge
 from evaluation.metrics import EpisodeOutcome, compute_metrics, outcomes_from_ledger, without_timing
@@ -29,10 +30,6 @@ from ledger.store import Ledger, StreamKey
 from ledger.schema import canonical_json
 from memory.backends import Backend, RoutedBackend, make_backend
 from memory.replay_backend import ReplayBackend
-from gate.decide import decide
-from gate.erasure import Erase, values_to_erase
-from gate.errors import CommandRejected
-from memory.erasure import ErasureReceipt
 from memory.cache import HotCache
 from memory.memory import Memory
 from projections.config import MemoryConfig
@@ -197,40 +194,6 @@ def open_run(path: Path, *, keys: Path | None = None) -> Iterator[tuple[Ledger, 
         ledger.conn.execute("SET search_path = 'main,projections'")
         ledger.conn.create_function("decrypt", _decrypt_with(ledger), ["VARCHAR"], "VARCHAR")
         yield ledger, proj
-
-
-def erase_in_run(path: Path, *, system: str, episode: str, legal_basis: str, **target: Any) -> ErasureReceipt:
-    """Open a finished run for writing and erase from one of its episodes.
-
-    The data subject's values live in every system's copy of the episode:
-    the baselines' streams of the same episode are erased too (by the values
-    the three_layer stream names), and the residue scan runs once at the end,
-    over all of them.
-    """
-    if system != "three_layer":
-        raise EvaluationError(f"erase names the three_layer stream of an episode (the baselines' copies of it "
-                              f"are erased with it); got system {system!r}")
-    with Ledger(path, create=False) as ledger, ProjectionStore(projection_path(path)) as projections:
-        run_id = next((r.stream.run_id for r in ledger.read(event_types=["run_started"])), None)
-        stream = StreamKey(run_id or "", system, episode)
-        streams = dict(ledger.streams())
-        if stream not in streams:
-            known = sorted(s.episode_id for s, _ in ledger.streams() if s.system == system and s.episode_id)
-            raise RunNotFound(f"{path}: no episode {episode!r} of system {system!r}; episodes: {', '.join(known[:10])}")
-        cache = target.pop("cache", None)  # the run's Redis hot cache: its copy is rewritten and scanned too
-        memory = Memory(ledger, stream, "heuristic", projections=projections, cache=cache)
-        exports = target.pop("exports", ())
-        request = Erase(legal_basis=legal_basis, key_prefix=memory.key_prefix, **target)
-        decide(memory.state, request)  # refuse a bad request before touching any stream
-        values = values_to_erase(memory.state, request)
-        for other in sorted(s for s in streams if s.episode_id == episode and s.run_id == stream.run_id
-                            and s.system != system):
-            copy = Memory(ledger, other, "heuristic", projections=projections)
-            try:
-                copy.erase(legal_basis=legal_basis, also=values, scan_residue=False, **target)
-            except CommandRejected:
-                continue  # this copy never held the values
-        return memory.erase(legal_basis=legal_basis, exports=exports, **target)
 
 
 def _decrypt_with(ledger: Ledger) -> Callable[[str], str]:

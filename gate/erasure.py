@@ -8,13 +8,18 @@ and that summary's evidence; a record leads to every summary written from
 it; anything sealed under the same key goes with it (its other facts are
 erased as collateral and say so); every index title over an erased
 summary is redacted.
+
+A value is found as a whole token, case-insensitively, any run of
+whitespace in it matching any other (`value_pattern`): the same rule picks
+the facts to erase, the events to shred and the residue to report.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from gate.errors import CommandRejected
+from gate.errors import CommandRejected, NothingToErase
 from ledger.events import FactErased, KeyShredded
 from ledger.keys import ERASED
 from projections.state import EpisodeState, record_id_for
@@ -36,9 +41,28 @@ def answer_key(prefix: str, version: int) -> str:
     return f"{prefix}#answer:{version}"
 
 
+def value_pattern(value: str) -> re.Pattern[str]:
+    """A value as a whole token: `29` is found in `team size=29`, not in `s0029` or `129`.
+
+    Case-insensitive, and whitespace-normalised: `new  york` finds `New York`
+    and `New` followed by a line break and `York`.
+    """
+    words = value.split()
+    if not words:
+        raise CommandRejected("Erase: the value to erase is empty")
+    edge_l = r"(?<![0-9A-Za-z])" if words[0][:1].isascii() and words[0][:1].isalnum() else ""
+    edge_r = r"(?![0-9A-Za-z])" if words[-1][-1:].isascii() and words[-1][-1:].isalnum() else ""
+    return re.compile(edge_l + r"\s+".join(re.escape(w) for w in words) + edge_r, re.IGNORECASE)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Erase:
-    """Erase by slot (optionally one value of it), by raw record, or the whole data subject.
+    """Erase by slot (optionally one value of it), by a value wherever it was said, by raw record,
+    or the whole data subject.
+
+    A value without a slot (`by_value`) reaches what the fact grammar did not
+    extract: every event whose plaintext mentions it is shredded with its
+    lineage, and every fact whose value mentions it is erased.
 
     `mentions` are the keys of events whose plaintext contains a value being
     erased, found by the application's scan of the stream.
@@ -52,12 +76,18 @@ class Erase:
     subject: bool = False
     mentions: tuple[str, ...] = ()
 
+    @property
+    def by_value(self) -> bool:
+        return self.value is not None and not self.slot and not self.record_id and not self.subject
+
     def describe(self) -> str:
         if self.subject:
             return "data subject"
         if self.record_id:
             return f"raw record {self.record_id}"
         # Never the value itself: this description is stored in the ledger.
+        if self.by_value:
+            return "one value (any slot, wherever it was said)"
         return f"slot {self.slot!r}" + (" (one value)" if self.value is not None else " (every value)")
 
 
@@ -69,8 +99,13 @@ def _targets(state: EpisodeState, cmd: Erase) -> set[tuple[str, str]]:
         if cmd.record_id not in state.raw:
             raise CommandRejected(f"Erase: no raw record {cmd.record_id!r} in this episode")
         return {(s.summary_id, k) for s in state.summaries.values() if cmd.record_id in s.raw_ids for k, _ in s.facts}
+    if cmd.by_value:
+        assert cmd.value is not None
+        found = value_pattern(cmd.value)
+        return {(s.summary_id, k) for s in state.summaries.values() for k, v in s.facts
+                if v != ERASED and found.search(v)}
     if not cmd.slot:
-        raise CommandRejected("Erase: name a slot, a raw record, or the data subject")
+        raise CommandRejected("Erase: name a slot, a value, a raw record, or the data subject")
     return {
         (s.summary_id, k)
         for s in state.summaries.values()
@@ -83,6 +118,9 @@ def values_to_erase(state: EpisodeState, cmd: Erase) -> set[str]:
     """The plaintext values the application must look for in the stream (never stored)."""
     facts = dict(((s.summary_id, k), v) for s in state.summaries.values() for k, v in s.facts)
     found = {facts[t] for t in _targets(state, cmd)} - {ERASED}
+    if cmd.by_value:
+        assert cmd.value is not None
+        found.add(" ".join(cmd.value.split()))
     if cmd.record_id:
         # The user's own words; the agent's side is usually a generic reply that would match everywhere,
         # and what it repeats of the user's values is covered by the fact values above.
@@ -90,17 +128,24 @@ def values_to_erase(state: EpisodeState, cmd: Erase) -> set[str]:
     return found
 
 
-def decide_erase(state: EpisodeState, cmd: Erase) -> tuple[FactErased | KeyShredded, ...]:
+def check_erase(state: EpisodeState, cmd: Erase) -> None:
+    """Refuse what no search can make possible: no legal basis, an episode recorded in clear, an empty value."""
     if not cmd.legal_basis.strip():
         raise CommandRejected("Erase: a legal basis is required (e.g. 'GDPR Art. 17 request #123')")
     if not state.config.personal_data:
         raise CommandRejected(
             "Erase: this episode declared that it holds no personal data, so its values were stored in "
-            "clear and cannot be crypto-shredded"
+            "clear (recorded without encryption) and cannot be crypto-shredded"
         )
+    if cmd.value is not None:
+        value_pattern(cmd.value)
+
+
+def decide_erase(state: EpisodeState, cmd: Erase) -> tuple[FactErased | KeyShredded, ...]:
+    check_erase(state, cmd)
     targets = _targets(state, cmd)
     if not targets and not cmd.record_id and not cmd.subject and not cmd.mentions:
-        raise CommandRejected(f"Erase: nothing to erase for {cmd.describe()}")
+        raise NothingToErase(f"Erase: nothing to erase for {cmd.describe()}")
     prefix = cmd.key_prefix
     turns = {state.summaries[sid].turn for sid, _ in targets}
     turns |= {state.raw[r].turn for sid, _ in targets for r in state.summaries[sid].raw_ids if r in state.raw}

@@ -3,6 +3,7 @@
     LedgermemError (ledger.errors)
     └── GateError
         ├── CommandRejected (also ValueError)   an impossible command: names the command and why
+        │   └── NothingToErase                  an erasure whose target is not readable in this stream
         └── InvariantViolation (also AssertionError)   strict mode: an invariant failed after a commit
 
 A rejection the evaluation must count (a hallucinated override id) is not an
@@ -20,6 +21,10 @@ class GateError(LedgermemError):
 
 class CommandRejected(GateError, ValueError):
     """The command is impossible in this state."""
+
+
+class NothingToErase(CommandRejected):
+    """An erasure found nothing readable to erase in this stream (never there, or erased already)."""
 
 
 class InvariantViolation(GateError, AssertionError):

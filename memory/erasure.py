@@ -3,19 +3,31 @@
 After the keys are shredded and the projection file rebuilt, the erased
 values (held in memory only for this scan, never written anywhere) are
 looked for in every place they could survive: the ledger's decrypted
-events, the projection tables, the rendered prompt, and the bytes of the
-ledger, projection and key files (with their write-ahead logs). The receipt
-names what was erased by id and slot, never by value.
+events and the projection rows of the data subject's streams, the rendered
+prompt, and the bytes of the ledger, projection and key files (with their
+write-ahead logs). A value is matched as `gate.erasure.value_pattern` says
+(whole token, case-insensitive, whitespace-normalised); in file bytes as a
+substring, ASCII case-insensitive.
+
+Other streams may hold the same value legitimately (another episode where
+the same city was named): their events and rows are not residue and are not
+scanned. The projection file holds every stream's rows in plaintext, so its
+bytes cannot tell them apart: when another stream's rows still show a value,
+that value is not looked for in that file's bytes, and the receipt says so
+(`shared_elsewhere`); the per-row scan of the subject's streams speaks for it.
+The receipt names what was erased by id and slot, never by value.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gate.erasure import value_pattern
 from ledger.events import FactErased, KeyShredded
 from ledger.parquet import ParquetLedger
 from ledger.store import Ledger, StreamKey
@@ -37,6 +49,9 @@ class ErasureReceipt:
     places_scanned: tuple[str, ...]
     residue: dict[str, int] = field(default_factory=dict)  # place -> hits
     not_byte_scanned: int = 0  # values too short to look for in file bytes
+    streams: tuple[str, ...] = ()  # the streams whose keys were shredded (every system's copy of the episode)
+    #: Files whose bytes were not searched for some value because another stream legitimately still shows it.
+    shared_elsewhere: tuple[str, ...] = ()
 
     @property
     def clean(self) -> bool:
@@ -48,23 +63,30 @@ class ErasureReceipt:
             "facts": [{"summary_id": s, "slot": k, "collateral": c} for s, k, c in self.facts],
             "records": list(self.records), "summaries": list(self.summaries), "indexes": list(self.indexes),
             "keys_shredded": list(self.keys_shredded), "places_scanned": list(self.places_scanned),
-            "residue": dict(self.residue), "not_byte_scanned": self.not_byte_scanned, "clean": self.clean,
+            "residue": dict(self.residue), "not_byte_scanned": self.not_byte_scanned,
+            "streams": list(self.streams), "shared_elsewhere": list(self.shared_elsewhere), "clean": self.clean,
         }
 
 
-def _pattern(value: str) -> re.Pattern[str]:
-    """A value as a whole token: `29` is found in `team size=29`, not in `s0029` or `129`."""
-    edge_l = r"(?<![0-9A-Za-z])" if value[:1].isascii() and value[:1].isalnum() else ""
-    edge_r = r"(?![0-9A-Za-z])" if value[-1:].isascii() and value[-1:].isalnum() else ""
-    return re.compile(edge_l + re.escape(value) + edge_r)
+_pattern = functools.lru_cache(maxsize=256)(value_pattern)
+
+
+@functools.lru_cache(maxsize=256)
+def _byte_pattern(value: str) -> re.Pattern[bytes]:
+    """A value in raw file bytes: a substring, ASCII case-insensitive, any whitespace between its words."""
+    return re.compile(rb"\s+".join(re.escape(w.encode("utf-8")) for w in value.split()), re.IGNORECASE)
 
 
 def mentions(text: str, values: set[str]) -> bool:
-    return any(_pattern(v).search(text) for v in values if v)
+    return any(_pattern(v).search(text) for v in values if v.strip())
 
 
-def _hits(texts: list[str], values: set[str]) -> int:
-    return sum(len(_pattern(v).findall(text)) for text in texts for v in values if v)
+def hits(texts: list[str], values: set[str]) -> int:
+    return sum(len(_pattern(v).findall(text)) for text in texts for v in values if v.strip())
+
+
+def byte_hits(data: bytes, values: set[str]) -> int:
+    return sum(len(_byte_pattern(v).findall(data)) for v in values if v.strip())
 
 
 def personal_texts(event: Any) -> list[str]:
@@ -83,8 +105,8 @@ def personal_texts(event: Any) -> list[str]:
     return out
 
 
-def _personal_texts(ledger: Ledger, stream: StreamKey) -> list[str]:
-    return [t for r in ledger.read(stream=stream) for t in personal_texts(r.event)]
+def _personal_texts(ledger: Ledger, streams: Sequence[StreamKey]) -> list[str]:
+    return [t for stream in streams for r in ledger.read(stream=stream) for t in personal_texts(r.event)]
 
 
 _TEXT_COLUMNS = {
@@ -104,11 +126,15 @@ def _cell_texts(cell: Any) -> list[str]:
     return [str(cell)]
 
 
-def _table_texts(store: ProjectionStore) -> list[str]:
+def _table_texts(store: ProjectionStore, streams: Sequence[StreamKey], *, inside: bool = True) -> list[str]:
+    """The text cells of the projection rows of `streams` (or, `inside=False`, of every other stream)."""
+    wanted = {(s.run_id, s.system, s.episode_id) for s in streams}
     out = []
     for table, cols in _TEXT_COLUMNS.items():
-        for row in store.conn.execute(f"SELECT {cols} FROM {table}").fetchall():
-            out += [t for cell in row for t in _cell_texts(cell)]
+        rows = store.conn.execute(f"SELECT run_id, system, episode_id, {cols} FROM {table}").fetchall()
+        for row in rows:
+            if (tuple(row[:3]) in wanted) == inside:
+                out += [t for cell in row[3:] for t in _cell_texts(cell)]
     return out
 
 
@@ -118,26 +144,47 @@ def _file_bytes(path: str) -> bytes:
 
 
 def scan(ledger: Ledger, stream: StreamKey, store: ProjectionStore, rendered: str,
-         values: set[str], exports: Sequence[Path] = ()) -> tuple[dict[str, int], tuple[str, ...], int]:
+         values: set[str], exports: Sequence[Path] = (), *, streams: Sequence[StreamKey] = (),
+         ) -> tuple[dict[str, int], tuple[str, ...], int]:
+    """Residue per place; the places in order; how many values were too short for the byte scan.
+
+    `streams` are the data subject's streams (default: `stream` alone); only
+    their events and projection rows are read.
+    """
+    residue, _, short = scan_detail(ledger, stream, store, rendered, values, exports, streams=streams)
+    return residue, tuple(residue), short
+
+
+def scan_detail(ledger: Ledger, stream: StreamKey, store: ProjectionStore, rendered: str,
+                values: set[str], exports: Sequence[Path] = (), *, streams: Sequence[StreamKey] = (),
+                ) -> tuple[dict[str, int], tuple[str, ...], int]:
+    """`scan`, and the files whose bytes could not be attributed (another stream shows the value)."""
+    subject = tuple(streams) or (stream,)
     residue = {
-        "ledger events (decrypted)": _hits(_personal_texts(ledger, stream), values),
-        "projection tables": _hits(_table_texts(store), values),
-        "rendered prompt": _hits([rendered], values),
+        "ledger events (decrypted)": hits(_personal_texts(ledger, subject), values),
+        "projection tables": hits(_table_texts(store, subject), values),
+        "rendered prompt": hits([rendered], values),
     }
     for folder in exports:
         # Parquet pages are compressed: look at the decoded rows, opened with the (now shredded) keys.
         exported = ParquetLedger(folder, keys=ledger.keys, run_id=stream.run_id)
         try:
-            residue[f"export {folder}"] = _hits(_personal_texts(exported, stream), values)
+            residue[f"export {folder}"] = hits(_personal_texts(exported, subject), values)
         finally:
             exported.conn.close()  # not close(): the key store is the memory's own
     long_values = {v for v in values if len(v.encode("utf-8")) >= MIN_BYTES_SCANNED}
     key_file = ledger.keys.path if ledger.keys is not None else ":memory:"
     files = [p for p in (ledger.path, store.path, key_file) if p != ":memory:"]
+    others = _table_texts(store, subject, inside=False)
+    held_elsewhere = {v for v in long_values if any(mentions(t, {v}) for t in others)}
+    shared: list[str] = []
     for path in files:
         data = _file_bytes(path)
-        residue[f"file {Path(path).name}"] = sum(data.count(v.encode("utf-8")) for v in long_values)
-    return residue, tuple(residue), len(values) - len(long_values)
+        looked_for = long_values - held_elsewhere if path == store.path else long_values
+        if looked_for != long_values:
+            shared.append(Path(path).name)
+        residue[f"file {Path(path).name}"] = byte_hits(data, looked_for)
+    return residue, tuple(shared), len(values) - len(long_values)
 
 
 def receipt(events: tuple[Any, ...], residue: dict[str, int], places: tuple[str, ...],

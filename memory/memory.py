@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from gate.admission import gate_verdict
 from gate.commands import LlmCall, PinConstraint, RecordTurn, StartEpisode
 from gate.decide import decide
-from gate.erasure import Erase, answer_key, index_key, merge_key, turn_key, values_to_erase
+from gate.erasure import Erase, answer_key, check_erase, index_key, merge_key, turn_key, values_to_erase
 from gate.errors import InvariantViolation
 from gate.invariants import check_i1, check_i2, check_i3, check_i5
 from gate.summary_format import parse_summary, split_memory_update
@@ -31,7 +31,7 @@ from ledger.events import (
 )
 from ledger.keys import key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
-from memory.erasure import ErasureReceipt, mentions, personal_texts, receipt, scan
+from memory.erasure import ErasureReceipt, mentions, personal_texts, receipt, scan_detail
 from memory.cache import HotCache
 from memory.answering import NO_TOOLS, Answer, answer_with_tools, call_backend
 from memory.backends import Backend, Message, make_backend
@@ -219,7 +219,12 @@ class Memory:
         record_id: str | None = None, subject: bool = False, exports: Sequence[Path] = (),
         also: Iterable[str] = (), scan_residue: bool = True,
     ) -> ErasureReceipt:
-        """Erase by slot (one value or all), raw record, or the whole data subject; returns the receipt.
+        """Erase by slot (one value or all), by value, raw record, or the whole data subject; returns the receipt.
+
+        A `value` without a `slot` is looked for (whole token, case-insensitive,
+        whitespace-normalised) in every sealed field of the stream, so a value
+        the fact grammar never extracted goes too: every key that sealed it is
+        shredded with what derives from it.
 
         The keys of everything derived from the erased items are destroyed,
         the projection file is rebuilt into a new file, and the residue scan
@@ -234,7 +239,9 @@ class Memory:
         request = Erase(legal_basis=legal_basis, key_prefix=self.key_prefix, slot=slot, value=value,
                         record_id=record_id, subject=subject)
         extra = set(also)
-        if not extra:
+        if request.by_value:
+            check_erase(self.state, request)  # whether it is there is known only after the scan
+        elif not extra:
             decide(self.state, request)  # refuse a bad request before scanning anything
         values = values_to_erase(self.state, request) | extra
         mentions = self._mentions(values)
@@ -244,13 +251,13 @@ class Memory:
         if self.strict:
             self.check(recorded)
         if not scan_residue:
-            return receipt(events, {}, (), 0)
-        residue, places, short = scan(self.ledger, self.stream, self.projections, self.render().text, values,
-                                      exports)
+            return replace(receipt(events, {}, (), 0), streams=(str(self.stream),))
+        residue, shared, short = scan_detail(self.ledger, self.stream, self.projections, self.render().text,
+                                             values, exports)
         if self.cache is not None:
             residue |= self.cache.residue(self.stream, values)
-            places = tuple(residue)
-        return receipt(events, residue, places, short)
+        return replace(receipt(events, residue, tuple(residue), short), streams=(str(self.stream),),
+                       shared_elsewhere=shared)
 
     def _mentions(self, values: set[str]) -> set[str]:
         """Keys of every event of this stream whose plaintext contains a value being erased."""

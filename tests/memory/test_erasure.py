@@ -174,3 +174,55 @@ def test_the_residue_scan_reads_exports_too(memory: Memory, tmp_path: Path) -> N
     receipt = memory.erase(slot="home city", value=NEW, legal_basis="GDPR Art. 17", exports=[tmp_path / "exp"])
     assert receipt.clean and f"export {tmp_path / 'exp'}" in receipt.residue
     assert memory.erase(slot="meeting time", legal_basis="GDPR Art. 17").clean  # the key store is still usable
+
+
+MISSED = "Hafnarfjordur-Harbour"  # said in a phrasing the fact grammar does not extract
+
+
+def test_erasing_a_value_without_a_slot_reaches_what_extraction_missed(memory: Memory, tmp_path: Path) -> None:
+    from gate.lexicon import detect_facts
+
+    said = f"We moved the boat to {MISSED} last week."
+    assert detect_facts(said) == ()
+    memory.add_turn(said, f"Nice, {MISSED.upper()} is pretty.")
+    assert memory.ask("Where is the boat?").text is not None
+    receipt = memory.erase(value=MISSED.lower(), legal_basis="GDPR Art. 17")  # case-insensitive
+    assert receipt.clean, receipt.residue
+    assert receipt.records == ("r0005",) and receipt.request.startswith("one value")
+    assert MISSED.lower() not in receipt.request.lower()  # the receipt never names the value
+    assert memory.state.raw["r0005"].user == ERASED
+    assert memory.state.current_values()["home city"][0] == NEW  # nothing else went
+    assert audit(memory.ledger, memory.projections).ok and memory.ledger.verify().ok
+    with pytest.raises(CommandRejected, match="nothing to erase"):
+        memory.erase(value=MISSED, legal_basis="GDPR Art. 17")
+    close(memory)
+    assert MISSED.lower().encode() not in files_bytes(tmp_path).lower()
+
+
+def test_a_value_without_a_slot_erases_the_facts_that_carry_it(memory: Memory) -> None:
+    receipt = memory.erase(value=NEW.upper(), legal_basis="GDPR Art. 17")
+    assert receipt.clean and ("s0003", "home city", False) in receipt.facts
+    assert memory.state.current_values()["home city"][0] == OLD
+
+
+@pytest.mark.parametrize(
+    "value, text, found",
+    [
+        ("new  york", "I live in New\nYork now", True),
+        ("Reykjavik", "REYKJAVIK-Hlidar", True),
+        ("29", "team size=29", True),
+        ("29", "s0029 and 129", False),
+        ("Reykjavik", "Reykjavikur", False),
+    ],
+)
+def test_a_value_is_matched_as_a_whole_token_case_and_whitespace_insensitively(
+    value: str, text: str, found: bool
+) -> None:
+    from gate.erasure import value_pattern
+
+    assert bool(value_pattern(value).search(text)) is found
+
+
+def test_an_empty_value_is_refused(memory: Memory) -> None:
+    with pytest.raises(CommandRejected, match="empty"):
+        memory.erase(value="   ", legal_basis="x")
