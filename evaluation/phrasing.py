@@ -82,24 +82,36 @@ def _check(name: str, data: Any) -> None:
                 raise PhrasingError(f"{name}: family {family['family']!r}: frame {text!r} has no {{value}}")
 
 
+def _files(lang: str, half: str) -> list[str]:
+    """The corpus files of a half: ``{lang}.heldout.json``, or ``{lang}.dev.json`` and any ``{lang}.devN.json``."""
+    folder = resources.files("evaluation").joinpath("phrasing")
+    names = sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(".json"))
+    if half == "heldout":
+        return [n for n in names if n == f"{lang}.heldout.json"]
+    return [n for n in names if n == f"{lang}.dev.json" or (n.startswith(f"{lang}.dev") and n[len(lang) + 4:-5].isdigit())]
+
+
 @cache
 def load_corpus(lang: str, half: str) -> Corpus:
-    """The frames and slots of one language and half."""
+    """The frames and slots of one language and half (a half may span several files)."""
     if half not in HALVES:
         raise PhrasingError(f"phrasing half must be one of {HALVES}, got {half!r}")
-    name = f"{lang}.{half}.json"
-    try:
+    names = _files(lang, half)
+    if not names:
+        raise PhrasingError(f"no phrasing corpus {lang}.{half}.json (languages: en, zh)")
+    frames: list[Frame] = []
+    slots: list[tuple[str, tuple[str, ...]]] = []
+    for name in names:
         raw = resources.files("evaluation").joinpath("phrasing", name).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PhrasingError(f"no phrasing corpus {name!r} (languages: en, zh)") from None
-    data = json.loads(raw)
-    _check(name, data)
-    frames = tuple(
-        Frame(family=family["family"], kind=family["kind"], text=frame["text"], asks=frame.get("asks"))
-        for family in data["families"] for frame in family["frames"]
-    )
-    slots = tuple((s["slot"], tuple(s["values"])) for s in data["slots"])
-    return Corpus(lang=lang, half=half, slots=slots, frames=frames)
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise PhrasingError(f"{name}: not valid JSON: {exc}") from None
+        _check(name, data)
+        frames += [Frame(family=family["family"], kind=family["kind"], text=frame["text"], asks=frame.get("asks"))
+                   for family in data["families"] for frame in family["frames"]]
+        slots += [(s["slot"], tuple(s["values"])) for s in data["slots"]]
+    return Corpus(lang=lang, half=half, slots=tuple(slots), frames=tuple(frames))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -134,5 +134,5 @@ def test_measures_count_every_frame_and_report_misses() -> None:
 def test_a_malformed_corpus_is_refused_naming_file_and_frame() -> None:
     with pytest.raises(PhrasingError, match="half must be one of"):
         load_corpus("en", "test")
-    with pytest.raises(PhrasingError, match="no phrasing corpus 'fr.dev.json'"):
+    with pytest.raises(PhrasingError, match="no phrasing corpus fr.dev.json"):
         load_corpus("fr", "dev")
