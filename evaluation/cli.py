@@ -131,7 +131,7 @@ def category_table(metrics: dict[str, dict[str, Any]], title: str) -> Table | No
 
 
 def needs_model_note(metrics: dict[str, dict[str, Any]], backend: str) -> str | None:
-    """One line on the probes the offline backend cannot answer, when the run has any."""
+    """What the needs-a-model count and the evidence columns mean, when the run has probes only a model answers."""
     counts = {(row.get("Needs_Model_N"), row.get("probes")) for row in metrics.values()}
     if len(counts) != 1:
         return None
