@@ -26,6 +26,7 @@ from evaluation import cli_serve, cli_sweep, cli_temporal
 from evaluation.cli_options import context_options, gate_level_option
 from evaluation.datasets import load_dataset
 from evaluation.loaders import inspect_file
+from evaluation.metrics import category_types
 from evaluation.outputs import write_outputs
 from evaluation.report import write_report
 from evaluation.replay import ENGINES
@@ -59,6 +60,15 @@ METRIC_COLUMNS = (
     ("Tool_Call_Success_Rate", "ToolOK"),
     ("probes", "Probes"),
 )
+#: Shown (before Probes) when a run has benchmark categories or probes the offline backend cannot answer:
+#: accuracy on the answerable probes, how many need a model, and what the memory kept of the evidence.
+LABELLED_COLUMNS = (
+    ("Answerable_Acc", "Answerable"),
+    ("Needs_Model_N", "NeedsModel"),
+    ("Evidence_Retained_Rate", "EvKept"),
+    ("Evidence_Reachable_Rate", "EvReach"),
+    ("Evidence_In_Prompt_Rate", "EvPrompt"),
+)
 
 
 def fails_cleanly(fn: F) -> F:
@@ -83,21 +93,54 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _with_ci(row: dict[str, Any], key: str) -> str:
+    if row.get(key) is not None and row.get(f"{key}_lo") is not None:
+        lo, hi = (f"{row[key + e]:.2f}".removeprefix("0") for e in ("_lo", "_hi"))
+        return f"{row[key]:.2f} [{lo},{hi}]"
+    return _fmt(row.get(key))
+
+
 def metrics_table(metrics: dict[str, dict[str, Any]], title: str) -> Table:
+    """The run's headline; a column that is `n/a` for every system is left out."""
+    columns = list(METRIC_COLUMNS)
+    if any("Needs_Model_N" in row for row in metrics.values()):
+        columns[-1:-1] = LABELLED_COLUMNS
+    columns = [(key, label) for key, label in columns if any(row.get(key) is not None for row in metrics.values())]
     table = Table(title=title)
     table.add_column("system")
-    for _, label in METRIC_COLUMNS:
+    for _, label in columns:
         table.add_column(label, justify="right")
     for system, row in metrics.items():
-        cells = []
-        for key, _ in METRIC_COLUMNS:
-            cell = _fmt(row.get(key))
-            if row.get(key) is not None and row.get(f"{key}_lo") is not None:
-                lo, hi = (f"{row[key + e]:.2f}".removeprefix("0") for e in ("_lo", "_hi"))
-                cell = f"{row[key]:.2f} [{lo},{hi}]"
-            cells.append(cell)
-        table.add_row(system, *cells)
+        table.add_row(system, *(_with_ci(row, key) for key, _ in columns))
     return table
+
+
+def category_table(metrics: dict[str, dict[str, Any]], title: str) -> Table | None:
+    """Accuracy per benchmark category (`Acc[<type>]`, n in the header); None when the run has none."""
+    types = list(dict.fromkeys(t for row in metrics.values() for t in category_types(row)))
+    if not types:
+        return None
+    table = Table(title=title)
+    table.add_column("system")
+    for t in types:
+        ns = {row.get(f"N[{t}]") for row in metrics.values()}
+        table.add_column(f"{t} (n={ns.pop()})" if len(ns) == 1 else t, justify="right")
+    for system, row in metrics.items():
+        table.add_row(system, *(_with_ci(row, f"Acc[{t}]") for t in types))
+    return table
+
+
+def needs_model_note(metrics: dict[str, dict[str, Any]], backend: str) -> str | None:
+    """What the needs-a-model count and the evidence columns mean, when the run has probes only a model answers."""
+    counts = {(row.get("Needs_Model_N"), row.get("probes")) for row in metrics.values()}
+    if len(counts) != 1:
+        return None
+    needs, probes = counts.pop()
+    if not needs:
+        return None
+    return (f"needs a model: {needs} of {probes} probes per system have no fact slot for the {backend} backend to "
+            f"read; Answerable: accuracy on the others.\nEvKept/EvReach/EvPrompt: share of evidence records the "
+            f"memory still holds, can fetch by exact id, shows in the prompt.")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -250,6 +293,11 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
         click.echo(json.dumps({"run_id": rid, "ledger": str(result.ledger_path), "metrics": result.metrics}, indent=2))
         return
     out.print(metrics_table(result.metrics, f"run {rid} ({ds.name}, {len(selected)} episodes, backend {backend})"))
+    by_category = category_table(result.metrics, f"run {rid}: accuracy by category")
+    if by_category is not None:
+        out.print(by_category)
+    if (note := needs_model_note(result.metrics, backend)) is not None:
+        out.print(note, markup=False)
     out.print(f"ledger: {result.ledger_path}")
     out.print("derived: " + ", ".join(str(f) for f in files))
     failed = {s: row["llm_errors"] for s, row in result.metrics.items() if row.get("llm_errors")}

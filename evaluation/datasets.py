@@ -122,6 +122,19 @@ class Episode:
                 mapping.setdefault(source_id, record_id_for(number))
         return mapping
 
+    def language(self) -> str:
+        """``lang`` when the dataset gives it; else ``zh`` when Chinese characters make up at least a third
+        of the letters the user side says (a seed or MEME file without ``lang``), ``en`` otherwise."""
+        if self.lang is not None:
+            return self.lang
+        text = "".join(t.user for t in self.turns)
+        han = len(_HAN.findall(text))
+        latin = sum(c.isascii() and c.isalpha() for c in text)
+        return "zh" if han and 3 * han >= han + latin else "en"
+
+
+_HAN = re.compile(r"[\u3400-\u9fff]")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Dataset:

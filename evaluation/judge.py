@@ -5,6 +5,16 @@ lowercases both sides and looks for the gold value as a whole token of the
 answer. The LLM judge asks its own backend (purpose `judge`, counted apart
 in the metrics) and records the call; a verdict it cannot read falls back
 to the string judge, and the method says so.
+
+Unanswerable questions are scored the benchmarks' way. A probe of a type in
+`ABSTENTION_TYPES` (LoCoMo category 5, adversarial, whose gold is "Not
+mentioned in the conversation"; LongMemEval's `_abs` questions) is answered
+correctly by an abstention (`memory.matching.ABSTENTIONS`: "I don't know",
+"not mentioned", "no information", "无法确定", "没有提到", ...) and wrongly by
+anything else, above all by the tempting distractor the dataset offers
+(`Probe.distractor`, LoCoMo's `adversarial_answer`), even inside an
+abstention. The string judge applies that rule (method `abstention`); the LLM
+judge is given it in its prompt, with the distractor.
 """
 
 from __future__ import annotations
@@ -16,22 +26,45 @@ from dataclasses import dataclass
 from ledger.events import Event
 from memory.answering import call_backend
 from memory.backends import Backend, Message
-from memory.matching import judge_string, normalise
+from memory.matching import ABSTENTIONS, abstains, judge_abstention, judge_string, normalise
 
-__all__ = ["JUDGES", "LlmJudge", "StringJudge", "judge_messages", "judge_string", "normalise"]
+__all__ = ["ABSTENTIONS", "ABSTENTION_TYPES", "JUDGES", "LlmJudge", "StringJudge", "abstains", "expects_abstention",
+           "judge_abstention", "judge_messages", "judge_string", "normalise"]
 
 JUDGES = ("string", "llm")
+#: Probe types whose question has no answer in the dialogue: an abstention is the correct answer.
+ABSTENTION_TYPES = frozenset({"locomo_cat5", "lme_abstention"})
 
 JUDGE_SYSTEM = """You grade answers against a gold value. Reply with one word: CORRECT if the answer
 states the gold value (paraphrase and extra words are fine), WRONG otherwise (a different or older value,
 no answer, or several candidate values)."""
 
+ABSTENTION_JUDGE_SYSTEM = """You grade answers to a question the conversation cannot answer (a false premise or
+information never given; GOLD says why). Reply with one word: CORRECT if the answer declines to answer (it says
+it does not know, that this was not mentioned, or that there is no such information), WRONG if it gives an
+answer, above all the DISTRACTOR, even next to a refusal."""
+
 _VERDICT = re.compile(r"\b(CORRECT|WRONG|INCORRECT)\b", re.IGNORECASE)
 
 
-def judge_messages(question: str, gold: str, answer: str) -> list[Message]:
+def expects_abstention(probe_type: str) -> bool:
+    return probe_type in ABSTENTION_TYPES
+
+
+def judge_messages(question: str, gold: str, answer: str, *, probe_type: str = "",
+                   distractor: str | None = None) -> list[Message]:
+    if expects_abstention(probe_type):
+        body = (f"QUESTION: {question}\nEXPECTED: abstention\nGOLD: {gold}\nDISTRACTOR: {distractor or '(none)'}\n"
+                f"ANSWER: {answer}")
+        return [{"role": "system", "content": ABSTENTION_JUDGE_SYSTEM}, {"role": "user", "content": body}]
     body = f"QUESTION: {question}\nGOLD: {gold}\nANSWER: {answer}"
     return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": body}]
+
+
+def _by_string(gold: str, answer: str, probe_type: str, distractor: str | None) -> tuple[bool, str]:
+    if expects_abstention(probe_type):
+        return judge_abstention(answer, distractor), "abstention"
+    return judge_string(gold, answer), "string"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +77,9 @@ class Verdict:
 class StringJudge:
     name = "string"
 
-    def judge(self, *, question: str, gold: str, answer: str, turn: int, probe_id: str) -> Verdict:
-        return Verdict(judge_string(gold, answer), "string")
+    def judge(self, *, question: str, gold: str, answer: str, turn: int, probe_id: str, probe_type: str = "",
+              distractor: str | None = None) -> Verdict:
+        return Verdict(*_by_string(gold, answer, probe_type, distractor))
 
 
 class LlmJudge:
@@ -54,10 +88,13 @@ class LlmJudge:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
 
-    def judge(self, *, question: str, gold: str, answer: str, turn: int, probe_id: str) -> Verdict:
-        messages: Sequence[Message] = judge_messages(question, gold, answer)
+    def judge(self, *, question: str, gold: str, answer: str, turn: int, probe_id: str, probe_type: str = "",
+              distractor: str | None = None) -> Verdict:
+        messages: Sequence[Message] = judge_messages(question, gold, answer, probe_type=probe_type,
+                                                     distractor=distractor)
         text, event = call_backend(self.backend, messages, purpose="judge", turn=turn, probe_id=probe_id)
         m = _VERDICT.search(text)
         if m is None:
-            return Verdict(judge_string(gold, answer), "string (llm verdict unreadable)", (event,))
+            correct, method = _by_string(gold, answer, probe_type, distractor)
+            return Verdict(correct, f"{method} (llm verdict unreadable)", (event,))
         return Verdict(m.group(1).upper() == "CORRECT", "llm", (event,))

@@ -24,6 +24,26 @@ prompt rendered at the end of that turn (`gate.pinning.shows`), LLM-free;
 summary made that its turn does not ground) and `Gated_Turns` (turns the
 gate level or a source policy kept from the summarizer) are counts.
 
+Benchmark categories: a probe type outside `ACCURACIES` (LoCoMo's
+`locomo_cat1`…`locomo_cat5`, LongMemEval's `lme_<question_type>` and
+`lme_abstention`, any other dataset's own types) gets its own accuracy
+`Acc[<type>]` with `Acc[<type>]_lo`/`_hi` and `N[<type>]`, one set per type
+present in the run, for every system.
+
+Needs a model: the offline `heuristic` backend reads facts with a slot and
+abstains on everything else, so a probe with no slot (no `fact_key`: most
+LoCoMo and LongMemEval questions) that does not expect an abstention cannot
+be answered offline by design. Such a probe is labelled
+`offline_answerable=False` when the run's answering backend is `heuristic`
+(never for a model, nor for a run answered from recorded calls); a run with
+such probes or with benchmark categories also gets `Answerable_Acc` (with
+CI) and `Answerable_N` over the other probes and `Needs_Model_N`, so that a
+0.00 never hides what the memory kept: the evidence rates
+(`Evidence_Retained_Rate`, `Evidence_Reachable_Rate`,
+`Evidence_In_Prompt_Rate`) measure that without any answer. A probe that
+expects an abstention has no gold value to look for, so its `where` is
+empty.
+
 Poisoning, for every system that was asked `poisoning` probes (a probe
 whose dialogue planted a false value, `ProbeAsked.poison`):
 `Poison_Surfaced` is the share of those probes whose answer contains the
@@ -43,7 +63,7 @@ from statistics import fmean, median
 from typing import Any
 
 from evaluation import baselines
-from evaluation.judge import judge_string
+from evaluation.judge import expects_abstention, judge_string
 from gate.pinning import live_pins, shows
 from ledger.events import (
     BaselineWritten,
@@ -53,6 +73,7 @@ from ledger.events import (
     ContextRendered,
     EpisodeGold,
     EpisodeStarted,
+    RunStarted,
     Event,
     IndexCreated,
     IndexFolded,
@@ -159,6 +180,13 @@ class ProbeOutcome:
     poison: str | None = None  # a poisoning probe's planted false value
     poison_surfaced: bool | None = None  # the answer contains it (poisoning probes only)
     poison_written: bool | None = None  # the system wrote it as a fact (None: the system writes no items)
+    offline_answerable: bool = True  # False: the offline heuristic backend cannot answer it by design
+
+
+def offline_answerable(probe_type: str, slot: str | None, *, offline: bool) -> bool:
+    """Whether the answering backend can answer the probe at all: a model can; `heuristic` (`offline`) only a
+    probe with a fact slot, or one whose correct answer is an abstention."""
+    return not offline or bool(slot) or expects_abstention(probe_type)
 
 
 @dataclass(slots=True)
@@ -261,7 +289,42 @@ def compute_metrics(outcomes: Sequence[EpisodeOutcome]) -> dict[str, dict[str, A
     by_system: dict[str, list[EpisodeOutcome]] = defaultdict(list)
     for o in sorted(outcomes, key=lambda o: (o.system, o.episode_id)):
         by_system[o.system].append(o)
-    return {system: _system_row(eps) for system, eps in sorted(by_system.items())}
+    probes = [p for o in outcomes for p in o.probes]
+    categories = sorted({p.probe_type for p in probes} - set(ACCURACIES))
+    labelled = bool(categories) or not all(p.offline_answerable for p in probes)
+    rows = {}
+    for system, eps in sorted(by_system.items()):
+        rows[system] = _system_row(eps)
+        rows[system].update(_category_columns(eps, categories, labelled))
+    return rows
+
+
+def category_types(row: dict[str, Any]) -> list[str]:
+    """The benchmark categories a metrics row has an accuracy for, in column order."""
+    return [k[len("N["):-1] for k in row if k.startswith("N[") and k.endswith("]")]
+
+
+def _accuracy(eps: list[EpisodeOutcome], name: str, keep: Any) -> dict[str, Any]:
+    """`name` (rate), `name_lo`/`name_hi` (bootstrap CI) over the probes `keep` selects, and their count."""
+    groups = [(sum(p.correct for p in o.probes if keep(p)), sum(bool(keep(p)) for p in o.probes)) for o in eps]
+    hits, n = sum(h for h, _ in groups), sum(m for _, m in groups)
+    ci = bootstrap_ci(groups)
+    lo, hi = ci if ci else (None, None)
+    return {name: _rate(hits, n), f"{name}_lo": lo, f"{name}_hi": hi, "n": n}
+
+
+def _category_columns(eps: list[EpisodeOutcome], categories: list[str], labelled: bool) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for kind in categories:
+        acc = _accuracy(eps, f"Acc[{kind}]", lambda p, k=kind: p.probe_type == k)
+        row[f"N[{kind}]"] = acc.pop("n")
+        row.update(acc)
+    if labelled:
+        acc = _accuracy(eps, "Answerable_Acc", lambda p: p.offline_answerable)
+        row["Answerable_N"] = acc.pop("n")
+        row.update(acc)
+        row["Needs_Model_N"] = sum(not p.offline_answerable for o in eps for p in o.probes)
+    return row
 
 
 def _system_row(eps: list[EpisodeOutcome]) -> dict[str, Any]:
@@ -448,8 +511,12 @@ def _written_values(kind: str, events: Sequence[Event]) -> list[str] | None:
     return [v for e in events if isinstance(e, written) for _, v in e.facts if v != ERASED]
 
 
-def outcome_from_events(system: str, episode_id: str, recorded: Iterable[RecordedEvent]) -> EpisodeOutcome:
-    """Fold one episode stream into its outcome, with no LLM and no live objects."""
+def outcome_from_events(system: str, episode_id: str, recorded: Iterable[RecordedEvent], *,
+                        offline: bool = False) -> EpisodeOutcome:
+    """Fold one episode stream into its outcome, with no LLM and no live objects.
+
+    `offline`: the run answered with the `heuristic` backend (labels the probes it cannot answer by design).
+    """
     out = EpisodeOutcome(system, episode_id)
     fold = _Fold()
     rows = list(recorded)
@@ -482,7 +549,9 @@ def outcome_from_events(system: str, episode_id: str, recorded: Iterable[Recorde
             stale = None
             if probe.probe_type == "current_fact" and probe.slot in fold.gold:
                 stale = False  # decided once the answer is known
-            diag[e.probe_id] = (fold.where(probe.gold, rendered), fold.distance(probe.gold),
+            abstain = expects_abstention(probe.probe_type)  # no gold value to look for
+            diag[e.probe_id] = ("" if abstain else fold.where(probe.gold, rendered),
+                                None if abstain else fold.distance(probe.gold),
                                 _interference(probe.slot, rendered), stale, e.tokens)
             evidence[e.probe_id] = fold.evidence(probe.evidence, rendered)
             asked[e.probe_id] = (probe, rendered, e)
@@ -508,6 +577,7 @@ def outcome_from_events(system: str, episode_id: str, recorded: Iterable[Recorde
                 where=where, distance=distance, rendered_tokens=tokens, interference=interference,
                 stale=stale, turn=probe.turn, evidence=probe.evidence, store_events=r.stream_version,
                 evidence_retained=retained, evidence_reachable=reachable, evidence_in_prompt=shown, **poison,
+                offline_answerable=offline_answerable(probe.probe_type, probe.slot, offline=offline),
             ))
     out.count(events)
     for name, n in self_write_counts(events).items():  # live turns: self-written, fallbacks, format retries
@@ -532,9 +602,19 @@ def _turn_ends(event: Any, nxt: Any) -> bool:
     return nxt is None or isinstance(nxt, (TurnRecorded, ProbeAsked, EpisodeGold)) or nxt.turn != event.turn
 
 
+def answered_offline(config: dict[str, Any]) -> bool:
+    """A run's recorded configuration answered with the offline `heuristic` backend (not from recorded calls)."""
+    if config.get("replay_llm"):
+        return False
+    answer = (config.get("backends") or {}).get("answer") or {}
+    return str(answer.get("backend", config.get("backend", ""))) == "heuristic"
+
+
 def outcomes_from_ledger(ledger: Ledger, run_id: str) -> list[EpisodeOutcome]:
+    started = next((r.event for r in ledger.read(run_id=run_id, event_types=["run_started"])), None)
+    offline = isinstance(started, RunStarted) and answered_offline(started.config)
     return [
-        outcome_from_events(stream.system, stream.episode_id, ledger.read(stream=stream))
+        outcome_from_events(stream.system, stream.episode_id, ledger.read(stream=stream), offline=offline)
         for stream, _ in ledger.streams(run_id)
         if stream.episode_id
     ]

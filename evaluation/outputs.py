@@ -1,9 +1,14 @@
 """Files derived from a run's ledger, written next to it.
 
-* `metrics.csv`: one row per system (accuracies with bootstrap CIs, diagnostics, costs).
+* `metrics.csv`: one row per system (accuracies with bootstrap CIs, diagnostics, costs); a benchmark
+  category (a probe type outside the built-in ones) adds `Acc[<type>]`, `Acc[<type>]_lo`,
+  `Acc[<type>]_hi` and `N[<type>]`, and a run with such types or with probes the offline backend
+  cannot answer adds `Answerable_Acc` (with CI), `Answerable_N` and `Needs_Model_N`.
 * `predictions.csv`: one row per (system, episode).
 * `probe_predictions.csv`: one row per probe answered, with where its gold value was (and, for a
-  poisoning probe, its planted value, whether the answer surfaced it and whether the system wrote it).
+  poisoning probe, its planted value, whether the answer surfaced it and whether the system wrote it),
+  and `offline_answerable` (0: the run's `heuristic` backend cannot answer it by design; see
+  `evaluation.metrics.offline_answerable`).
 * `episode_logs.jsonl`: one JSON object per (system, episode): sizes, counters, probes.
 * `run_metadata.json`: the run's configuration, versions, dataset and extent.
 
@@ -28,7 +33,7 @@ METRICS_FIRST = ("episodes", "turns", "probes")
 PROBE_COLUMNS = ("system", "episode_id", "probe_id", "type", "slot", "question", "gold", "answer", "correct",
                  "judge", "tool_calls", "tool_ok", "tools_tried", "where", "distance", "rendered_tokens", "evidence",
                  "evidence_retained", "evidence_reachable", "evidence_in_prompt", "store_events", "poison",
-                 "poison_surfaced", "poison_written")
+                 "poison_surfaced", "poison_written", "offline_answerable")
 EPISODE_COLUMNS = ("system", "episode_id", "turns", "probes", "correct", "accuracy", "Current_Fact_Acc",
                    "History_Fact_Acc", "Memory_Point_Acc", "avg_rendered_tokens", "avg_chain_tokens", "llm_calls",
                    "wall_ms")
@@ -100,7 +105,7 @@ def write_outputs(path: Path, run_id: str | None = None) -> list[Path]:
                                  p.answer, int(p.correct), p.judge, p.tool_calls, p.tool_ok, p.tools_tried, p.where,
                                  _cell(p.distance), p.rendered_tokens, " ".join(p.evidence), p.evidence_retained,
                                  p.evidence_reachable, p.evidence_in_prompt, p.store_events, _cell(p.poison),
-                                 _flag(p.poison_surfaced), _flag(p.poison_written)])
+                                 _flag(p.poison_surfaced), _flag(p.poison_written), int(p.offline_answerable)])
 
     with logs_jsonl.open("w", encoding="utf-8") as fh:
         for o in outcomes:

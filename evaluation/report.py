@@ -20,6 +20,7 @@ Errors (all `EvaluationError`):
 from __future__ import annotations
 
 import csv
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -70,7 +71,12 @@ COMPACTION = ("Compactions", "Constraint_Reinjections", "Pin_Survival", "Open_Lo
               "Inferences", "Gated_Turns")
 POISONING = ("Poisoning_N", "Poisoning_Acc", "Poisoning_Acc_lo", "Poisoning_Acc_hi", "Poison_Surfaced",
              "Poison_Written")
-OPTIONAL = (*COMPACTION, *POISONING)
+#: Columns of the "Accuracy by category" section: written for runs with benchmark categories or probes the
+#: offline backend cannot answer, with one `Acc[<type>]` (`_lo`, `_hi`) and `N[<type>]` per category.
+LABELLED = ("Answerable_Acc", "Answerable_Acc_lo", "Answerable_Acc_hi", "Answerable_N", "Needs_Model_N",
+            "Evidence_Retained_Rate", "Evidence_Reachable_Rate", "Evidence_In_Prompt_Rate")
+CATEGORY = re.compile(r"(?:Acc|N)\[[^\]]+\](?:_lo|_hi)?")
+OPTIONAL = (*COMPACTION, *POISONING, *LABELLED)
 TOKENS = "Avg_Rendered_Context_Tokens"
 WHERE = ("prompt", "one_hop", "raw_only", "gone")
 RETRIEVAL, LOST, UNKNOWN = "retrieval-path failure", "information lost", "where unknown"
@@ -188,9 +194,14 @@ def _rows(run_dir: Path, name: str) -> Iterator[_Row]:
 
 
 def read_metrics(run_dir: Path) -> Metrics:
-    """`metrics.csv` as {system: {column: value or None}}, numeric columns only (optional ones when present)."""
+    """`metrics.csv` as {system: {column: value or None}}, numeric columns only (optional ones when present,
+    and every benchmark category's, in file order)."""
     numeric = [c for c in (*REQUIRED[METRICS], *OPTIONAL) if c != "system"]
-    return {row.text("system"): {c: row.value(c, float) for c in numeric} for row in _rows(run_dir, METRICS)}
+    out: Metrics = {}
+    for row in _rows(run_dir, METRICS):
+        categories = [c for c in row.cells if c and CATEGORY.fullmatch(c)]
+        out[row.text("system")] = {c: row.value(c, float) for c in (*numeric, *categories)}
+    return out
 
 
 def read_probes(run_dir: Path) -> list[Probe]:
@@ -247,6 +258,7 @@ def render_markdown(run: str, systems: Sequence[str], metrics: Metrics, probes: 
          "`n/a` means the metric does not apply."),
         "",
         *_main_table(systems, metrics),
+        *_category_table(systems, metrics),
         *_compaction_table(systems, metrics),
         *_poisoning_table(systems, metrics),
         *_where_table(systems, probes),
@@ -289,17 +301,45 @@ def _ratio(hits: int, n: int) -> str:
 
 
 def _main_table(systems: Sequence[str], metrics: Metrics) -> list[str]:
+    """Every accuracy and the plain columns; a column that is `n/a` for every system is left out."""
+    shown = [c for c in (*ACCURACIES, *PLAIN) if any(metrics.get(s, {}).get(c) is not None for s in systems)]
     rows = []
     for s in systems:
         m = metrics.get(s, {})
-        plain = ["n/a" if m.get(c) is None else fmt.format(m[c]) for c, fmt in PLAIN.items()]
-        rows.append([f"`{s}`", *(_with_ci(m, c) for c in ACCURACIES), *plain])
-    return ["## Main comparison", "", *_table(["system", *ACCURACIES, *PLAIN], rows)]
+        rows.append([f"`{s}`", *(_with_ci(m, c) if c in ACCURACIES else
+                                 "n/a" if m.get(c) is None else PLAIN[c].format(m[c]) for c in shown)])
+    return ["## Main comparison", "", *_table(["system", *shown], rows)]
 
 
 def _number(m: dict[str, float | None], column: str, fmt: str = "{:.0f}") -> str:
     value = m.get(column)
     return "n/a" if value is None else fmt.format(value)
+
+
+def _category_table(systems: Sequence[str], metrics: Metrics) -> list[str]:
+    """Accuracy per benchmark category, then what could be answered offline and what the memory kept."""
+    types = list(dict.fromkeys(c[2:-1] for m in metrics.values() for c in m if c.startswith("N[")))
+    if not types and not any(m.get("Needs_Model_N") is not None for m in metrics.values()):
+        return []
+    lines = ["## Accuracy by category", ""]
+    if types:
+        head = ["system", *(f"{t} (n)" for t in types)]
+        rows = [[f"`{s}`", *(f"{_with_ci(m, f'Acc[{t}]')} ({_number(m, f'N[{t}]')})" for t in types)]
+                for s in systems if (m := metrics.get(s, {}))]
+        lines += [("One column per probe type of the dataset (LoCoMo `locomo_cat1`…`locomo_cat5`, LongMemEval "
+                   "`lme_<question_type>`), from `Acc[<type>]` and `N[<type>]` in `metrics.csv`. Unanswerable "
+                   "questions (`locomo_cat5`, `lme_abstention`) count an abstention as correct and the "
+                   "distractor as wrong."), "", *_table(head, rows)]
+    head = ["system", "answerable", "accuracy on answerable", "needs a model", "Evidence_Retained_Rate",
+            "Evidence_Reachable_Rate", "Evidence_In_Prompt_Rate"]
+    rows = [[f"`{s}`", _number(m, "Answerable_N"), _with_ci(m, "Answerable_Acc"), _number(m, "Needs_Model_N"),
+             *(_number(m, c, "{:.3f}") for c in LABELLED[-3:])]
+            for s in systems if (m := metrics.get(s, {}))]
+    lines += [("`needs a model`: probes the offline `heuristic` backend cannot answer by design (no fact slot to "
+               "read, no abstention expected; `offline_answerable` 0 in `probe_predictions.csv`). The evidence rates "
+               "say, with no answer involved, how many of the records the dataset names as evidence the memory still "
+               "holds, can read by exact id, and showed in the prompt."), "", *_table(head, rows)]
+    return lines
 
 
 def _compaction_table(systems: Sequence[str], metrics: Metrics) -> list[str]:

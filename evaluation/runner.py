@@ -355,7 +355,7 @@ def memory_point_probes(memory: AnyMemory, system: str, episode: Episode, count:
         if later != value and turn + 1 <= last - window
     )
     picks = [candidates[round(i * (len(candidates) - 1) / max(count - 1, 1))] for i in range(count)] if candidates else []
-    zh = episode.lang == "zh"
+    zh = episode.language().lower().startswith("zh")  # Chinese dialogue, Chinese question, with or without `lang`
     out = []
     for n, (turn, slot, value) in enumerate(dict.fromkeys(picks)):
         rid = record_id_for(turn)
@@ -380,7 +380,7 @@ def ask_probe(memory: AnyMemory, probe: Probe, judge: StringJudge | LlmJudge | N
     turn = memory.state.turn
     answer = memory.answer(probe.question, probe_id=probe.probe_id)
     verdict = judge.judge(question=probe.question, gold=probe.answer, answer=answer.text, turn=turn,
-                          probe_id=probe.probe_id)
+                          probe_id=probe.probe_id, probe_type=probe.type, distractor=probe.distractor)
     return [
         ProbeAsked(turn=turn, probe_id=probe.probe_id, probe_type=probe.type, slot=probe.fact_key,
                    text=probe.question, gold=probe.answer, evidence=probe.evidence, poison=probe.poison),

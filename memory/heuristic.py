@@ -36,7 +36,7 @@ from gate.commitments import detect_commitments
 from gate.lexicon import detect_facts, is_question, parse_question
 from gate.summary_format import format_memory_update, format_summary, parse_facts
 from memory.backends import Completion, Message
-from memory.matching import judge_string
+from memory.matching import judge_abstention, judge_string
 from projections.tokens import count_tokens
 
 _NEW_TURN = re.compile(r"<NEW_TURN[^>]*>\s*USER:(.*?)\nAGENT:", re.DOTALL)
@@ -132,11 +132,15 @@ class HeuristicBackend:
 
     @staticmethod
     def _judge(prompt: str) -> str:
-        """The judge contract answered by normalised string match: CORRECT or WRONG."""
+        """The judge contract answered by normalised string match (an abstention, when one is expected)."""
         gold = re.search(r"^GOLD: (.*)$", prompt, re.MULTILINE)
         answer = re.search(r"^ANSWER: (.*)", prompt, re.MULTILINE | re.DOTALL)
         if not gold or not answer:
             return "WRONG"
+        if re.search(r"^EXPECTED: abstention$", prompt, re.MULTILINE):  # an unanswerable question
+            distractor = re.search(r"^DISTRACTOR: (.*)$", prompt, re.MULTILINE)
+            named = distractor.group(1) if distractor and distractor.group(1) != "(none)" else None
+            return "CORRECT" if judge_abstention(answer.group(1), named) else "WRONG"
         return "CORRECT" if judge_string(gold.group(1), answer.group(1)) else "WRONG"
 
     # -- live turns -----------------------------------------------------------------

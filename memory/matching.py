@@ -32,3 +32,24 @@ def judge_string(gold: str, answer: str) -> bool:
         tail = r"(?![0-9a-z])" if re.search(r"[0-9a-z]$", g) else ""
         return re.search(head + re.escape(g) + tail, a) is not None
     return re.search(rf"(?<![0-9a-z]){re.escape(g)}(?![0-9a-z])", a) is not None
+
+
+#: What an abstention says, English and Chinese, matched as whole words of the normalised answer.
+#: Benchmarks with unanswerable questions (LoCoMo's adversarial category, LongMemEval's `_abs` questions)
+#: count such an answer as correct; keep the list short so that a guess dressed as a refusal is not one.
+ABSTENTIONS = (
+    "don't know", "do not know", "not mentioned", "never mentioned", "no mention", "no information",
+    "not enough information", "information provided is not enough", "cannot be determined",
+    "can't be determined", "cannot answer", "can't answer", "not stated",
+    "不知道", "无法确定", "没有提到", "未提及", "没有提及", "没有相关信息", "没有信息", "无法回答",
+)
+
+
+def abstains(answer: str) -> bool:
+    """The answer declines to answer in one of the `ABSTENTIONS` phrasings."""
+    return any(judge_string(phrase, answer) for phrase in ABSTENTIONS)
+
+
+def judge_abstention(answer: str, distractor: str | None = None) -> bool:
+    """An unanswerable question's verdict: correct when the answer abstains and does not name the distractor."""
+    return abstains(answer) and not (distractor and judge_string(distractor, answer))
