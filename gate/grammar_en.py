@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Anaphor", "Blocked", "Clause", "Found", "Topic", "parse_clause"]
+__all__ = ["Anaphor", "Blocked", "Clause", "Found", "Topic", "asked_slot", "bare_value", "clean_value", "parse_clause"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +45,8 @@ class Found:
 class Topic:
     slot: str
     change: bool
+    bare: bool = False  # "my locker? C12": the next clause may be the bare value
+    back: bool = False  # "C12, that's my locker": the value stands in the clause before
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,8 @@ _BLOCKERS = frozenset(
     want wants wanted wanna hoping said says say saying told tells tell telling mentioned
     mention claims claimed claim thinks think thought believe believes believed heard hear
     according asked asks ask not don't doesn't didn't dont doesnt didnt never won't wont
-    wouldn't when whenever once until before after than unsure whose guess guessing
+    wouldn't when whenever once until before after than unsure whose guess guessing isnt aint wasnt
+    doesnt dont didnt cant cannot wouldnt shouldnt
     pretend pretending assume assuming bet dreamt dreamed dream
     """.split()
 )
@@ -83,23 +86,30 @@ _OPENER_LABELS = frozenset(
 _OPENER_PHRASES = ("heads up", "quick note", "quick update", "small update", "just so you know",
                    "for the record", "for your records", "side note", "one more thing", "new info")
 
-_W = r"[^\W_][\w\-]*"
-_XW = r"[^\W_][\w\-'’]*"  # a slot word that may carry a possessive, checked after the match
+_W = r"[^\W_][\w\-]*(?:\([\w]{1,3}\)[\w\-]*)?"
+_XW = r"[^\W_][\w\-'’]*(?:\([\w]{1,3}\)[\w\-]*)?"  # a slot word ("401(k)") that may carry a possessive, checked later
 _SLOT = rf"(?P<slot>{_XW}(?:\s+{_XW}){{0,4}}?)"
 _ADJ = r"(?:(?P<adj>new|current|present|updated|actual|real|usual|regular|official|latest|old|previous|former|original|first)\s+)?"
 _ADJ_PAST = frozenset({"old", "previous", "former", "original", "first"})
-_ADV = (r"(?:(?P<adv>now|currently|still|actually|really|officially|finally|basically|presently|"
+_ADV = (r"(?:(?P<adv>now|currently|still|actually|really|officially|finally|basically|presently|in\s+fact|"
         r"at\s+present|right\s+now|these\s+days|nowadays|technically|just)\s+)?")
 _ADV_CHANGE = frozenset({"now", "currently", "finally", "presently", "at present", "right now",
                          "these days", "nowadays", "actually"})
-_COPULA = r"(?P<cop>is|'s|’s|=|:|has\s+been|remains|stays|is\s+set\s+to|is\s+listed\s+as|reads)"
+_COPULA = (r"(?P<cop>(?<=\S)\s*=|(?<=\S)\s*:|\s+(?:(?:currently|now|still|usually|normally|actually)\s+)?(?:is|iz|si|'s|’s|"
+           r"it\s+is|it's|it’s|sits\s+at|stands\s+at|comes\s+to|reads|has\s+been|have\s+been|remains|stays|is\s+set\s+to|is\s+listed\s+as|reads|"
+           r"stands\s+at|comes\s+to|sits\s+at|is\s+at|'s\s+at|equals|happens\s+to\s+be|has\s+become|became|"
+           r"is\s+down\s+as|is\s+recorded\s+as|is\s+registered\s+as|is\s+saved\s+as|is\s+on\s+file\s+as|"
+           r"ended\s+up\s+(?:being|as)|is\s+back\s+to|'s\s+back\s+to|is\s+now\s+back\s+to|was\s+\w+(?:\s+\w+){0,3}\s+and\s+is|"
+           r"is\s+in\s+fact|is\s+actually)\b)")
 _CHANGE_VERB = (
     r"(?:(?:has|have|had)\s+(?:been\s+|just\s+|now\s+|finally\s+|recently\s+)*|(?:was|is|got|were|just|"
     r"recently|finally|officially|now)\s+(?:been\s+|just\s+)?)*"
     r"(?P<verb>changed|updated|switched|moved|shifted|swapped|bumped|reset|upgraded|downgraded|"
     r"raised|lowered|increased|decreased|reduced|transferred|relocated|reassigned|converted|"
     r"changed\s+over|switched\s+over|went\s+up|went\s+down|gone\s+up|gone\s+down|jumped|dropped|"
-    r"fell|fallen|became|become|modified|adjusted|revised|corrected|amended)"
+    r"fell|fallen|became|become|modified|adjusted|revised|corrected|amended|reverted|returned|went\s+back|"
+    r"changed\s+back|switched\s+back|moved\s+back|bumped\s+up|bumped\s+down|renamed|reassigned|replaced|"
+    r"migrated|ported|rebooked|rescheduled|pushed|postponed|brought\s+forward|increased|cut)"
 )
 _FROM = r"(?:\s+from\s+(?P<old>.+?))?"
 _TO = r"\s+(?:over\s+|back\s+|up\s+|down\s+)?(?:to|into|as)\s+"
@@ -113,8 +123,36 @@ _I_CHANGE = re.compile(
     r"corrected|modified|amended)\s+my\s+" + _ADJ + _SLOT + _FROM + _TO + r"(?P<value>.+)$",
     re.IGNORECASE,
 )
+_BARE_PAST = re.compile(
+    r"^(?:(?:just|finally|also|so|and|oh|ok|okay|lol|then|recently|officially)\s+)*"
+    r"(?:changed|updated|switched|swapped|moved|bumped|upgraded|downgraded|reset|raised|lowered|set|put|got|adjusted|"
+    r"increased|decreased|cut|reduced|dropped|lifted|reverted|renamed|changed\s+over|switched\s+over)\s+(?:over\s+)?"
+    r"(?:my|the)\s+" + _ADJ + _SLOT + _FROM + _TO + r"(?P<value>.+)$",
+    re.IGNORECASE,
+)
+_SWAPPED_OUT = re.compile(
+    r"\b(?:swapped|traded|replaced|switched|exchanged)\s+(?P<old>.+?)\s+(?:out\s+)?(?:for|with)\s+(?P<value>.+?)\s+(?:as|for)\s+"
+    r"my\s+" + _ADJ + _SLOT + r"$",
+    re.IGNORECASE,
+)
+_GOT_MY_AT = re.compile(
+    r"\b(?:i(?:'ve|’ve|\s+have|'m|\s+am)?\s+)?(?:(?:just|now|currently|usually)\s+)?(?:got|have|set|keep|keeping|put|"
+    r"running|run)\s+my\s+" + _ADJ + _SLOT + r"\s+(?:at|to|on)\s+(?P<value>.+)$",
+    re.IGNORECASE,
+)
+_V_FOR_MY = re.compile(
+    r"(?:^|\b(?:i|we)(?:'ve|’ve|\s+have|\s+had|'m|’m|\s+am)?\s+(?:(?:just|now|finally|recently|usually|always|normally|"
+    r"generally|typically|mostly|currently|still)\s+)*)"
+    r"(?P<verb>went\s+back\s+to|switched(?:\s+over|\s+back)?\s+to|changed\s+(?:over\s+|back\s+)?to|moved\s+(?:over\s+|back\s+)?to|"
+    r"reverted\s+to|returned\s+to|gone\s+back\s+to|go\s+back\s+to|go\s+with|going\s+with|went\s+with|got|have|use|using|chose|picked|settled\s+on|"
+    r"opted\s+for|stick\s+with|sticking\s+with|stuck\s+with|landed\s+on|ended\s+up\s+with|upgraded\s+to|downgraded\s+to|"
+    r"bumped\s+(?:it\s+)?(?:up\s+|down\s+)?to)\s+(?P<value>.+?)\s+(?:for|as|on)\s+my\s+" + _ADJ + _SLOT
+    + r"(?:\s+(?:now|these\s+days|lately|instead|too|as\s+well|lol|haha+|btw|fyi|rn))*$",
+    re.IGNORECASE,
+)
 _IMPERATIVE = re.compile(
-    r"^(?:please\s+|pls\s+|kindly\s+)?(?:change|update|set|switch|make|put|correct|amend)\s+my\s+" + _ADJ
+    r"^(?:(?:please|pls|plz|kindly|can\s+(?:you|u|ya)|could\s+(?:you|u)|would\s+(?:you|u)|will\s+(?:you|u))\s+)*"
+    r"(?:change|update|set|switch|make|put|correct|amend|edit|adjust|modify|bump)\s+my\s+" + _ADJ
     + _SLOT + _FROM + _TO + r"(?P<value>.+)$",
     re.IGNORECASE,
 )
@@ -134,8 +172,9 @@ _MY_NOT_ANYMORE = re.compile(
 _MY_PAST = re.compile(r"my\s+" + _ADJ + _SLOT + r"\s+(?:used\s+to\s+be|was|had\s+been|originally\s+was|was\s+originally)\s+"
                       r"(?P<old>.+)$", re.IGNORECASE)
 _MY_CHANGED_ALONE = re.compile(r"my\s+" + _ADJ + _SLOT + r"\s+" + _CHANGE_VERB + r"(?:\s+(?:again|recently|"
-                               r"today|yesterday|this\s+week|last\s+week|lately))?$", re.IGNORECASE)
-_MY_IS = re.compile(r"my\s+" + _ADJ + _SLOT + r"\s*(?<=\S)\s*" + _COPULA + r"\s*" + _ADV + r"(?P<value>.+)$",
+                               r"today|yesterday|this\s+week|last\s+week|lately|smh|lol|ugh|btw|ffs|omg|haha+|finally|"
+                               r"once\s+more|as\s+well|too))*$", re.IGNORECASE)
+_MY_IS = re.compile(r"my\s+" + _ADJ + _SLOT + _COPULA + r"\s*" + _ADV + r"(?P<value>.+)$",
                     re.IGNORECASE)
 _MY_CONTRACTED = re.compile(r"my\s+" + _ADJ + r"(?P<slot>" + _W + r"(?:\s+" + _W + r"){0,4}?)(?:'s|’s)\s+"
                             + _ADV + r"(?P<value>.+)$", re.IGNORECASE)
@@ -149,16 +188,69 @@ _MY_NEEDS = re.compile(
     r"(?:updated|changed))(?:\s*:\s*|\s+to\s+)(?P<value>.+)$",
     re.IGNORECASE,
 )
-_ABOUT_MY = re.compile(r"^(?:as\s+(?:for|to)|about|regarding|re|concerning|on|for|with)\s+my\s+" + _ADJ + _SLOT
-                       + r"$", re.IGNORECASE)
+_RECORD_AS = re.compile(
+    r"^(?:(?:please|kindly|pls|could\s+you|can\s+you|would\s+you)\s+)*(?:record|note|log|register|save|put\s+down|"
+    r"mark|list|enter|file|set|keep|store|write\s+down|update|change|have)\s+my\s+" + _ADJ + _SLOT
+    + r"\s+(?:as|to\s+be|to\s+read)\s+(?P<value>.+)$",
+    re.IGNORECASE,
+)
+_USE_V_AS = re.compile(
+    r"^(?:(?:please|kindly|pls|going\s+forward|from\s+now\s+on)\s*,?\s+)*(?:use|put|take|record|note|register|list|"
+    r"enter|save|keep|file|log)\s+(?P<value>.+?)\s+(?:as|for)\s+my\s+" + _ADJ + _SLOT
+    + r"(?:\s+(?:rather\s+than|instead\s+of|not)\s+.+)?(?:\s+(?:lol|haha+|pls|please|thx|thanks|btw|fyi|rn|now|ok|okay))*$",
+    re.IGNORECASE,
+)
+_THE_SLOT_I = re.compile(
+    r"^(?:the|my)\s+" + _ADJ + _SLOT + r"\s+(?:(?:that\s+)?i(?:'m|’m|\s+am|'ve|’ve|\s+have)?\s+"
+    r"(?:have|use|using|got|go\s+by|gave\s+you|registered|put\s+down|set|chose|chosen|picked|selected|entered|"
+    r"signed\s+up\s+for|went\s+with|settled\s+on)|on\s+file|of\s+(?:me|mine)|for\s+me)"
+    r"\s+(?:now\s+)?(?:is|'s|’s|=|:)\s+(?:now\s+)?(?P<value>.+)$",
+    re.IGNORECASE,
+)
+_WHAT_I_USE = re.compile(
+    r"^(?P<value>.{1,40}?)\s+is\s+what\s+i(?:'m|’m|\s+am|'ve|’ve|\s+have)?\s+(?:use|using|have|go\s+with|put|put\s+down|"
+    r"gave|set|chosen|chose|picked|registered|got|entered|selected|settled\s+on|went\s+with|going\s+with)\s+"
+    r"(?:as|for)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+now)?$",
+    re.IGNORECASE,
+)
+_BACK_TOPIC = re.compile(
+    r"^(?:and\s+|so\s+)?(?:that(?:'s|’s|\s+is)|this\s+is|it(?:'s|’s|\s+is)|which\s+is|those\s+are|that\s+would\s+be)"
+    r"\s+(?:now\s+)?my\s+(?:new\s+|current\s+)?" + _SLOT + r"(?:\s+(?:now|these\s+days|currently))?"
+    r"(?:\s+(?:lol|haha+|btw|fyi|rn|now|ok|okay|tho))*$",
+    re.IGNORECASE,
+)
+_ASKED_SLOT = re.compile(r"^(?:oh\s+|and\s+|also\s+|as\s+for\s+|re\s+|about\s+|what\s+about\s+|"
+                         r"(?:you|u)\s+(?:wanted|asked\s+(?:for|about)|needed|need|want)\s+)*(?:my\s+)?" + _ADJ
+                         + _SLOT + r"$", re.IGNORECASE)
+_GOT_SORTED = re.compile(
+    r"\b(?:got|had|have|'ve|’ve|finally\s+got|just\s+got)\s+my\s+" + _ADJ + _SLOT + r"\s+(?:sorted(?:\s+out)?|fixed|"
+    r"changed|updated|switched|moved|redone|reassigned|replaced|renewed|reset|upgraded|downgraded)(?:\s+\w+)?$",
+    re.IGNORECASE,
+)
+_FILLER = r"(?:\s+(?:lol|haha+|pls|please|thx|thanks|btw|fyi|rn|now|ok|okay|tho|lmao|xd|:\)|😅|🙏|😎))*"
+_I_MEANT = re.compile(
+    r"\bi\s+(?:meant|mean|ment)\s+(?P<value>.+?)(?:\s*,?\s+not\s+(?P<old>.+?))?\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT
+    + _FILLER + r"$",
+    re.IGNORECASE,
+)
+_NEW_DROPPED = re.compile(
+    r"^(?:my\s+)?new\s+" + _SLOT + r"\s+(?:just\s+dropped|alert|incoming|unlocked|update|day|time|who\s+dis)\s*[:!\-–—]+\s*"
+    r"(?P<value>.+)$",
+    re.IGNORECASE,
+)
+_ABOUT_MY = re.compile(
+    r"^(?:on\s+the\s+subject\s+of|speaking\s+of|when\s+it\s+comes\s+to|in\s+terms\s+of|with\s+regard\s+to|"
+    r"with\s+respect\s+to|what\s+about|now\s+for|and\s+for|as\s+far\s+as|as\s+(?:for|to|regards)|about|regarding|"
+    r"re|concerning|on|for|with)\s+(?:my\s+|the\s+)?" + _ADJ + _SLOT + r"(?:\s+(?:goes|is\s+concerned))?$", re.IGNORECASE)
 _VALUE_FIRST = re.compile(
     r"^(?P<value>[^\s].{0,40}?)\s+(?:is|'s|’s)\s+(?:now\s+|currently\s+|officially\s+)?my\s+" + _ADJ + _SLOT
     + r"(?:\s+(?:now|these\s+days|nowadays|currently|at\s+the\s+moment))?$",
     re.IGNORECASE,
 )
 _USE_AS = re.compile(
-    r"\bi(?:'m|’m|\s+am)?(?:\s+now|\s+currently|\s+just)?\s+(?:have|use|using|got|picked|chose|went\s+with|"
-    r"go\s+with|settled\s+on)\s+(?P<value>.+?)\s+(?:as|for)\s+my\s+" + _ADJ + _SLOT
+    r"\bi(?:'m|’m|\s+am|'ve|’ve|\s+have)?(?:\s+now|\s+currently|\s+just|\s+recently|\s+finally)?\s+"
+    r"(?:have|use|using|got|gotten|picked|chose|chosen|went\s+with|go\s+with|going\s+with|settled\s+on|opted\s+for|"
+    r"put\s+down|registered|entered|listed|gave|give|set)\s+(?P<value>.+?)\s+(?:as|for)\s+my\s+" + _ADJ + _SLOT
     + r"(?:\s+(?:now|these\s+days|nowadays|currently))?$",
     re.IGNORECASE,
 )
@@ -168,12 +260,14 @@ _BARE_CHANGE = re.compile(r"^(?:the\s+)?" + _SLOT + r"\s+" + _CHANGE_VERB + _FRO
                           re.IGNORECASE)
 _ANAPHOR = re.compile(
     r"^(?:and\s+|so\s+|but\s+|now\s+)?(?:"
-    r"(?:it|that)(?:'s|’s|\s+is|\s+has\s+been)\s+(?:now\s+)?(?:actually\s+)?|"
+    r"(?:it|that)(?:'s|’s|\s+is|\s+has)\s+(?:now\s+)?(?:been\s+)?(?:actually\s+)?|now\s+(?:is|it's)\s+|"
     r"(?:it|that)\s+(?:was\s+|has\s+|got\s+|just\s+)*(?:changed|updated|switched|moved|became|went)\s+(?:to\s+)?|"
     r"now(?:\s+it(?:'s|’s|\s+is))?\s+|"
     r"(?:the\s+)?new\s+one(?:'s|’s|\s+is|:)\s*|"
     r"(?:these\s+days|nowadays|currently|today)\s+it(?:'s|’s|\s+is)\s+|"
-    r"it\s+should\s+(?:be|say|read)\s+"
+    r"it\s+should\s+(?:be|say|read)\s+|mine(?:'s|’s|\s+is)\s+(?:now\s+)?|it\s+(?:reads|says)\s+|"
+    r"(?:it|that)(?:'s|’s|\s+is)\s+back\s+to\s+|back\s+to\s+|(?:it\s+)?went\s+back\s+to\s+|now\s+at\s+|"
+    r"(?:and\s+)?(?:the\s+)?(?:new|current|updated)\s+(?:one|value)\s+(?:is|=|:)\s*"
     r")(?P<value>.+)$",
     re.IGNORECASE,
 )
@@ -184,7 +278,8 @@ _SLOT_STOPWORDS = frozenset(
     their what which who whom whose where when how why if unless whether before after until then
     because and but or so not no never also just yesterday today tomorrow is was are were be been
     has have had do does did will would can could should may might must to from of in on at as by
-    for with about now currently still always here there am very really
+    for with about now currently still always here there am very really lol haha pls thx btw fyi rn tho
+    okay ok
     """.split()
 )
 _SLOT_BLOCK = frozenset(
@@ -200,6 +295,7 @@ _VALUE_STOP = frozenset(
     probably maybe perhaps definitely like that this it same different unknown unclear gone fine ok
     okay good great bad a an the what which who whom whose where when how why something anything
     nothing somewhere anywhere changing changed updated mine yours his hers theirs ours one
+    ugh wow yay damn smh lol haha omg argh sigh awesome again yikes oops whoops hmm meh nice cool
     """.split()
 )
 _VALUE_BAD_FIRST = frozenset({"not", "never", "no", "n't", "probably", "maybe", "perhaps", "possibly",
@@ -221,8 +317,33 @@ _CHANGE_TRAIL = re.compile(r"\b(?:now|anymore|any\s+more|from\s+now\s+on|going\s
 _POSSESSIVE = re.compile(r"['’]s$|s['’]$")
 _MAX_VALUE_WORDS = 8
 _MAX_VALUE_CHARS = 60
-_QUOTES = "\"'“”‘’「」『』`*_"
+_QUOTES = "\"'“”‘’「」『』`*"
 _PUNCT = ".,!?;:。，！？；：…"
+
+
+_SYMBOLS = re.compile(r"[\s\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d]+$")
+_PAREN_ASIDE = re.compile(
+    r"\s*\((?:finally|new|updated|again|yay|lol|haha|fyi|btw|i\s+think|if\s+that\s+helps|just\s+fyi|as\s+of\s+[^()]*|"
+    r"previously\s+[^()]*|was\s+[^()]*|formerly\s+[^()]*|not\s+[^()]*|before\s+[^()]*|since\s+[^()]*|"
+    r"effective\s+[^()]*|from\s+[^()]*|changed\s+[^()]*|:\)|:-\))\)$",
+    re.IGNORECASE,
+)
+_POLITE = re.compile(
+    r"\b(?:i\s+)?(?:would|'d|’d|wanted|want|wish|wished|just\s+wanted|might\s+want)\s+(?:to\s+)?(?:like\s+)?(?:to\s+)?"
+    r"(?:let\s+you\s+know|inform\s+you|tell\s+you|mention|note|confirm|update\s+you|remind\s+you|share|say|add|"
+    r"point\s+out|you\s+to\s+know|flag|clarify|correct|record)\b"
+    r"|\bi\s+would\s+be\s+(?:grateful|glad|happy|obliged|thankful)\s+if\s+you\s+(?:could|would|can)\b"
+    r"|\b(?:if\s+you\s+(?:could|would|can|don't\s+mind)|(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|kindly\s+|pls\s+)?"
+    r"(?:make\s+a\s+note|note|record|remember|confirm|update|be\s+aware|keep\s+in\s+mind|bear\s+in\s+mind))\b",
+    re.IGNORECASE,
+)
+_CONJUNCTION = re.compile(r"\b(?:and|but|then|anyway|anyways|yeah|yep|so|plus|also|ok|okay|well|oh|lol|haha)\b", re.IGNORECASE)
+_LEAD_PHRASES = re.compile(
+    r"\b(?:in\s+another\s+life|in\s+an?\s+(?:ideal|perfect|better)\s+world|in\s+my\s+dreams?|one\s+day|some\s*day|"
+    r"next\s+(?:year|month|week|time)|in\s+the\s+future|eventually|ideally|hypothetically|theoretically|in\s+theory|"
+    r"if\s+only|what\s+if|pretend|imagine)\b",
+    re.IGNORECASE,
+)
 
 
 def _tokens(text: str) -> list[str]:
@@ -230,19 +351,52 @@ def _tokens(text: str) -> list[str]:
 
 
 def _blocked(lead: str) -> bool:
-    words = _tokens(lead)
+    # Only the lead-in since the last conjunction scopes over the clause: "it asked for everything and
+    # yeah my X is V" is a statement; "if my X were V" is not.
+    last = None
+    for last in _CONJUNCTION.finditer(lead):
+        pass
+    if last is not None:
+        lead = lead[last.end():]
+    if _LEAD_PHRASES.search(lead):
+        return True
+    words = _tokens(_POLITE.sub(" ", lead))
     return any(w in _BLOCKERS or w.endswith("n't") or w.endswith("n’t") for w in words)
+
+
+_CONNECTIVE = re.compile(
+    r"\s+(?:so|but|because|cause|cuz|since|which|who|whereas|while|though|tho|although|unless|if|when|anyway|anyways|"
+    r"then|also|at\s+your\s+(?:earliest\s+)?convenience|in\s+your\s+(?:notes|records|system|file)|for\s+your\s+"
+    r"(?:records|reference|information)|in\s+the\s+system|on\s+file|in\s+my\s+(?:profile|record|file)|idk|ngl|fwiw|"
+    r"by\s+(?:the|my|our|hr|admin|it)\b|many\s+thanks|cheers|regards|as\s+per|per\s+the|ty|tysm|thx|thank\s+u|atm|"
+    r"asap|pls|plz|k\b|kk|xx|x\b|sorry|apologies|oops|"
+    r"and\s+(?:i|i'm|i've|it|it's|that|this|my|please|so|then|now|we|you)|please|pls|thanks|thank\s+you|just\s+so|"
+    r"in\s+case|as\s+of|starting|effective|from\s+now|going\s+forward|for\s+now|btw|by\s+the\s+way|fyi|lol|"
+    r"haha+|hehe|lmao|tbh|rn|right\s+now|at\s+the\s+moment|these\s+days|nowadays|now\s+that|after|before|"
+    r"instead\s+of|rather\s+than|not)\b.*$",
+    re.IGNORECASE,
+)
 
 
 def _clean_value(raw: str) -> tuple[str, bool]:
     """The value without trailing asides; True when an aside says it is new ("now", "anymore")."""
     value = raw.strip()
+    if value.count("(") > value.count(")"):
+        value = value[: value.rfind("(")]
+    cut = _CONNECTIVE.search(value)
+    if cut and cut.start() > 0:
+        change = bool(_CHANGE_TRAIL.search(cut.group(0)) or re.search(r"\b(?:starting|effective|from\s+now|going\s+forward"
+                                                                       r"|now\s+that)\b", cut.group(0), re.IGNORECASE))
+        value, trailed = _clean_value(value[: cut.start()])
+        return value, change or trailed
     change = False
     previous = None
     while value != previous:
         previous = value
         value = value.strip().rstrip(_PUNCT + " ").strip(_QUOTES + " ")
-        value = re.sub(r"\s*\([^()]*\)$", "", value)  # "(finally)", "(new)"
+        value = _PAREN_ASIDE.sub("", value)  # "(finally)", "(was 3F)"; "remote (Lisbon)" keeps its part
+        value = re.sub(r"\s*\((?:[^()\s]+\s+){2,}[^()]*\)$", "", value)  # "(as per the form I sent)"
+        value = _SYMBOLS.sub("", value)
         m = _TRAIL.search(value)
         if m and m.start() > 0:
             if _CHANGE_TRAIL.search(m.group(0)):
@@ -267,7 +421,14 @@ def valid_value(value: str) -> bool:
     if value[0] in "=<>!?":
         return False
     # A clause, not a value: "going to be 7F", "that it is 7F".
-    return not any(w in {"is", "are", "was", "were", "will", "would", "if", "but", "because"} for w in words[1:])
+    return not any(w in {"is", "are", "was", "were", "will", "would", "if", "but", "because", "has", "have", "had",
+                         "been", "being", "might", "may", "could", "should", "changed", "updated", "isn't", "isnt",
+                         "i", "you"} for w in words[1:])
+
+
+def clean_value(raw: str) -> str:
+    """``raw`` without trailing asides, connectives and symbols."""
+    return _clean_value(raw)[0]
 
 
 def clean_slot(raw: str) -> str | None:
@@ -310,8 +471,6 @@ def _label(clause: str) -> Clause:
     head = m["slot"].lower()
     if head in _OPENER_LABELS or head in _OPENER_PHRASES or head.split()[0] in _OPENER_LABELS:
         return None  # "Update: ..." is an opener, handled by the caller
-    if _blocked(head):
-        return None
     if m["sep"] == ":" and m["value"][:1].isdigit() and head[-1:].isdigit():
         return None
     return _found(m["slot"], m["value"], change=False, adj=m["adj"])
@@ -341,21 +500,23 @@ def _from_my(clause: str, start: int) -> Clause:
     m = _MY_CHANGED_ALONE.match(rest)
     if m and clean_slot(m["slot"]) is not None:
         slot = clean_slot(m["slot"])
-        return Topic(slot, True) if slot else None
-    m = _MY_PAST.match(rest)
-    if m and clean_slot(m["slot"]) is not None and not (m["adj"] or "").lower() in _ADJ_PAST:
-        slot = clean_slot(m["slot"])
-        return Topic(slot, True) if slot else None
+        return Topic(slot, True, bare=True) if slot else None
     m = _MY_IS.match(rest)
     if m and clean_slot(m["slot"]) is not None:
         value = m["value"]
         if re.match(r"(?:not|n't|never|no\s+longer)\b", value, re.IGNORECASE):
-            return Blocked("negated")
+            return Topic(clean_slot(m["slot"]) or "", True)  # "my X is not 3F, it's 7F": only what follows is a fact
         adv = (m["adv"] or "").lower()
-        return _found(m["slot"], value, change=adv in _ADV_CHANGE, adj=m["adj"])
+        back = re.match(r"(?:back|down|up)\s+(?:to|at)\s+", value, re.IGNORECASE)
+        value = value[back.end():] if back else value
+        return _found(m["slot"], value, change=adv in _ADV_CHANGE or bool(back), adj=m["adj"])
+    m = _MY_PAST.match(rest)
+    if m and clean_slot(m["slot"]) is not None and not (m["adj"] or "").lower() in _ADJ_PAST:
+        slot = clean_slot(m["slot"])
+        return Topic(slot, True) if slot else None
     m = _MY_CONTRACTED.match(rest)
     if m and clean_slot(m["slot"]) is not None:
-        value = m["value"]
+        value = re.sub(r"^(?:been|become|gone\s+(?:up|down)\s+to|now\s+been)\s+", "", m["value"], flags=re.IGNORECASE)
         if re.match(r"(?:not|never|no\s+longer)\b", value, re.IGNORECASE):
             return Blocked("negated")
         adv = (m["adv"] or "").lower()
@@ -368,11 +529,17 @@ def _negated_copula(clause: str) -> bool:
                           clause, re.IGNORECASE))
 
 
-def parse_clause(clause: str, *, topic_open: bool) -> Clause:
-    """Read one English sub-clause (no sentence punctuation inside)."""
+def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> Clause:
+    """Read one English sub-clause (no sentence punctuation inside).
+
+    ``correcting``: the turn says an earlier statement was wrong ("erratum",
+    "I misspoke"), so "my X should read V" states the corrected value.
+    """
     clause = strip_opener_label(clause.strip().strip(_QUOTES + " "))
     if not clause:
         return None
+    if correcting:
+        clause = re.sub(r"\bshould\s+(?:be|read|say|have\s+been)\b", "is", clause, flags=re.IGNORECASE)
     m = _I_CHANGE.search(clause)
     if m:
         if _blocked(clause[: m.start()]):
@@ -381,23 +548,68 @@ def parse_clause(clause: str, *, topic_open: bool) -> Clause:
     m = _REPLACE.match(clause)
     if m:
         return _found(m["slot"], m["value"], change=True, adj=m["adj"])
+    for pattern, change in ((_RECORD_AS, True), (_USE_V_AS, True), (_THE_SLOT_I, False), (_WHAT_I_USE, False)):
+        m = pattern.match(clause)
+        if m:
+            result = _found(m["slot"], m["value"], change=change, adj=m["adj"])
+            if result is not None:
+                return result
+    for pattern in (_I_MEANT, _NEW_DROPPED):
+        m = pattern.search(clause) if pattern is _I_MEANT else pattern.match(clause)
+        if m and not _blocked(clause[: m.start()]):
+            result = _found(m["slot"], m["value"], change=True, adj=m.groupdict().get("adj"))
+            if result is not None:
+                return result
+    m = _GOT_SORTED.search(clause)
+    if m and clean_slot(m["slot"]) and not _blocked(clause[: m.start()]):
+        return Topic(clean_slot(m["slot"]) or "", True)
+    m = _BACK_TOPIC.match(clause)
+    if m and clean_slot(m["slot"]):
+        return Topic(clean_slot(m["slot"]) or "", False, back=True)
     head, colon, tail = clause.partition(":")
     if colon and tail.strip() and not head[-1:].isdigit():
         left = parse_clause(head, topic_open=False)
-        if isinstance(left, Topic):  # "my X changed: V"
-            return _found(left.slot, tail, change=True)
-    m = _IMPERATIVE.match(clause)
+        if isinstance(left, Topic):  # "my X changed: V", "on the subject of my X: mine is V"
+            value = bare_value(tail)
+            if value is not None:
+                return Found(left.slot, value, left.change)
+    m = _IMPERATIVE.match(clause) or _BARE_PAST.match(clause)
     if m:
         return _found(m["slot"], m["value"], change=True, adj=m["adj"])
+    m = re.search(r"\b(?:change|update|set|switch|correct|amend|edit|adjust|modify)\s+my\s+" + _ADJ + _SLOT + _FROM + _TO
+                  + r"(?P<value>.+)$", clause, re.IGNORECASE)
+    if m and m.start() > 0 and not _blocked(clause[: m.start()]):
+        return _found(m["slot"], m["value"], change=True, adj=m["adj"])
+    m = _SWAPPED_OUT.search(clause)
+    if m and not _blocked(clause[: m.start()]):
+        result = _found(m["slot"], m["value"], change=True, adj=m["adj"])
+        if result is not None:
+            return result
+    m = _GOT_MY_AT.search(clause)
+    if m and not _blocked(clause[: m.start()]):
+        result = _found(m["slot"], m["value"], change=False, adj=m["adj"])
+        if result is not None:
+            return result
+    m = _V_FOR_MY.search(clause)
+    if m and not _blocked(clause[: m.start()]):
+        change = not re.match(r"(?:go|going|went\s+with|got|have|use|using|chose|picked|settled|opted|stick|stuck|landed|"
+                              r"ended)", m["verb"], re.IGNORECASE)
+        result = _found(m["slot"], m["value"], change=change, adj=m["adj"])
+        if result is not None:
+            return result
     m = _USE_AS.search(clause)
     if m:
         if _blocked(clause[: m.start()]):
             return Blocked("lead-in")
         return _found(m["slot"], m["value"], change=False, adj=m["adj"])
+    m = re.search(r"\b(?:asked|asking|ask|wanted\s+to\s+know)\s+(?:me\s+)?(?:about|for)\s+my\s+" + _ADJ + _SLOT
+                  + r"(?:\s+(?:earlier|before|yesterday|last\s+time|the\s+other\s+day))?$", clause, re.IGNORECASE)
+    if m and clean_slot(m["slot"]):
+        return Topic(clean_slot(m["slot"]) or "", False, bare=True)
     m = _ABOUT_MY.match(clause)
     if m:
         slot = clean_slot(m["slot"])
-        return Topic(slot, False) if slot else None
+        return Topic(slot, False, bare=True) if slot else None
     m = _VALUE_FIRST.match(clause)
     if m and not _blocked(m["value"]):
         result = _found(m["slot"], m["value"], change=False, adj=m["adj"])
@@ -409,6 +621,8 @@ def parse_clause(clause: str, *, topic_open: bool) -> Clause:
             continue
         if _blocked(clause[: my.start()]):
             return Blocked("lead-in")
+        if re.search(r"\bof\s*$", clause[: my.start()], re.IGNORECASE):
+            return Blocked("someone else's: the X of my colleague")
         if isinstance(result, Found) and _negated_copula(clause[my.start():]) and not result.change:
             return Blocked("negated")
         return result
@@ -427,3 +641,23 @@ def parse_clause(clause: str, *, topic_open: bool) -> Clause:
             if valid_value(value):
                 return Anaphor(value, True)
     return None
+
+
+def asked_slot(sentence: str) -> Topic | None:
+    """A question that is only a slot ("my locker?", "oh and my badge number?"): the next sentence may answer it."""
+    m = _ASKED_SLOT.match(sentence.strip().rstrip("?").strip())
+    slot = clean_slot(m["slot"]) if m else None
+    return Topic(slot, False, bare=True) if slot else None
+
+
+def bare_value(clause: str) -> str | None:
+    """A clause that is only a value ("C12", "it's C12"), as the answer to a slot just named."""
+    value, _ = _clean_value(re.sub(r"^(?:it(?:'s|’s|\s+is)|that(?:'s|’s|\s+is)|mine(?:'s|’s|\s+is))\s+", "",
+                                   clause.strip(), flags=re.IGNORECASE))
+    if not valid_value(value) or len(value.split()) > 6:
+        return None
+    if re.match(r"(?:not|no|never|maybe|probably|might|may|will|would|could|should|if|when)\b", value, re.IGNORECASE):
+        return None
+    if re.search(r"\b(?:i|i'm|you|we|they|he|she|is|are|was|were|do|does|did|have|has)\b", value, re.IGNORECASE):
+        return None
+    return value

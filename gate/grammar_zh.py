@@ -2,16 +2,17 @@
 
 The same parts as the English grammar (``gate.grammar_en``): a lead-in that
 must hold no condition, plan, report, hedge or negation; an owner (``我的``,
-``我`` before the slot, ``把我的``); a slot of any script (``工位``,
-``office floor``, ``WiFi密码``); a copula (``是``, ``为``, ``叫``, ``在``,
-``：``) or a change verb (``改成``, ``换成``, ``变成``, ``调到``,
-``更新为``, ``从OLD…到``); the value, with aspect particles (``了``,
-``啦``) and trailing adverbs removed. A clause that only names the slot
-("我的工位换了", "我的工位不再是3楼了") opens a topic, and a clause that only
-gives a value ("现在是7楼", "改成7楼了") binds to it.
+``我``, ``本人``, ``我那个``, ``我用的``); a slot of any script (``工位``,
+``office floor``, ``WiFi密码``); a copula (``是``, ``为``, ``系``, ``叫``,
+``在``, ``：``) or a change verb (``改成``, ``换成``, ``变更为``, ``登记为``,
+``从OLD…到``, ``由OLD更新为``, with ``把``/``将`` and the passive ``被``);
+the value, with aspect and mood particles (``了``, ``啦``, ``呗``) and
+trailing adverbs removed. A clause that only names the slot ("我的工位换了",
+"工位的话", "你问工位啊") opens a topic, and a clause that only gives a value
+("现在是7楼", "7楼") binds to it; "7楼，这是我的工位" binds backwards.
 
-A slot owned by someone else (``我同事的工位``, ``他的工位``, ``小王的工位``)
-yields nothing: the person before ``的`` is the owner, not the user.
+A slot owned by someone else (``我同事的工位``, ``他的工位``, ``小王的工位``,
+``我们组的预算``) yields nothing: the person before ``的`` is the owner.
 """
 
 from __future__ import annotations
@@ -20,67 +21,94 @@ import re
 
 from gate.grammar_en import Anaphor, Blocked, Clause, Found, Topic, clean_slot
 
-__all__ = ["parse_clause"]
+__all__ = ["bare_value", "parse_clause", "topic_of_question"]
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff"
 _HAS_CJK = re.compile(f"[{_CJK}]")
-_SLOT_CHARS = rf"[{_CJK}A-Za-z0-9 _\-]"
-_SLOT = rf"(?P<slot>{_SLOT_CHARS}{{1,16}}?)"
-_ADV = r"(?:现在|目前|如今|已经|已|刚刚|刚|其实|实际上|真的|也|还|就|都|暂时|最近|正式|终于|又|重新|今天|这周|本周)*"
-_ADV_CHANGE = ("现在", "目前", "如今", "已经", "已", "刚刚", "刚", "其实", "实际上", "终于", "最近", "正式", "重新", "又")
+_SLOT_CHARS = rf"[{_CJK}A-Za-z0-9 _\-()]"
+_SLOT = rf"(?P<slot>{_SLOT_CHARS}{{1,18}}?)"
+_ADV = (r"(?:现在|目前|如今|已经|已|刚刚|刚|其实|实际上|实际|真的|也|还|就|都|暂时|最近|正式|终于|又|重新|今天|这周|本周|"
+        r"早就|早已|一直|始终|还是|已被|被|现已|均|亦|则|便|特|仍|仍然|依然|照样)*")
+_ADV_CHANGE = ("现在", "目前", "如今", "已经", "已", "刚刚", "刚", "其实", "实际上", "终于", "最近", "正式", "重新", "又",
+               "早就", "早已", "被", "现已")
 _CHANGE = (r"(?P<verb>改成|改为|改到|改回|换成|换为|换到|换回|变成|变为|变回|调成|调为|调到|调整为|调整到|调整成|"
            r"更新为|更新成|更新到|更改为|更改成|升到|升为|升级为|升级到|升级成|降到|降为|搬到|搬去|挪到|转到|定为|定成|"
-           r"设为|设成|设置为|设置成|修改为|修改成|涨到|涨为|降低到|提高到|增加到|减少到|变更为|改用|换用|成了|变了成)")
-_COPULA = r"(?P<cop>是|为|叫|叫做|在|:|：|=|＝)"
-_OWNER = r"(?:我的|我)"
-_LEAD_ADJ = r"(?:现在的|目前的|新的|最新的|当前的)?"
+           r"设为|设成|设置为|设置成|修改为|修改成|涨到|涨为|降低到|降低为|提高到|提高为|增加到|增加为|减少到|减少为|"
+           r"变更为|变更成|改用|换用|成了|登记为|登记成|记为|记成|写成|写为|填为|填成|切换到|切换成|切换为|调换为|"
+           r"更换为|更换成|替换为|替换成|确定为|确定成|核定为|调回|改回到|换回到|恢复为|恢复成|恢复到)")
+_COPULA = r"(?P<cop>是|为|(?<![联关体派院维干])系(?![统列数])|叫|叫做|在|:|：|=|＝)"
+_OWNER = r"(?:本人的|本人|我那个|我这个|我那|我这|我现在用的|我在用的|我用的|我常用的|我登记的|我留的|我的|我)"
+_LEAD_ADJ = r"(?:现在的|目前的|新的|最新的|当前的|新)?"
 
 _CHANGE_RE = re.compile(
-    rf"^(?:把)?{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*(?:从(?P<old>.{{1,24}}?))?\s*{_ADV}\s*{_CHANGE}\s*了?\s*(?P<value>.+)$"
+    rf"^{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*{_ADV}\s*(?:(?:从|由)(?P<old>.{{1,24}}?))?\s*(?:帮我|请帮我|请|麻烦)?\s*{_ADV}\s*{_CHANGE}"
+    rf"\s*了?\s*(?P<value>.+)$"
 )
 _BA_RE = re.compile(
-    rf"^(?:我们|我)?(?:{_ADV})?把\s*{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*(?:从(?P<old>.{{1,24}}?))?\s*{_ADV}\s*{_CHANGE}\s*了?\s*(?P<value>.+)$"
+    rf"^(?:帮我|请帮我|麻烦你|麻烦|烦请|请|现|我们|我|本人)?(?:{_ADV})?(?:把|将)\s*{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*"
+    rf"(?:(?:从|由)(?P<old>.{{1,24}}?))?\s*{_ADV}\s*{_CHANGE}\s*了?\s*(?P<value>.+)$"
 )
 _IS_RE = re.compile(rf"^{_OWNER}{_LEAD_ADJ}{_SLOT}\s*(?P<adv>{_ADV})\s*{_COPULA}\s*(?P<value>.+)$")
-_LABEL_RE = re.compile(rf"^{_SLOT}\s*(?P<cop>[:：=＝])\s*(?P<value>.+)$")
-_VALUE_FIRST_RE = re.compile(rf"^(?P<value>.{{1,20}}?)(?:现在|目前)?(?:是|就是)我(?:的)?{_LEAD_ADJ}{_SLOT}(?:了)?$")
+_BARE_NOW_RE = re.compile(rf"^{_SLOT}\s*(?P<adv>(?:现在|目前|如今|已经|现已|已)+{_ADV})\s*(?:是|为)\s*(?P<value>.+)$")
+_LABEL_RE = re.compile(rf"^{_SLOT}\s*(?P<cop>[:：=＝]|——)\s*(?P<value>.+)$")
+_VALUE_FIRST_RE = re.compile(
+    rf"^(?P<value>.{{1,24}}?)(?:现在|目前)?(?:是|就是)(?:我(?:的|在用的|用的|现在用的|新的|现在的)?|本人的?){_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦)?$"
+)
+_TOPIC_FRONT_RE = re.compile(  # "工位我选了7楼", "工位我用的是7楼"
+    rf"^{_SLOT}\s*(?:这块儿?|这边|方面|嘛|呢|的话)?[，,\s]*我\s*(?:现在|目前|一直)?\s*"
+    rf"(?:选了|选的是|选的|用的是|用的|用|定了|定的是|设的是|设成了?|填的是|登记的是|是|就是)\s*(?P<value>.+)$"
+)
 _TOPIC_RE = re.compile(
     rf"^{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*{_ADV}\s*(?:换了|改了|变了|调了|更新了|更改了|变动了|有变化|有变动|换过了|改过了|换掉了|"
-    rf"改掉了|换新的了|换新了|换了新的|改新的了|也换了|又换了|又改了|"
-    rf"不再是.+?了?|已经不是.+?了?|不是.+?了|以前是.+?|之前是.+?|原来是.+?|本来是.+?)(?:哈|啊|呀|哦|嘛|哟)?$"
+    rf"改掉了|换新的了|换新了|换了新的|改新的了|也换了|又换了|又改了|又变了|变啦|换啦|改啦|弄好了|搞定了|办好了|定下来了|"
+    rf"不再是.+?了?|已经不是.+?了?|不是.+?了|以前是.+?|之前是.+?|原来是.+?|本来是.+?)(?:哈|啊|呀|哦|嘛|哟|啦|呢)?$"
 )
-_ABOUT_RE = re.compile(rf"^(?:关于|至于|说到|对于)\s*{_OWNER}?{_SLOT}(?:的话|嘛|呢)?$")
+_SORTED_RE = re.compile(
+    rf"^(?:终于|总算|刚|已经)?(?:把|将){_OWNER}?{_SLOT}\s*(?:搞定|弄好|办好|改好|换好|处理好|定下来|换了|改了|更新了)了?$"
+)
+_ABOUT_RE = re.compile(
+    rf"^(?:(?:关于|至于|说到|对于|说起|提到|你问|问)\s*{_OWNER}?{_SLOT}(?:的话|嘛|呢|啊|呀|这块儿?|方面|这个)?"
+    rf"|{_OWNER}?(?P<slot2>{_SLOT_CHARS}{{1,18}}?)(?:的话|这块儿?|这边|方面)"
+    rf"|(?:大家|他们|我们|同事们?|朋友们?)?(?:都)?(?:在)?(?:聊|说|问|讨论|比|对比|晒|比较)(?:起|了)?(?P<slot3>{_SLOT_CHARS}{{1,18}}?))$"
+)
 _ANAPHOR_RE = re.compile(
-    rf"^(?:不过|但是|但|而|所以)?\s*(?:{_ADV})\s*(?:新的|新)?(?:改成了?|换成了?|变成了?|调到了?|改为|更新为|是|为|就是)\s*(?P<value>.+)$"
+    rf"^(?:不过|但是|但|而|所以)?\s*(?:{_ADV})\s*(?:新的|新)?(?:改成了?|换成了?|变成了?|调到了?|改为|更新为|变更为|是|为|就是|"
+    rf"我是|我的是|我用的是|用的是)\s*(?P<value>.+)$"
 )
+_BACK_RE = re.compile(rf"^(?:这|那)?(?:就)?是我(?:的|新的|现在的|在用的|用的)?{_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦)?$")
+_DEHUA_RE = re.compile(rf"^{_OWNER}?{_SLOT}的话\s*(?:是|为|就是)?\s*(?P<value>.+)$")
 
 _LEAD_BLOCKERS = (
     "如果", "假如", "要是", "万一", "假设", "但愿", "希望", "想", "打算", "准备", "计划", "考虑", "可能", "也许",
-    "大概", "或许", "应该会", "会", "将", "要", "说", "告诉", "听说", "据说", "觉得", "认为", "以为", "梦见",
-    "梦到", "不", "没", "别", "是否", "是不是", "有没有", "猜", "怀疑", "不确定", "忘了", "以前", "之前", "原来",
-    "本来", "曾经", "当时", "那时", "小时候",
+    "大概", "或许", "应该会", "说", "告诉", "听说", "据说", "觉得", "认为", "以为", "梦见", "梦到", "别", "是否",
+    "是不是", "有没有", "猜", "怀疑", "不确定", "忘了", "曾经", "当时", "那时", "小时候", "要不要", "该不该",
 )
 _OTHER_OWNERS = (
     "同事", "朋友", "妈妈", "妈", "爸爸", "爸", "父母", "老婆", "老公", "妻子", "丈夫", "太太", "先生", "女朋友",
     "男朋友", "女友", "男友", "哥哥", "哥", "姐姐", "姐", "弟弟", "弟", "妹妹", "妹", "儿子", "女儿", "孩子", "老板",
     "领导", "上司", "室友", "邻居", "家人", "亲戚", "舅舅", "叔叔", "阿姨", "爷爷", "奶奶", "外婆", "外公", "同学",
     "客户", "他", "她", "它", "他们", "她们", "你", "你们", "别人", "大家", "对方", "队友", "导师", "老师", "经理",
-    "助理", "秘书", "搭档", "合伙人", "伙伴", "闺蜜", "兄弟",
+    "助理", "秘书", "搭档", "合伙人", "伙伴", "闺蜜", "兄弟", "我们", "咱们", "组", "团队", "部门", "公司",
 )
-_SLOT_STOP = ("我", "你", "他", "她", "它", "把", "不", "没", "如果", "假如", "要是", "应该", "可能", "打算", "准备",
+_SLOT_STOP = ("我", "你", "他", "她", "它", "把", "将", "不", "没", "如果", "假如", "要是", "应该", "可能", "打算", "准备",
               "觉得", "认为", "是", "吗", "呢", "吧", "什么", "多少", "哪", "谁", "几", "现在", "目前", "如今", "以前",
-              "之前", "原来", "刚才", "已经", "今天", "昨天", "明天")
+              "之前", "原来", "刚才", "已经", "今天", "昨天", "明天", "被", "已", "一直", "这块", "这是", "就是")
+_SLOT_WHOLE_STOP = frozenset({"的", "是", "了", "呢", "啊"})
 _SLOT_BLOCK = frozenset({"意思", "天", "天哪", "想法", "问题", "看法", "建议", "理解", "意见", "感觉", "猜测",
-                         "计划", "目标", "回答", "答案", "心情", "错", "错误", "习惯", "状态", "身体", "工作"})
-_VALUE_MARKERS = ("什么", "多少", "哪", "吗", "几", "谁", "怎么", "如何")
+                         "计划", "目标", "回答", "答案", "心情", "错", "错误", "习惯", "状态", "身体", "工作", "事",
+                         "东西", "情况", "信息", "资料", "事项"})
+_VALUE_MARKERS = ("什么", "多少", "哪", "吗", "几", "谁", "怎么", "如何", "啥")
 _VALUE_BAD_START = ("不", "没", "也", "还", "就", "都", "否", "一样", "同样", "差不多", "这个", "那个", "这样",
-                    "那样", "挺", "很", "太", "有点", "不错", "好")
+                    "那样", "挺", "很", "太", "有点", "不错", "好", "我", "你", "他", "她", "在", "是")
 _TRAIL = re.compile(
-    r"(?:了|啦|哦|喔|噢|哈|哈哈|呀|啊|嘛|的|哟|呢|噢|么|～|~|…|\.\.\.|！|!|。|，|,|\s)+$"
-    r"|(?:了)?(?:现在|目前|如今|今天起|从今天起|从现在起|开始|以后|以后就是这个|为准|这个|喔|为止)$"
+    r"(?:了|啦|哦|喔|噢|哈|哈哈|呀|啊|嘛|的|哟|呢|噢|么|呗|咯|～|~|…|\.\.\.|！|!|。|，|,|；|;|\s)+$"
+    r"|(?:了)?(?:现在|目前|如今|今天起|从今天起|从现在起|开始|以后|以后就是这个|为准|这个|喔|为止|特此告知|请查收|"
+    r"请知悉|谢谢|多谢|感谢|麻烦了|辛苦了)$"
 )
 _CHANGE_TAIL = re.compile(r"(?:今天起|从今天起|从现在起|以后|为准)$")
-_MAX_VALUE_CHARS = 30
+# Asides in brackets that are not part of the value: "（之前是3楼）", "（已更新）".
+_PAREN_ASIDE = re.compile(r"[（(](?:原|之前|以前|已|新|注|备注|即|不是|旧|变更|更新|特此|请)[^（）()]*[）)]$")
+_MAX_VALUE_CHARS = 40
 
 
 def _clean_value(raw: str) -> tuple[str, bool]:
@@ -90,14 +118,14 @@ def _clean_value(raw: str) -> tuple[str, bool]:
     while value != previous:
         previous = value
         value = value.strip().strip("\"'“”‘’「」『』")
-        value = re.sub(r"[（(][^（）()]*[）)]$", "", value)
+        value = _PAREN_ASIDE.sub("", value)
         m = _TRAIL.search(value)
         if m and m.start() > 0:
             if _CHANGE_TAIL.search(m.group(0)):
                 change = True
             value = value[: m.start()]
     # "7楼，不是3楼" / "7楼而不是3楼": the contrast is not the value.
-    value = re.split(r"(?:而不是|不是|而非|，|(?<!\d),|,(?!\d))", value, maxsplit=1)[0].strip()
+    value = re.split(r"(?:而不是|不是|而非|，|；|(?<!\d),|,(?!\d)|\s{2,})", value, maxsplit=1)[0].strip()
     return value, change
 
 
@@ -112,13 +140,25 @@ def _valid_value(value: str) -> bool:
         return False
     if value.endswith(("吧", "吗", "呢")):
         return False
-    return not _HAS_CJK.search(value) or len(value) <= 20
+    return len(_HAS_CJK.findall(value)) <= 20
+
+
+def bare_value(clause: str) -> str | None:
+    """A clause that is only a value ("7楼", "3rd呀", "现在是7楼"), as the answer to a slot just named."""
+    body = re.sub(r"^(?:现在|目前|如今|新的|新)?(?:是|为|就是|改成了?|换成了?)?", "", clause.strip())
+    value, _ = _clean_value(body)
+    if not _valid_value(value) or len(value) > 24:
+        return None
+    if re.search(r"[我你他她们]|别忘|记住|知道|谢谢|明白|好的|收到", value):
+        return None
+    return value
 
 
 def _slot(raw: str) -> str | None:
     """The user's own slot, normalised; None when someone else owns it or it is not a noun phrase."""
     slot = " ".join(raw.split()).strip()
-    for prefix in ("我的", "把我的", "把", "我"):
+    for prefix in ("把我的", "将我的", "本人的", "本人", "我那个", "我这个", "我现在用的", "我在用的", "我用的", "我常用的",
+                   "我登记的", "我留的", "我的", "把", "将", "我"):
         if slot.startswith(prefix) and len(slot) > len(prefix):
             slot = slot[len(prefix):].strip()
             break
@@ -129,14 +169,14 @@ def _slot(raw: str) -> str | None:
         return None
     if "的" in slot:
         owner = slot.rsplit("的", 1)[0]
-        if owner.endswith(_OTHER_OWNERS) or re.search(rf"(?:^|[^{_CJK}])?[小老阿][{_CJK}]$", owner):
+        if owner.endswith(_OTHER_OWNERS) or re.search(rf"[小老阿][{_CJK}]$", owner):
             return None
     if re.match(r"(?:现|目|如|已|刚|今|昨|明|正|还|也|都|就|又|在)$", slot) or re.match(
             r"(?:现在|目前|如今|已经|今天|昨天|明天|正在|一直|刚刚|马上)", slot):
         return None  # an adverb, not a slot: "我现在住在上海"
     if not _HAS_CJK.search(slot):
         return clean_slot(slot)  # a Latin slot inside Chinese text: "我的office floor是3rd"
-    if not 1 <= len(slot) <= 12 or slot in _SLOT_BLOCK:
+    if not 1 <= len(slot) <= 14 or slot in _SLOT_BLOCK or slot in _SLOT_WHOLE_STOP:
         return None
     if any(stop in slot for stop in _SLOT_STOP):
         return None
@@ -157,11 +197,19 @@ def _found(slot_raw: str, value_raw: str, *, change: bool) -> Clause:
     return Found(slot, value, change or tail_change)
 
 
-_PAST_LEAD = re.compile(r"^(?:以前|之前|原来|原先|本来|过去|曾经|早先)(?:的)?\s*(?P<rest>.+)$")
+_PAST_LEAD = re.compile(r"^(?:以前|之前|原来|原先|本来|过去|早先)(?:的)?\s*(?P<rest>.+)$")
 _HEDGE_TAIL = re.compile(r"(?:吧|吗|呢|对吧|是吧|对不对|是不是)[？?！!。.]*$")
-
-
-_BARE_IS_RE = re.compile(rf"^{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*(?:其实|实际上)?\s*(?:应该是|应是|应为|是|为)\s*(?P<value>.+)$")
+_BARE_IS_RE = re.compile(
+    rf"^{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*(?:其实|实际上)?\s*(?:应该是|应是|应为|应当是|是|为|系)\s*(?P<value>.+)$"
+)
+_OPENERS = re.compile(
+    r"^(?:对了|另外|还有|然后|所以|嗯+|哦+|噢|啊|诶|哎|好的|好|那个|就是|话说|顺便说一下|顺便提一下|顺便|告诉你|跟你说|"
+    r"和你说|跟你讲|说一下|提一下|记一下|请记住|记住|记得|注意|更正一下|更正|勘误|纠正一下|纠正|补充一下|补充一点|补充下信息|"
+    r"补充|再补充一句|更新一下|更新|刚才说错了|我说错了|说错了|打错了|不好意思|抱歉|其实|实际上|最新消息|通知一下|提醒一下|"
+    r"备注|另外说一下|特此告知|特此说明|特此通知|供您备查|烦请更新|烦请知悉|请知悉|您好|你好|hi|hello|btw|fyi|ok|okay|"
+    r"等下|等等|改了改了|对对|哈喽|嘿|诶对|话说回来|对了对了|跟你讲哦|跟你说哦|告诉你哦)[哦啊呀哈~～！!]*[：:，,、\s]*",
+    re.IGNORECASE,
+)
 
 
 def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> Clause:
@@ -171,10 +219,11 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     "说错了"), so "工位应该是7楼" is the corrected value, not a guess.
     """
     clause = clause.strip().strip("\"'“”‘’「」『』 ")
-    clause = re.sub(r"^(?:对了|另外|还有|然后|所以|嗯+|哦+|噢|啊|诶|哎|好的|好|那个|就是|话说|顺便说一下|顺便提一下|顺便|"
-                    r"告诉你|跟你说|和你说|说一下|提一下|记一下|请记住|记住|记得|注意|更正一下|更正|纠正一下|纠正|"
-                    r"补充一下|补充|更新一下|更新|刚才说错了|我说错了|说错了|不好意思|抱歉|其实|实际上|最新消息|通知一下|"
-                    r"提醒一下|备注|另外说一下)[：:，,、\s]*", "", clause)
+    previous = None
+    while previous != clause:
+        previous = clause
+        clause = _OPENERS.sub("", clause).strip()
+    clause = re.sub(r"^【[^】]{1,16}】\s*(?=\S)", "", clause)  # a form's header: "【个人信息登记】工位——7楼"
     if not clause:
         return None
     split = re.search(r"(?<![0-9A-Za-z])[:：]", clause)
@@ -185,22 +234,23 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             found = _found(left.slot, tail, change=True)
             if found is not None:
                 return found
+        if re.search(r"我|本人", tail):  # "特此告知：本人的工位为7楼": the head is an opener
+            return parse_clause(tail, topic_open=topic_open, correcting=correcting)
     if _HEDGE_TAIL.search(clause):
         return Blocked("a question or a hedge")
-    owner = clause.find("我")
-    lead = clause[:owner] if owner > 0 else ""
+    owner_at = min((i for i in (clause.find("我"), clause.find("本人")) if i >= 0), default=-1)
+    lead = clause[:owner_at] if owner_at > 0 else ""
     past = _PAST_LEAD.match(clause)
     if past:  # "以前我的工位是3楼" / "原来的工位是3楼": the old value; what follows may say the new one
-        m = _IS_RE.match("我的" + past["rest"].removeprefix("我的").removeprefix("我"))
+        m = _IS_RE.match("我的" + past["rest"].removeprefix("我的").removeprefix("我")) or _BARE_IS_RE.match(past["rest"])
         slot = _slot(m["slot"]) if m else None
         return Topic(slot, True) if slot else Blocked("a past value")
-    if owner > 0 and _blocked(lead):
+    if owner_at > 0 and _blocked(lead):
         return Blocked("lead-in")
-    body = clause[owner:] if owner > 0 else clause
-    if owner > 0 and lead and not re.fullmatch(r"[\s，,、：:]*(?:今天|现在|目前|从今天起|从现在起|最近|这周|本周|如今)?[\s，,]*", lead):
-        # An unknown lead-in before 我: only plain time words may stand there.
-        if not re.search(r"把$", lead):
-            return None
+    if owner_at > 0 and (re.search(r"是\s*$", lead) or not re.search(r"[把将][\s]*$", lead) and _slot_like(lead)):
+        body = clause  # "工位我选了7楼": the slot stands before 我
+    else:
+        body = clause[owner_at:] if owner_at > 0 else clause
     if correcting:
         m = _BARE_IS_RE.match(body)
         found = _found(m["slot"], m["value"], change=True) if m else None
@@ -208,39 +258,68 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             return found
     if _blocked_inside(body):
         return Blocked("a plan, report, hedge or negation")
+    return _core(body, topic_open)
+
+
+def _slot_like(lead: str) -> bool:
+    """A lead-in before 我 that is itself a slot ("工位我选了7楼"), not an opener or a time."""
+    return _slot(re.sub(r"(?:这块儿?|这边|方面|嘛|呢|的话)?[，,\s]*$", "", lead)) is not None and not re.search(
+        r"[，,：:]|开始|以来|起|后|时候|今天|昨天|最近|上周|这周|本周|月|年|日", lead)
+
+
+def _core(body: str, topic_open: bool) -> Clause:
     for pattern in (_BA_RE, _CHANGE_RE):
         m = pattern.match(body)
         if m:
             found = _found(m["slot"], m["value"], change=True)
             if found is not None:
                 return found
-    m = _TOPIC_RE.match(body)
+    m = _TOPIC_FRONT_RE.match(body)
     if m:
-        slot = _slot(m["slot"])
-        return Topic(slot, True) if slot else None
+        found = _found(m["slot"], m["value"], change=False)
+        if found is not None:
+            return found
+    for pattern in (_TOPIC_RE, _SORTED_RE):
+        m = pattern.match(body)
+        if m and _slot(m["slot"]):
+            return Topic(_slot(m["slot"]) or "", True, bare=True)
     m = _ABOUT_RE.match(body)
+    about = _slot(m["slot"] or m["slot2"] or m["slot3"]) if m else None
+    if about:
+        return Topic(about, False, bare=True)
+    m = _DEHUA_RE.match(body)
     if m:
-        slot = _slot(m["slot"])
-        return Topic(slot, False) if slot else None
+        found = _found(m["slot"], m["value"], change=False)
+        if found is not None:
+            return found
     m = _IS_RE.match(body)
     if m:
         value = m["value"]
-        if value.startswith(("不是", "不", "没")):
-            return Blocked("negated")
+        if re.match(r"(?:可|并|绝|也|都|才|又|根本|从来)?(?:不是|不|没)", value):
+            slot = _slot(m["slot"])  # "我的工位不是3楼，是7楼": only what follows is a fact
+            return Topic(slot, True) if slot else Blocked("negated")
         adv = m["adv"] or ""
         found = _found(m["slot"], value, change=any(a in adv for a in _ADV_CHANGE) or "现在的" in body[:6])
         if found is not None:
             return found
+    m = _BARE_NOW_RE.match(body)
+    if m:
+        found = _found(m["slot"], m["value"], change=True)
+        if found is not None:
+            return found
     m = _VALUE_FIRST_RE.match(body)
     if m:
-        result = _found(m["slot"], m["value"], change=False)
-        if result is not None:
-            return result
+        found = _found(m["slot"], m["value"], change=False)
+        if found is not None:
+            return found
+    m = _BACK_RE.match(body)
+    if m and _slot(m["slot"]):
+        return Topic(_slot(m["slot"]) or "", False, back=True)
     m = _LABEL_RE.match(body)
     if m:
-        result = _found(m["slot"], m["value"], change=False)
-        if result is not None:
-            return result
+        found = _found(m["slot"], m["value"], change=False)
+        if found is not None:
+            return found
     if topic_open:
         m = _ANAPHOR_RE.match(body)
         if m:
@@ -250,17 +329,22 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     return None
 
 
+def topic_of_question(sentence: str) -> Topic | None:
+    """A question that only names a slot ("工位？", "你问工位啊？"): the next sentence may answer it."""
+    body = sentence.strip().rstrip("?？").strip()
+    body = re.sub(r"^(?:哦|噢|啊|嗯)?(?:你问|问|你说|你要|要)?", "", body)
+    body = re.sub(r"(?:啊|呀|吗|嘛|呢|是吧)$", "", body)
+    slot = _slot(body) if body and len(body) <= 16 and not re.search(r"什么|多少|哪|几|啥|谁|吗|是|为", body) else None
+    return Topic(slot, False, bare=True) if slot else None
+
+
 _INSIDE_BLOCKERS = re.compile(
-    r"(?:不是|不再是|没有|没|别)(?=.{0,12}(?:是|改成|换成|变成))|(?:想|打算|准备|计划|考虑|可能|也许|或许|大概|应该会|"
-    r"(?<![机社聚开晚学协工])会(?![议计员话场所长面见谈])|将(?![军来])|(?<![重主需只不])要(?![求点素])|想要)"
+    r"(?:没有|没|别)(?=.{0,12}(?:是|改成|换成|变成))|(?:想|打算|准备|计划|考虑|可能|也许|或许|大概|应该会|"
+    r"(?<![机社聚开晚学协工])会(?![议计员话场所长面见谈])|将会|(?<![重主需只不])要(?![求点素])|想要)"
     r"(?:把|将)?.{0,14}(?:改成|换成|变成|调到|改为|搬到|是)|(?:说|告诉我|听说|据说|觉得|认为|以为)"
 )
 
 
 def _blocked_inside(body: str) -> bool:
     """A plan, report or hedge between the owner and the verb: "我打算把工位换成7楼", "我的工位可能是7楼"."""
-    m = _INSIDE_BLOCKERS.search(body)
-    if not m:
-        return False
-    # "不再是OLD了" and "不是OLD了" are topics (a change), read by _TOPIC_RE, not negations.
-    return not re.search(r"(?:不再是|已经不是|不是).+?了$", body)
+    return bool(_INSIDE_BLOCKERS.search(body))

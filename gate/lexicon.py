@@ -55,30 +55,39 @@ _CJK = r"\u3400-\u4dbf\u4e00-\u9fff"
 _HAS_CJK = re.compile(f"[{_CJK}]")
 _QUOTES = "\"'“”‘’「」『』"
 # Full-width punctuation read as its ASCII twin for segmentation only; values keep their own characters.
-_FULLWIDTH = str.maketrans({"，": ",", "；": ";", "！": "!", "？": "?", "：": ":", "（": "(", "）": ")",
+_FULLWIDTH = str.maketrans({"，": ",", "；": ";", "！": "!", "？": "?", "：": ":",
                             "＝": "=", "　": " "})
 
 # "." ends a sentence only before whitespace or the end, so e-mail addresses,
 # URLs and decimals ("bob@example.com", "3.5") survive as values.
 _ABBREVIATIONS = frozenset(
-    "dr mr mrs ms st prof jr sr no vs etc mt ft approx dept inc ltd co jan feb mar apr jun jul aug sep sept oct nov dec".split()
+    "dr mr mrs ms st prof jr sr no vs etc mt ft approx dept inc ltd co jan feb mar apr jun jul aug sep sept oct nov dec "
+    "ext tel apt rm bldg ave rd blvd fl e.g i.e ca est".split()
 )
 # "!" and "?" end a sentence unless a letter or digit follows ("qwerty!9" is one value).
 _SENTENCE_END = re.compile(r"\.(?=\s|$)|[;。\n]+|[!?]+(?![A-Za-z0-9])")
-_LAST_WORD = re.compile(r"([A-Za-z]+)$")
+_EMOJI = re.compile(r"[\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d]+")
+_LAST_WORD = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]+)$")
 # A comma between two digits is a thousands separator; a dash between words is part of a name.
 _EN_BREAK = re.compile(
     r"(?<!\d),|,(?!\d)|\s+[-–—]+\s+|\s*—\s*|\s+(?:and|but|so)\s+(?=(?:my\s|i\s|i'|now\b|it\b|it'|then\b))"
-    r"|\s+\((?=was\b|previously\b|formerly\b|before\b|not\b)",
+    r"|\s+\((?=was\b|previously\b|formerly\b|before\b|not\b)|(?:^|\s+)\d{1,2}[)）]\s+|\s+[•·]\s+"
+    r"|\s+(?=(?:but\s+|and\s+|lol\s+|so\s+)?(?:now\s+)?it(?:'s|’s|\s+is)\s)",
     re.IGNORECASE,
 )
-_ZH_BREAK = re.compile(r"(?<!\d),|,(?!\d)|、|\s+[-–—]+\s*|—+|～|~")
+# In Chinese chat a space between Chinese characters separates clauses ("说错了 工位是7楼"); a dash between
+# digits is a range ("10:00—19:00") and a double dash a label's separator ("工位——7楼").
+_ZH_BREAK = re.compile(
+    r"(?<!\d),|,(?!\d)|、|\s+[-–—]+\s+|(?<!\d)—(?!—)|(?<!—)—(?![\d—])|～|~"
+    r"|(?<=[了啊哈呀哦吧呢啦嘛嗯哎喔呗咯下])\s+|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])"
+    r"|(?<=[\u4e00-\u9fff])\s+(?=[A-Za-z]{2})|(?<=[A-Za-z0-9])\s+(?=[\u4e00-\u9fff]{2})"
+)
 # A whole sentence that is a label: "office floor - 7F", "工位：K2-33", "【工位】K2-33".
 _LABEL_SENTENCE = re.compile(
-    r"^\s*(?:【(?P<bslot>[^】]{1,24})】|(?P<slot>(?:my\s+|我的)?[^\W\d_][\w\- ]{0,30}?))\s*(?:(?<=】)|(?<![0-9])[:=]|\s[-–—]+\s)\s*(?P<value>\S.*?)\s*$",
+    r"^\s*(?:【(?P<bslot>[^】]{1,24})】|(?P<slot>(?:my\s+|我的)?[^\W\d_][\w\- ()（）]{0,40}?))\s*(?:(?<=】)|(?<![0-9])[:=]|——|\s[-–—]+\s)\s*(?P<value>\S.*?)\s*$",
     re.IGNORECASE,
 )
-_EN_OWNER = re.compile(r"\b(?:my|i|i'm|i’m|i've|i’ve|we|they)\b", re.IGNORECASE)
+_EN_OWNER = re.compile(r"\b(?:my|i|i'm|i’m|i've|i’ve|we|they|me|mine)\b", re.IGNORECASE)
 
 _QUESTION_STARTERS = frozenset("what which where when who how do does did is are can whats what's".split())
 _EXTRA_STARTERS = frozenset("why whose whom has have was were will would could should am shall may".split())
@@ -99,8 +108,13 @@ def is_question(text: str) -> bool:
     return any(marker in stripped for marker in _ZH_QUESTION_MARKERS)
 
 
+_INVERTED = re.compile(
+    r"^(?:(?:wait|so|hmm+|um+|uh|oh|and|but|ok|okay|sorry|hey|quick\s+q(?:uestion)?|also|actually|btw)\s*,?\s+){0,2}"
+    r"(?:is|are|was|were|did|do|does|has|have|can|could|should)\s+my\b", re.IGNORECASE)
+
+
 def _is_interrogative(sub: str) -> bool:
-    if is_question(sub):
+    if is_question(sub) or _INVERTED.match(sub):
         return True
     first = _FIRST_WORD.match(sub)
     return bool(first and first.group(1).lower() in _EXTRA_STARTERS)
@@ -125,13 +139,13 @@ def normalise_slot(slot: str) -> str:
 
 def _sentences(text: str) -> Iterator[tuple[str, bool]]:
     """(sentence, ends with a question mark); "Dr. Okafor" is not two sentences."""
-    text = text.translate(_FULLWIDTH)
+    text = _EMOJI.sub(" ", text.translate(_FULLWIDTH))
     start = 0
     for m in _SENTENCE_END.finditer(text):
         if m.group(0) == ".":
             word = _LAST_WORD.search(text[start:m.start()])
-            if word and word.group(1).lower() in _ABBREVIATIONS:
-                continue
+            if word and (word.group(1).lower() in _ABBREVIATIONS or (len(word.group(1)) == 1 and word.group(1).isupper())):
+                continue  # "Dr. Okafor", "ext. 4471", "J. Whitfield"
         if text[start:m.start()].strip():
             yield text[start:m.start()], "?" in m.group(0)
         start = m.end()
@@ -139,25 +153,53 @@ def _sentences(text: str) -> Iterator[tuple[str, bool]]:
         yield text[start:], False
 
 
+_ZH_FUNCTION = re.compile(r"[我的是了在把改换为吗呢吧你他她也都就还现已从到成]")
+
+
+_ZH_PUNCT = re.compile(r"[，。？！：；、（）【】“”]")
+
+
+def _turn_zh(text: str) -> bool:
+    """A turn is read as Chinese when it speaks Chinese: "我", Chinese punctuation, or mostly Chinese characters.
+
+    "my 工位 is 7楼" is English with a Chinese slot; "我的office floor是3rd" is Chinese with a Latin one.
+    """
+    if not _HAS_CJK.search(text):
+        return False
+    if re.search(r"我|本人", text):
+        return True
+    if _EN_OWNER.search(text):
+        return False
+    return bool(_ZH_PUNCT.search(text)) or len(_HAS_CJK.findall(text)) >= len(re.findall(r"[A-Za-z]+", text))
+
+
 def _zh(text: str) -> bool:
-    """A clause is read as Chinese when it has Chinese characters and no English owner ("my 工位 is ...")."""
-    return bool(_HAS_CJK.search(text)) and not _EN_OWNER.search(text)
+    """Chinese when its Chinese characters carry the grammar: "我的office floor是3rd" is, "my 工位 is 7楼" is not."""
+    if not _HAS_CJK.search(text):
+        return False
+    if _EN_OWNER.search(text) and not re.search(r"我|的", text):
+        return False
+    latin = len(re.findall(r"[A-Za-z]+", text))
+    return bool(_ZH_FUNCTION.search(text)) or len(_HAS_CJK.findall(text)) > 2 * latin
 
 
-def _sub_clauses(sentence: str) -> Iterator[str]:
-    breaker = _ZH_BREAK if _zh(sentence) else _EN_BREAK
+def _sub_clauses(sentence: str, zh: bool | None = None) -> Iterator[str]:
+    breaker = _ZH_BREAK if (_zh(sentence) if zh is None else zh) else _EN_BREAK
     for sub in breaker.split(sentence):
         if sub and sub.strip(".,!?;:)( \t"):
-            yield sub.strip().rstrip(")")
+            sub = sub.strip()
+            yield sub[:-1] if sub.endswith(")") and sub.count("(") < sub.count(")") else sub
 
 
 _CORRECTION_ZH = re.compile(r"打错了|说错了|写错了|记错了|弄错了|搞错了|更正|纠正|不对不对|有误")
+_CORRECTION_EN = re.compile(r"\b(?:erratum|correction|corrected|misspoke|typo|my\s+mistake|my\s+bad|i\s+was\s+wrong|"
+                            r"wrongly|incorrectly|mistakenly)\b", re.IGNORECASE)
 
 
-def _read(sub: str, topic_open: bool, correcting: bool = False) -> grammar_en.Clause:
-    if _zh(sub):
+def _read(sub: str, topic_open: bool, correcting: bool = False, zh: bool | None = None) -> grammar_en.Clause:
+    if (_zh(sub) if zh is None else zh):
         return grammar_zh.parse_clause(sub, topic_open=topic_open, correcting=correcting)
-    return grammar_en.parse_clause(sub, topic_open=topic_open)
+    return grammar_en.parse_clause(sub, topic_open=topic_open, correcting=correcting)
 
 
 def _label_sentence(sentence: str) -> grammar_en.Clause:
@@ -167,10 +209,19 @@ def _label_sentence(sentence: str) -> grammar_en.Clause:
         return None
     slot = (m["bslot"] or m["slot"] or "").strip()
     value = m["value"].strip().rstrip(".,!?;: ")
+    if m["bslot"] and re.search(r"——|[:：=]", value):  # "【个人信息登记】工位——7楼": a header, then the label
+        return _label_sentence(value)
+    marked = re.search(r"\s*[（(](?:updated|new|changed|revised|corrected|amended|current|latest|已更新|更新|新|已变更|"
+                       r"变更|最新|已修改)[）)]\s*$", slot, re.IGNORECASE)
+    if marked:  # "office floor (updated): level B2"
+        read = _label_sentence(f"{slot[: marked.start()]}: {value}")
+        return Found(read.slot, read.value, True) if isinstance(read, Found) else read
     if len(slot.split()) > 5 or re.search(
             r"\b(?:is|are|was|were|am|be|been|has|have|had|got|get|changed|updated|moved|switched|needs?)\b|是|为|改|换|变",
             slot, re.IGNORECASE):
         return None  # a clause, not a label
+    if re.search(r"\b(?:my|that's|that’s|this\s+is|it's|it’s|i|mine)\b", value, re.IGNORECASE):
+        return None  # "BT-Hub-9QX — that's my new home Wi-Fi name" is not a label
     arrow = re.split(r"\s*(?:→|->|=>|⇒|➡)\s*", value)
     if len(arrow) == 2 and arrow[1]:  # "slot: old → new"
         read = _label_sentence(f"{slot}: {arrow[1]}")
@@ -187,15 +238,117 @@ _TAG_QUESTION = re.compile(
     re.IGNORECASE)
 
 
+_REQUEST = re.compile(
+    r"^(?:(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+|kindly\s+)?(?:update|change|set|switch|note|"
+    r"record|remember|save|put|make|correct|amend|edit|log|register|use|keep|list|mark|kindly|please|pls)\b)",
+    re.IGNORECASE,
+)
+# A piece after a comma that continues a value: "Canary Wharf, Level 9", "nights, 22:00-06:00".
+_CONTINUATION = re.compile(r"^[A-Z0-9£$€¥#(][\w .:/#&'’()£$€¥+\-–]{0,30}$")
+_NOT_CONTINUATION = re.compile(
+    r"^(?:by|in|thanks|thank|not|please|pls|so|but|and|if|which|who|that|this|it|i|we|you|ok|okay|lol|haha|just|"
+    r"no|yes|also|btw|fyi|for|as|since|from|effective|starting|anyway|cheers|regards|best)\b"
+    r"|\b(?:is|are|was|were|will|can|have|has|do|did|does|'s|'re|'m|am)\b",
+    re.IGNORECASE,
+)
+
+
+def _continues(piece: str) -> bool:
+    piece = grammar_en.clean_value(piece.strip().rstrip(".!?;"))
+    return (bool(piece) and len(piece.split()) <= 4 and bool(_CONTINUATION.match(piece))
+            and not _NOT_CONTINUATION.search(piece) and not _HAS_CJK.search(piece))
+
+
+class _Reader:
+    """Reads a turn clause by clause, carrying the open topic and the pieces not yet understood."""
+
+    def __init__(self, text: str) -> None:
+        self.topic: Topic | None = None
+        self.correcting = bool(_CORRECTION_ZH.search(text) or _CORRECTION_EN.search(text))
+        self.pending: list[str] = []  # sub-clauses of this sentence that read as nothing yet
+        self.turn_zh = _turn_zh(text)
+
+    def zh(self, clause: str) -> bool:
+        """Read ``clause`` with the Chinese grammar: in a Chinese turn, unless it is English about "my" slot."""
+        if not self.turn_zh:
+            return False
+        return not (_EN_OWNER.search(clause) and not re.search(r"我|本人", clause)) and bool(
+            _HAS_CJK.search(clause) or not re.search(r"\b(?:is|my|it's|changed|to)\b", clause, re.IGNORECASE))
+
+    def read(self, body: str) -> grammar_en.Clause:
+        read = _read(body, self.topic is not None, self.correcting, self.zh(body))
+        if read is None and self.pending:
+            # "please use Team Lead, Payments as my job title": a value with a comma in it.
+            for start in range(len(self.pending) - 1, -1, -1):
+                text = ", ".join([*self.pending[start:], body])
+                joined = _read(text, self.topic is not None, self.correcting, self.zh(text))
+                if isinstance(joined, Found):
+                    return joined
+        if read is None and self.topic is not None and self.topic.bare:
+            value = grammar_zh.bare_value(body) if self.zh(body) else grammar_en.bare_value(body)
+            if value is not None:
+                return Anaphor(value, False)
+        return read
+
+    def sentence(self, subs: list[str], *, tagged: bool) -> Iterator[FactMention]:
+        self.pending = []
+        index = 0
+        while index < len(subs):
+            body = subs[index].rstrip(".,!?;: ")
+            index += 1
+            if not body or (_is_interrogative(body) and not _REQUEST.match(body)):
+                continue
+            read = self.read(body)
+            if isinstance(read, Found) and self.pending and body.lower().startswith(read.value.lower()):
+                # "nights, 22:00-06:00 is what I use as my shift": the value began before the comma.
+                text = ", ".join([*self.pending, body])
+                longer = _read(text, self.topic is not None, self.correcting, self.zh(text))
+                if isinstance(longer, Found) and longer.value.endswith(read.value) and len(longer.value) > len(read.value):
+                    read = longer
+            if isinstance(read, (Found, Anaphor)):
+                value = read.value
+                while index < len(subs) and not self.zh(body) and _continues(subs[index]):
+                    value = grammar_en.clean_value(f"{value}, {subs[index].strip().rstrip('.!?;')}")
+                    index += 1
+                read = Found(read.slot, value, read.change) if isinstance(read, Found) else Anaphor(value, read.change)
+            if isinstance(read, Found):
+                if not tagged or read.change:
+                    yield FactMention(slot=normalise_slot(read.slot), value=read.value, change=read.change)
+                self.topic, self.pending = None, []
+            elif isinstance(read, Topic) and read.back and self.pending:
+                # "level B2, that's my office floor": the value stood in the clause before.
+                joined = ", ".join(self.pending)
+                bare = grammar_zh.bare_value if self.zh(body) else grammar_en.bare_value
+                value = (bare(joined) if not self.zh(body) else None) or bare(self.pending[-1])
+                if value is not None and (not tagged or read.change):
+                    yield FactMention(slot=normalise_slot(read.slot), value=value, change=read.change)
+                self.topic, self.pending = None, []
+            elif isinstance(read, Topic):
+                self.topic, self.pending = read, []
+            elif isinstance(read, Anaphor) and self.topic is not None:
+                if not tagged or self.topic.change:
+                    yield FactMention(slot=normalise_slot(self.topic.slot), value=read.value,
+                                      change=self.topic.change or read.change)
+                self.topic, self.pending = None, []
+            elif isinstance(read, Blocked):
+                self.topic, self.pending = None, []
+            else:
+                self.pending = [*self.pending[-2:], body]
+
+
 def _facts(text: str) -> Iterator[FactMention]:
-    topic: Topic | None = None
-    correcting = bool(_CORRECTION_ZH.search(text))
+    reader = _Reader(text)
     for sentence, asked in _sentences(text):
-        subs = list(_sub_clauses(sentence))
+        subs = list(_sub_clauses(sentence, reader.zh(sentence)))
         # A question may still carry news ("My desk changed to 7F, ok?"): only when the question
         # is a tag after the statement and the change is spelled out.
         tagged = asked and len(subs) > 1 and bool(_TAG_QUESTION.match(subs[-1].strip()))
+        if asked and not tagged and _REQUEST.match(sentence.strip()):
+            asked = False  # "could you note that my X is V?" is a request, not a question
         if asked and not tagged:
+            slot_only = (grammar_zh.topic_of_question(sentence) if reader.zh(sentence)
+                         else grammar_en.asked_slot(sentence))
+            reader.topic = slot_only  # "oh and my locker? C12": the next sentence answers it
             continue
         if tagged:
             subs = subs[:-1]
@@ -203,26 +356,9 @@ def _facts(text: str) -> Iterator[FactMention]:
         label = None if asked or re.search(r"(?<!\d),|,(?!\d)", plain) else _label_sentence(plain)
         if isinstance(label, Found):
             yield FactMention(slot=normalise_slot(label.slot), value=label.value, change=label.change)
-            topic = None
+            reader.topic = None
             continue
-        for sub in subs:
-            body = sub.rstrip(".,!?;: ")
-            if not body or _is_interrogative(body):
-                continue
-            read = _read(body, topic is not None, correcting)
-            if isinstance(read, Found):
-                if not tagged or read.change:
-                    yield FactMention(slot=normalise_slot(read.slot), value=read.value, change=read.change)
-                topic = None
-            elif isinstance(read, Topic):
-                topic = read
-            elif isinstance(read, Anaphor) and topic is not None:
-                if not tagged or topic.change:
-                    yield FactMention(slot=normalise_slot(topic.slot), value=read.value,
-                                      change=topic.change or read.change)
-                topic = None
-            elif isinstance(read, Blocked):
-                topic = None
+        yield from reader.sentence(subs, tagged=tagged)
 
 
 def detect_facts(text: str) -> tuple[FactMention, ...]:
