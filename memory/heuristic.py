@@ -135,12 +135,14 @@ class HeuristicBackend:
 
     @staticmethod
     def _judge(prompt: str) -> str:
-        """The judge contract answered by normalised string match: CORRECT or WRONG."""
+        """The judge contract answered by the string judge: CORRECT or WRONG."""
+        question = re.search(r"^QUESTION: (.*)$", prompt, re.MULTILINE)
         gold = re.search(r"^GOLD: (.*)$", prompt, re.MULTILINE)
         answer = re.search(r"^ANSWER: (.*)", prompt, re.MULTILINE | re.DOTALL)
         if not gold or not answer:
             return "WRONG"
-        return "CORRECT" if judge_string(gold.group(1), answer.group(1)) else "WRONG"
+        asked = question.group(1) if question else ""
+        return "CORRECT" if judge_string(gold.group(1), answer.group(1), asked) else "WRONG"
 
     # -- live turns -----------------------------------------------------------------
 
