@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evaluation.synthetic import generate_synthetic
 from memory.matching import contains_value, judge_answer, judge_string
@@ -100,3 +102,20 @@ def test_synthetic_gold_values_judge_themselves_and_nothing_else_of_their_slot(l
             for other in golds - {probe.answer}:
                 assert not judge_string(probe.answer, other, probe.question), (probe.question, probe.answer, other)
             assert not judge_string(probe.answer, "I don't know.", probe.question)
+
+
+_PIECES = st.sampled_from(["7F", "7", "f", " ", ",", ".", "?", "not", "maybe", "it's", "十", "十十", "两", "七",
+                           "楼", "点", "下午", ":", "30", "pm", "p.m.", "$", "floor", "th", "第", "不", "吧", "'s",
+                           "但是", "(", ")", " - ", "twenty", "-", "three", "个", "人"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(gold=st.lists(_PIECES, max_size=6).map("".join), answer=st.one_of(st.text(max_size=40),
+       st.lists(_PIECES, max_size=12).map("".join)), question=st.text(max_size=30))
+def test_the_judge_never_raises_and_an_answer_equal_to_the_gold_is_right(gold: str, answer: str,
+                                                                        question: str) -> None:
+    """A model's answer is untrusted input: any text gets a verdict and a rule, never an exception."""
+    verdict = judge_answer(gold, answer, question)
+    assert isinstance(verdict.correct, bool) and verdict.rule
+    if judge_answer(gold, gold).rule != "empty gold":
+        assert judge_string(gold, gold, question)
