@@ -144,7 +144,7 @@ def _probes(backend: HeuristicBackend, state: EpisodeState, probes: Any, turn: i
         events = [asked, *answer.events,
                   ProbeAnswered(turn=turn, probe_id=p.probe_id, text=answer.text, tool_calls=answer.tool_calls,
                                 llm_calls=answer.llm_calls),
-                  ProbeJudged(turn=turn, probe_id=p.probe_id, correct=judge_string(answer.text, p.answer),
+                  ProbeJudged(turn=turn, probe_id=p.probe_id, correct=judge_string(p.answer, answer.text, p.question),
                               method="string", value=p.answer)]
         commits.append([_deterministic(e, turn) for e in events])
     return commits

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaluation import cli_serve, cli_sweep, cli_temporal
+from evaluation import cli_judge, cli_serve, cli_sweep, cli_temporal
 from evaluation.cli_options import context_options, gate_level_option
 from evaluation.datasets import load_dataset
 from evaluation.loaders import inspect_file
@@ -673,6 +673,7 @@ def verify_cmd(run: str, runs_dir: str, as_json: bool) -> None:
 cli_temporal.register(cli, out, fails_cleanly)
 cli_serve.register(cli, out, fails_cleanly)
 cli_sweep.register(cli, out, fails_cleanly)
+cli_judge.register(cli, out, fails_cleanly)
 
 
 def main() -> None:

@@ -15,6 +15,15 @@ anything else, above all by the tempting distractor the dataset offers
 (`Probe.distractor`, LoCoMo's `adversarial_answer`), even inside an
 abstention. The string judge applies that rule (method `abstention`); the LLM
 judge is given it in its prompt, with the distractor.
+
+The string judge (`memory.matching.judge_string`) credits the gold only as
+the answer's value: the answer, normalised and stripped of its frame (the
+question's own words, "it's", "your X is", 是, politeness), must be the gold;
+a hedge, a negated gold, several candidate values or an unrelated sentence
+around the gold are wrong. Its rules are in `memory.matching`'s docstring and
+docs/judging.md. The LLM judge asks its own backend (purpose `judge`, counted
+apart in the metrics) and records the call; a verdict it cannot read falls
+back to the string judge, and the method says so.
 """
 
 from __future__ import annotations
@@ -26,18 +35,20 @@ from dataclasses import dataclass
 from ledger.events import Event
 from memory.answering import call_backend
 from memory.backends import Backend, Message
-from memory.matching import ABSTENTIONS, abstains, judge_abstention, judge_string, normalise
+from memory.matching import ABSTENTIONS, abstains, contains_value, judge_abstention, judge_string, normalise
 
-__all__ = ["ABSTENTIONS", "ABSTENTION_TYPES", "JUDGES", "LlmJudge", "StringJudge", "abstains", "expects_abstention",
-           "judge_abstention", "judge_messages", "judge_string", "normalise"]
+__all__ = ["ABSTENTIONS", "ABSTENTION_TYPES", "JUDGES", "LlmJudge", "StringJudge", "abstains", "contains_value",
+           "expects_abstention", "judge_abstention", "judge_messages", "judge_string", "normalise"]
 
 JUDGES = ("string", "llm")
 #: Probe types whose question has no answer in the dialogue: an abstention is the correct answer.
 ABSTENTION_TYPES = frozenset({"locomo_cat5", "lme_abstention"})
 
 JUDGE_SYSTEM = """You grade answers against a gold value. Reply with one word: CORRECT if the answer
-states the gold value (paraphrase and extra words are fine), WRONG otherwise (a different or older value,
-no answer, or several candidate values)."""
+gives the gold value as its answer to the question (paraphrase, another spelling of the same value and extra
+words are fine), WRONG otherwise (a different or older value, a partial value, no answer, a hedged or negated
+answer, several candidate values, or the gold merely mentioned in a sentence that does not answer the
+question)."""
 
 ABSTENTION_JUDGE_SYSTEM = """You grade answers to a question the conversation cannot answer (a false premise or
 information never given; GOLD says why). Reply with one word: CORRECT if the answer declines to answer (it says
@@ -61,10 +72,10 @@ def judge_messages(question: str, gold: str, answer: str, *, probe_type: str = "
     return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": body}]
 
 
-def _by_string(gold: str, answer: str, probe_type: str, distractor: str | None) -> tuple[bool, str]:
+def _by_string(gold: str, answer: str, probe_type: str, distractor: str | None, question: str = "") -> tuple[bool, str]:
     if expects_abstention(probe_type):
         return judge_abstention(answer, distractor), "abstention"
-    return judge_string(gold, answer), "string"
+    return judge_string(gold, answer, question), "string"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +90,7 @@ class StringJudge:
 
     def judge(self, *, question: str, gold: str, answer: str, turn: int, probe_id: str, probe_type: str = "",
               distractor: str | None = None) -> Verdict:
-        return Verdict(*_by_string(gold, answer, probe_type, distractor))
+        return Verdict(*_by_string(gold, answer, probe_type, distractor, question))
 
 
 class LlmJudge:
@@ -95,6 +106,6 @@ class LlmJudge:
         text, event = call_backend(self.backend, messages, purpose="judge", turn=turn, probe_id=probe_id)
         m = _VERDICT.search(text)
         if m is None:
-            correct, method = _by_string(gold, answer, probe_type, distractor)
+            correct, method = _by_string(gold, answer, probe_type, distractor, question)
             return Verdict(correct, f"{method} (llm verdict unreadable)", (event,))
         return Verdict(m.group(1).upper() == "CORRECT", "llm", (event,))

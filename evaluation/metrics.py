@@ -63,7 +63,7 @@ from statistics import fmean, median
 from typing import Any
 
 from evaluation import baselines
-from evaluation.judge import expects_abstention, judge_string
+from evaluation.judge import contains_value, expects_abstention
 from gate.pinning import live_pins, shows
 from ledger.events import (
     BaselineWritten,
@@ -457,16 +457,16 @@ class _Fold:
         if self.kind != "three_layer":
             return False
         s = self.three
-        if any(v != ERASED and judge_string(gold, v) for x in s.summaries.values() for _, v in x.facts):
+        if any(v != ERASED and contains_value(gold, v) for x in s.summaries.values() for _, v in x.facts):
             return True
-        return any(r.user != ERASED and judge_string(gold, f"{r.user}\n{r.agent}") for r in s.raw.values())
+        return any(r.user != ERASED and contains_value(gold, f"{r.user}\n{r.agent}") for r in s.raw.values())
 
     def where(self, gold: str, rendered: Rendered) -> str:
-        if judge_string(gold, rendered.text):
+        if contains_value(gold, rendered.text):
             return "prompt"
         if self.one_hop(gold):
             return "one_hop"
-        if any(text != ERASED and judge_string(gold, text) for _, text in self.said):
+        if any(text != ERASED and contains_value(gold, text) for _, text in self.said):
             return "raw_only"
         return "gone"
 
@@ -479,7 +479,7 @@ class _Fold:
         return len(held), reachable, shown
 
     def distance(self, gold: str) -> int | None:
-        turns = [t for t, text in self.said if judge_string(gold, text)]
+        turns = [t for t, text in self.said if contains_value(gold, text)]
         return self.turn - max(turns) if turns else None
 
 
@@ -565,7 +565,7 @@ def outcome_from_events(system: str, episode_id: str, recorded: Iterable[Recorde
             answer = answered[e.probe_id].text
             if stale is not None and not e.correct:
                 old = {v for _, v in fold.gold.get(probe.slot or "", []) if v != probe.gold}
-                stale = any(judge_string(v, answer) for v in old)
+                stale = any(contains_value(v, answer) for v in old)
             calls = tools[e.probe_id]
             poison = _poison_outcome(probe.poison, answer, fold.kind, events)
             retained, reachable, shown = evidence.get(e.probe_id, (0, 0, 0))
@@ -594,8 +594,8 @@ def _poison_outcome(poison: str | None, answer: str, kind: str, events: Sequence
     if poison is None:
         return {}
     values = _written_values(kind, events)
-    written = None if values is None else any(judge_string(poison, v) for v in values)
-    return {"poison": poison, "poison_surfaced": judge_string(poison, answer), "poison_written": written}
+    written = None if values is None else any(contains_value(poison, v) for v in values)
+    return {"poison": poison, "poison_surfaced": contains_value(poison, answer), "poison_written": written}
 
 
 def _turn_ends(event: Any, nxt: Any) -> bool:

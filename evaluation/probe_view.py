@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluation import baselines
-from evaluation.judge import judge_string
+from evaluation.judge import contains_value
 from evaluation.metrics import ProbeOutcome, outcome_from_events
 from ledger.events import (
     ContextRendered,
@@ -80,23 +80,23 @@ class _Fold:
 
     def locations(self, gold: str, rendered: Rendered) -> dict[str, list[dict[str, Any]]]:
         shown = [{"part": p.name, "id": i.item_id, "text": i.text}
-                 for p in rendered.parts for i in p.items if judge_string(gold, i.text)]
+                 for p in rendered.parts for i in p.items if contains_value(gold, i.text)]
         in_prompt = {s["id"] for s in shown}
         hops: list[dict[str, Any]] = []
         readable: set[str] = set()
         if self.kind == "three_layer":
             for s in self.three.summaries.values():
-                if s.summary_id not in in_prompt and any(v != ERASED and judge_string(gold, v) for _, v in s.facts):
+                if s.summary_id not in in_prompt and any(v != ERASED and contains_value(gold, v) for _, v in s.facts):
                     tool = _TOOL_FOR_STATUS[s.status]
                     target = s.index_id if s.status == "indexed" and s.index_id else s.summary_id
                     hops.append({"id": s.summary_id, "layer": s.status, "tool": f"{tool}({target})"})
             for r in self.three.raw.values():
                 if r.user != ERASED:
                     readable.add(r.record_id)
-                    if r.record_id not in in_prompt and judge_string(gold, f"{r.user}\n{r.agent}"):
+                    if r.record_id not in in_prompt and contains_value(gold, f"{r.user}\n{r.agent}"):
                         hops.append({"id": r.record_id, "layer": "raw", "tool": f"get_raw_record({r.record_id})"})
         raw_only = [{"id": rid, "turn": turn} for rid, turn, text in self.said
-                    if rid not in readable and rid not in in_prompt and judge_string(gold, text)]
+                    if rid not in readable and rid not in in_prompt and contains_value(gold, text)]
         return {"in_prompt": shown, "one_hop": hops, "raw_only": raw_only}
 
 

@@ -132,7 +132,8 @@ class HeuristicBackend:
 
     @staticmethod
     def _judge(prompt: str) -> str:
-        """The judge contract answered by normalised string match (an abstention, when one is expected)."""
+        """The judge contract answered by the string judge (an abstention, when one is expected): CORRECT or WRONG."""
+        question = re.search(r"^QUESTION: (.*)$", prompt, re.MULTILINE)
         gold = re.search(r"^GOLD: (.*)$", prompt, re.MULTILINE)
         answer = re.search(r"^ANSWER: (.*)", prompt, re.MULTILINE | re.DOTALL)
         if not gold or not answer:
@@ -141,7 +142,8 @@ class HeuristicBackend:
             distractor = re.search(r"^DISTRACTOR: (.*)$", prompt, re.MULTILINE)
             named = distractor.group(1) if distractor and distractor.group(1) != "(none)" else None
             return "CORRECT" if judge_abstention(answer.group(1), named) else "WRONG"
-        return "CORRECT" if judge_string(gold.group(1), answer.group(1)) else "WRONG"
+        asked = question.group(1) if question else ""
+        return "CORRECT" if judge_string(gold.group(1), answer.group(1), asked) else "WRONG"
 
     # -- live turns -----------------------------------------------------------------
 
