@@ -281,8 +281,10 @@ def test_decode_applies_defaults_for_fields_missing_from_payload() -> None:
 
 
 def test_episode_gold_written_before_evidence_existed_decodes_with_none() -> None:
-    old = canonical_json({"facts": [["office floor", "3F"]], "fact_turns": [2], "source": ""})
-    decoded = decode(4, "episode_gold", 1, dict.fromkeys(TYPED_COLUMNS), old)
+    enc = encode(EpisodeGold(facts=(("office floor", "3F"),), fact_turns=(2,), evidence=("r0002",)))
+    body = json.loads(enc.payload)
+    del body["evidence"]
+    decoded = decode(4, enc.event_type, enc.schema_version, dict(enc.columns), canonical_json(body))
     assert decoded == EpisodeGold(facts=(("office floor", "3F"),), fact_turns=(2,))
     assert decoded.evidence == ()
 
