@@ -497,12 +497,38 @@ def audit_cmd(run: str, keys: str | None, runs_dir: str, at_seq: int | None, i4_
         for r in report.results:
             first = r.violations[0] if r.violations else None
             note = (f"seq {first.seq} {first.stream} {', '.join(first.ids)}: {first.message}" if first
+                    else i4_note(r.detail) if r.invariant == "I4"
                     else ", ".join(f"{k}={v}" for k, v in r.detail.items() if k != "gaps"))
             table.add_row(r.invariant, "ok" if r.ok else "VIOLATED", str(len(r.violations)), note)
         out.print(table)
+        i4 = next(r for r in report.results if r.invariant == "I4").detail
+        if any(s["source"] != "exempt" for s in i4["streams"]):
+            out.print(i4_table(i4["streams"]))
         out.print("audit: all invariants hold" if report.ok else f"audit: VIOLATED {', '.join(report.failed())}")
     if not report.ok:
         sys.exit(1)
+
+
+def i4_note(detail: dict[str, Any]) -> str:
+    """The I4 line of the audit table: recall (or n/a) and what the streams were compared against."""
+    sources = ", ".join(f"{name}: {n} stream{'s' if n != 1 else ''}" for name, n in detail["sources"].items())
+    if not detail["compared"]:
+        return f"nothing to compare, recall n/a ({sources})"
+    return f"recall {detail['recall']} ({detail['captured']} of {detail['compared']} captured; {sources})"
+
+
+def i4_table(streams: list[dict[str, Any]]) -> Table:
+    """I4 per episode stream: what it was compared against, recall and gaps (baselines are exempt)."""
+    exempt = sum(s["source"] == "exempt" for s in streams)
+    table = Table(title="I4 extraction completeness per stream",
+                  caption=f"{exempt} baseline stream{'s' if exempt != 1 else ''} exempt" if exempt else None)
+    for col in ("stream", "compared against", "captured", "recall", "gaps"):
+        table.add_column(col)
+    for s in (s for s in streams if s["source"] != "exempt"):
+        recall = "n/a" if s["recall"] is None else str(s["recall"])
+        gaps = ", ".join(s["gaps"][:4]) + (f" and {len(s['gaps']) - 4} more" if len(s["gaps"]) > 4 else "")
+        table.add_row(s["stream"], s["against"], f"{s['captured']} of {s['compared']}", recall, gaps)
+    return table
 
 
 @cli.command("erase")

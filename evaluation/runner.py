@@ -310,8 +310,12 @@ def _gold_event(episode: Episode) -> EpisodeGold:
     planted = sorted(((turn, slot, value) for slot, history in episode.facts for turn, value in history),
                      key=lambda x: x[0])
     # Dataset turns are 0-based dialogue indices; the memory numbers turns from 1.
+    records = [record_id_for(n) for n in range(1, len(episode.turns) + 1)]
+    # Evidence that names no turn of the dialogue (the loader kept it as written and noted it) has nothing to check.
+    cited = {rid for probe in episode.probes for rid in probe.evidence}
     return EpisodeGold(facts=tuple((slot, value) for _, slot, value in planted),
-                       fact_turns=tuple(turn + 1 for turn, _, _ in planted))
+                       fact_turns=tuple(turn + 1 for turn, _, _ in planted),
+                       evidence=tuple(rid for rid in records if rid in cited))
 
 
 def run_episode(memory: AnyMemory, system: str, episode: Episode, tick: Progress, *,

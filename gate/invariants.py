@@ -11,7 +11,9 @@ exactly what broke where. `audit` runs them all over a run.
     I2  top-level reachability    the newest surviving value of every slot is in the rendered prompt's
                                   top level (registry, chain, or a live index title)
     I3  provenance                every surviving fact's evidence resolves to a raw record
-    I4  extraction completeness   facts the lexical detector finds in the user's own words were captured
+    I4  extraction completeness   the dataset's gold facts and evidence records (recorded in the stream's
+                                  `episode_gold`) were captured by summaries; without gold, the facts the
+                                  lexical detector finds in the user's own words (`gate.extraction`)
     I5  deletion verifiability    shredded keys are gone; erased items read as erased in the state and in
                                   every version of the projections; their evidence is unreachable
     hash_chain, contiguity        the ledger's hash chain, seq and stream versions
@@ -21,13 +23,12 @@ exactly what broke where. `audit` runs them all over a run.
 
 from __future__ import annotations
 
-import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gate.lexicon import detect_facts
+from gate.extraction import Gold, gold_of, measure_extraction
 from ledger.events import FactErased, KeyShredded, SummaryCreated
 from ledger.keys import ERASED, KeyStore
 from ledger.store import Ledger, RecordedEvent, StreamKey
@@ -38,6 +39,7 @@ from projections.state import EpisodeState, evolve
 
 INVARIANTS = ("I1", "I2", "I3", "I4", "I5", "hash_chain", "contiguity", "scd2", "replay")
 MAX_SEQ = 2**63 - 1
+EXEMPT = "exempt (baseline)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,26 +136,22 @@ def check_i3(stream: str, seq: int, state: EpisodeState) -> list[Violation]:
     return out
 
 
-def _norm(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
-
-
-def check_i4(stream: str, seq: int, state: EpisodeState, floor: float | None) -> tuple[list[Violation], dict[str, Any]]:
-    captured = {(_norm(k), _norm(v)) for s in state.summaries.values() for k, v in s.facts}
-    found, gaps = 0, []
-    for r in state.raw.values():
-        if r.user == ERASED or not r.remember:  # a source the configuration says not to remember
-            continue
-        for m in detect_facts(r.user):
-            found += 1
-            if (_norm(m.slot), _norm(m.value)) not in captured:
-                gaps.append((r.record_id, m.slot))
-    recall = 1.0 if not found else round((found - len(gaps)) / found, 4)
-    detail = {"detected": found, "captured": found - len(gaps), "gaps": [f"{rid}:{slot}" for rid, slot in gaps]}
-    if floor is None or recall >= floor:
-        return [], detail
-    return [Violation("I4", stream, seq, tuple(f"{rid}:{slot}" for rid, slot in gaps),
-                      f"extraction recall {recall} is under the floor {floor}")], detail
+def check_i4(stream: str, seq: int, state: EpisodeState, floor: float | None,
+             gold: Gold | None = None) -> tuple[list[Violation], dict[str, Any]]:
+    """I4 for one stream (see `gate.extraction` for what is compared and what counts as captured)."""
+    found = measure_extraction(state, gold)
+    empty = "; the stream holds no summary at all" if not state.summaries else ""
+    out = [
+        Violation("I4", stream, seq, (rid, *slots),
+                  f"nothing was captured from gold record {rid} "
+                  f"({'gold ' + ', '.join(map(repr, slots)) if slots else 'gold evidence'}{empty})")
+        for rid, slots in found.missed
+    ]
+    recall = found.recall
+    if floor is not None and recall is not None and recall < floor:
+        out.append(Violation("I4", stream, seq, found.gaps,
+                             f"extraction recall {recall} against {found.label()} is under the floor {floor}"))
+    return out, found.as_dict()
 
 
 def check_i5(stream: str, seq: int, state: EpisodeState, keys: KeyStore | None,
@@ -279,10 +277,11 @@ def stream_checks(stream: StreamKey, events: Sequence[RecordedEvent], keys: KeyS
         # data subject must still be erasable.
         return {
             "I1": ([], {}), "I2": ([], {}), "I3": ([], {}),
-            "I4": ([], {"detected": 0, "captured": 0, "gaps": []}),
+            "I4": ([], {"against": EXEMPT, "source": "exempt", "compared": 0, "captured": 0, "recall": None,
+                        "skipped": 0, "gaps": [], "missed_records": []}),
             "I5": (check_i5(name, seq, state, keys, tables), {"shredded_keys": len(state.shredded_keys)}),
         }
-    i4, i4_detail = check_i4(name, seq, state, i4_floor)
+    i4, i4_detail = check_i4(name, seq, state, i4_floor, gold_of(r.event for r in events))
     return {
         "I1": (check_i1(name, events, state), {}),
         "I2": (check_i2(name, seq, state, render(state)), {}),
@@ -292,12 +291,24 @@ def stream_checks(stream: StreamKey, events: Sequence[RecordedEvent], keys: KeyS
     }
 
 
+def _i4_totals(streams: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run's I4 detail: totals over the streams that promise I4, and every stream's own line."""
+    checked = [s for s in streams if s["source"] != "exempt"]
+    compared, captured = sum(s["compared"] for s in checked), sum(s["captured"] for s in checked)
+    against: dict[str, int] = {}
+    for s in streams:
+        against[s["source"]] = against.get(s["source"], 0) + 1
+    return {"compared": compared, "captured": captured,
+            "recall": round(captured / compared, 4) if compared else None,
+            "gaps": sum(len(s["gaps"]) for s in checked), "sources": against, "streams": streams}
+
+
 def audit(ledger: Ledger, projections: ProjectionStore, *, run_id: str | None = None,
           at_seq: int | None = None, i4_floor: float | None = None) -> AuditReport:
     """Every invariant over a run (or the whole ledger), as of `at_seq` (default: now)."""
     live = projections.read_tables(run_id)
     found: dict[str, list[Violation]] = {name: [] for name in INVARIANTS}
-    i4_totals: dict[str, Any] = {"detected": 0, "captured": 0, "gaps": []}
+    i4_streams: list[dict[str, Any]] = []
     for stream, _ in ledger.streams(run_id):
         if not stream.episode_id:
             continue
@@ -305,15 +316,12 @@ def audit(ledger: Ledger, projections: ProjectionStore, *, run_id: str | None = 
         for name, (violations, detail) in stream_checks(stream, events, ledger.keys, live, i4_floor).items():
             found[name] += violations
             if name == "I4":
-                for k in i4_totals:
-                    i4_totals[k] += detail[k]
+                i4_streams.append({"stream": str(stream), **detail})
     for v in check_chain(ledger):
         found[v.invariant].append(v)
     found["scd2"] += check_scd2(live, at_seq)
     found["replay"] += check_replay(live, rebuild(ledger, run_id), at_seq)
-    detected = int(i4_totals["detected"])
-    i4_totals["recall"] = round(int(i4_totals["captured"]) / detected, 4) if detected else 1.0
     results = tuple(
-        CheckResult(name, tuple(found[name]), i4_totals if name == "I4" else {}) for name in INVARIANTS
+        CheckResult(name, tuple(found[name]), _i4_totals(i4_streams) if name == "I4" else {}) for name in INVARIANTS
     )
     return AuditReport(run_id, at_seq, results)

@@ -347,13 +347,20 @@ class BaselineDropped(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EpisodeGold(Event):
-    """The dataset's annotations for this episode: planted facts and evidence the metrics judge against."""
+    """The dataset's annotations for this episode: planted facts and evidence the metrics and I4 judge against.
+
+    `evidence` lists the records the dataset names as holding an answer
+    (LoCoMo evidence dia_ids, LongMemEval `has_answer` turns, a seed
+    probe's `evidence`), mapped onto this episode's record ids; ledgers
+    written before the field existed decode with none.
+    """
 
     event_type: ClassVar[str] = "episode_gold"
     PERSONAL: ClassVar[tuple[str, ...]] = ("facts",)
     facts: tuple[Fact, ...]  # (slot, value) as planted, in dialogue order
     fact_turns: tuple[int, ...]  # the turn each planted fact was stated in
     source: str = ""
+    evidence: tuple[str, ...] = ()  # record ids, in dialogue order
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -63,33 +63,12 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from gate.matching import contains_value, normalise
+
 __all__ = ["ABSTENTIONS", "Judgement", "abstains", "contains_value", "judge_abstention", "judge_answer", "judge_string",
            "normalise"]
 
-_PUNCT = re.compile(r"[\s\.,;:!?'\"“”‘’。，；：！？、（）()\[\]{}<>《》]+")
 _CJK = re.compile(r"[\u3400-\u9fff]")
-
-
-def normalise(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).lower()
-    return " ".join(_PUNCT.sub(" ", text).split())
-
-
-def contains_value(value: str, text: str) -> bool:
-    """`value` equals `text` or stands in it as a whole token (the gold `3F` is not in `13F`)."""
-    g, a = normalise(value), normalise(text)
-    if not g:
-        return False
-    if g == a:
-        return True
-    if _CJK.search(g):
-        # No word spaces in Chinese: a substring, but an edge that is a digit or a Latin letter must not
-        # continue one in the text (the value `3楼` is not in `13楼`).
-        g, a = g.replace(" ", ""), a.replace(" ", "")
-        head = r"(?<![0-9a-z])" if re.match(r"[0-9a-z]", g) else ""
-        tail = r"(?![0-9a-z])" if re.search(r"[0-9a-z]$", g) else ""
-        return re.search(head + re.escape(g) + tail, a) is not None
-    return re.search(rf"(?<![0-9a-z]){re.escape(g)}(?![0-9a-z])", a) is not None
 
 
 # -- canonical form (rule 1) ---------------------------------------------------------------------------

@@ -140,6 +140,20 @@ def test_audit_passes_on_a_fresh_run(workdir: Path) -> None:
     assert {c["invariant"] for c in report["checks"]} == {
         "I1", "I2", "I3", "I4", "I5", "hash_chain", "contiguity", "scd2", "replay"}
     assert invoke("audit", "small", cwd=workdir).output.rstrip().endswith("audit: all invariants hold")
+    i4 = next(c for c in report["checks"] if c["invariant"] == "I4")["detail"]
+    assert i4["sources"] == {"exempt": 6, "gold facts": 2} and i4["recall"] == 1.0
+    assert all(s["against"].startswith("gold facts (") for s in i4["streams"] if "three_layer" in s["stream"])
+
+
+def test_audit_says_what_i4_compared_against_and_fails_a_locomo_run_that_captured_nothing(tmp_path: Path) -> None:
+    locomo = ROOT / "tests" / "fixtures" / "datasets" / "locomo10_sample.json"
+    assert invoke("run", "--dataset", str(locomo), "--systems", "three_layer", "--run-id", "lo",
+                  cwd=tmp_path).exit_code == 0
+    result = invoke("audit", "lo", cwd=tmp_path)
+    assert result.exit_code == 1 and result.output.rstrip().endswith("audit: VIOLATED I4")
+    assert "nothing was captured from gold record r0001" in result.output
+    assert re.search(r"lo/three_layer/conv-a\s+│\s+gold evidence \(6 records\)\s+│\s+0 of 6\s+│\s+0\.0", result.output)
+    assert "recall 1.0" not in result.output
 
 
 @pytest.mark.parametrize(
@@ -202,3 +216,18 @@ def test_time_travel_commands_answer_in_json(workdir: Path, args: list[str], che
 def test_ddl_prints_postgres_tables() -> None:
     result = CliRunner().invoke(cli, ["ddl"])
     assert result.exit_code == 0 and result.output.count("CREATE TABLE IF NOT EXISTS") == 7
+
+
+def test_audit_of_a_run_with_nothing_to_compare_reports_i4_as_not_applicable(tmp_path: Path) -> None:
+    data = tmp_path / "chat.json"
+    data.write_text(json.dumps({"episodes": [{"episode_id": "e", "dialogues": [["Nice day.", "Indeed."],
+                                                                                ["Thanks!", "You're welcome."]]}]}),
+                    encoding="utf-8")
+    assert invoke("run", "--dataset", str(data), "--systems", "three_layer", "--run-id", "n",
+                  cwd=tmp_path).exit_code == 0
+    result = invoke("audit", "n", "--i4-floor", "0.9", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "nothing to compare, recall n/a" in result.output and "recall 1.0" not in result.output
+    report = json.loads(invoke("audit", "n", "--json", cwd=tmp_path).output)
+    i4 = next(c for c in report["checks"] if c["invariant"] == "I4")["detail"]
+    assert i4["recall"] is None and i4["streams"][0]["against"] == "nothing to compare"

@@ -139,3 +139,12 @@ def test_evidence_diagnostics_follow_what_each_memory_keeps(all_systems_40) -> N
     assert all_systems_40["full_context"]["Evidence_Retained_Rate"] == 1.0  # kept, but no tool reads it by id
     assert all_systems_40["full_context"]["Evidence_Reachable_Rate"] == 0.0
     assert all_systems_40["memgpt_style"]["Evidence_Retained_Rate"] == 0.0  # folded into the rolling summary
+
+
+def test_the_readme_comparison_audits_clean_against_its_gold_facts(compare_run: Path) -> None:
+    """The heuristic summarizer captures every planted fact of the README's run, per record; baselines are exempt."""
+    result = CliRunner().invoke(cli, ["audit", str(compare_run), "--json", "--i4-floor", "1.0"], catch_exceptions=False)
+    report = json.loads(result.output)
+    assert result.exit_code == 0 and report["ok"], result.output
+    i4 = next(c for c in report["checks"] if c["invariant"] == "I4")["detail"]
+    assert set(i4["sources"]) == {"gold facts", "exempt"} and i4["recall"] == 1.0 and i4["compared"] > 0

@@ -15,7 +15,7 @@ import pytest
 
 import gate.invariants as inv
 from gate.invariants import audit, check_scd2
-from ledger.events import IndexCreated, SummaryOverridden, TurnRecorded
+from ledger.events import EpisodeGold, IndexCreated, SummaryOverridden, TurnRecorded
 from ledger.keys import KeyStore
 from ledger.store import Ledger, StreamKey
 from memory.backends import ScriptedBackend
@@ -133,8 +133,82 @@ def test_control_i4_a_summarizer_that_misses_facts(tmp_path: Path) -> None:
     report = audit(ledger, store, i4_floor=0.9)
     assert report.failed() == ["I4"]
     i4 = next(r for r in report.results if r.invariant == "I4")
-    assert i4.detail["recall"] == 0.0 and i4.detail["detected"] == 2
-    assert audit(ledger, store).ok  # without a floor, recall is reported, not enforced
+    assert i4.detail["recall"] == 0.0 and i4.detail["compared"] == 2
+    assert i4.detail["streams"][0]["against"] == "lexical detector (2)"  # no gold in this stream
+    assert audit(ledger, store).ok  # without gold and without a floor, detector recall is reported, not enforced
+
+
+# Gold facts: turn 2 states a fact the lexical detector cannot see; the summarizer writes NONE for it.
+GOLD_TURNS = [
+    ("My office floor is 3F.", "[FACTS: office floor=3F]\n[OVERRIDES: none]"),
+    ("We are 6 people on the team now.", "NONE"),
+    ("My meeting time is 9am.", "[FACTS: meeting time=9am]\n[OVERRIDES: none]"),
+]
+GOLD = EpisodeGold(facts=(("office floor", "3F"), ("team size", "6"), ("meeting time", "9am")),
+                   fact_turns=(1, 2, 3), source="test")
+
+
+def _gold_run(folder: Path, answers: list[str], gold: EpisodeGold = GOLD) -> tuple[Ledger, ProjectionStore]:
+    ledger = Ledger(folder / "l.duckdb")
+    store = ProjectionStore(projection_path(ledger.path))
+    replies = iter(answers)
+    memory = Memory(ledger, STREAM, ScriptedBackend(lambda m, p: next(replies) if p == "summarize" else "ok"),
+                    config=CONFIG, projections=store)
+    memory.commit([gold])  # as the runner records an episode's gold before its turns
+    for user, _ in GOLD_TURNS:
+        memory.add_turn(user, "Noted.")
+    return ledger, store
+
+
+def test_i4_gold_facts_hold_when_every_planted_fact_is_captured(tmp_path: Path) -> None:
+    answers = [reply for _, reply in GOLD_TURNS]
+    answers[1] = "[FACTS: team size=6]\n[OVERRIDES: none]"
+    ledger, store = _gold_run(tmp_path, answers)
+    report = audit(ledger, store, i4_floor=1.0)
+    assert report.ok, report.as_dict()
+    i4 = next(r for r in report.results if r.invariant == "I4")
+    assert i4.detail["streams"][0]["against"] == "gold facts (3)"
+    assert (i4.detail["compared"], i4.detail["captured"], i4.detail["recall"]) == (3, 3, 1.0)
+
+
+def test_control_i4_a_gold_fact_turn_the_summarizer_wrote_none_for(tmp_path: Path) -> None:
+    ledger, store = _gold_run(tmp_path, [reply for _, reply in GOLD_TURNS])
+    report = audit(ledger, store)  # no floor: a gold record with nothing captured is a violation by itself
+    assert report.failed() == ["I4"]
+    i4 = next(r for r in report.results if r.invariant == "I4")
+    [violation] = i4.violations
+    assert violation.ids == ("r0002", "team size") and "r0002" in violation.message
+    assert i4.detail["streams"][0]["gaps"] == ["r0002:team size"]
+    assert (i4.detail["compared"], i4.detail["captured"], i4.detail["recall"]) == (3, 2, 0.6667)
+
+
+def test_control_i4_a_gold_fact_captured_with_the_wrong_value(tmp_path: Path) -> None:
+    answers = [reply for _, reply in GOLD_TURNS]
+    answers[1] = "[FACTS: team size=7]\n[OVERRIDES: none]"
+    ledger, store = _gold_run(tmp_path, answers)
+    i4 = next(r for r in audit(ledger, store).results if r.invariant == "I4")
+    assert [v.ids for v in i4.violations] == [("r0002", "team size")]
+
+
+def test_control_i4_gold_evidence_a_memory_that_summarised_nothing(tmp_path: Path) -> None:
+    gold = EpisodeGold(facts=(), fact_turns=(), evidence=("r0001", "r0003"))
+    ledger, store = _gold_run(tmp_path, ["NONE"] * 3, gold)
+    i4 = next(r for r in audit(ledger, store).results if r.invariant == "I4")
+    assert [v.ids for v in i4.violations] == [("r0001",), ("r0003",)]
+    assert "no summary at all" in i4.violations[0].message
+    assert i4.detail["recall"] == 0.0 and i4.detail["streams"][0]["against"] == "gold evidence (2 records)"
+
+
+def test_i4_with_nothing_to_compare_is_not_applicable_and_no_floor_applies(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "l.duckdb")
+    store = ProjectionStore(projection_path(ledger.path))
+    memory = Memory(ledger, STREAM, ScriptedBackend(lambda m, p: "NONE"), config=CONFIG, projections=store)
+    memory.add_turn("Nice day.", "Indeed.")
+    report = audit(ledger, store, i4_floor=0.9)
+    assert report.ok
+    i4 = next(r for r in report.results if r.invariant == "I4")
+    assert i4.detail["recall"] is None and i4.detail["compared"] == 0
+    assert i4.detail["streams"][0]["against"] == "nothing to compare"
 
 
 def test_control_i5_an_erasure_that_only_flips_a_flag(run, monkeypatch: pytest.MonkeyPatch) -> None:

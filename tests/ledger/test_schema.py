@@ -126,7 +126,8 @@ SAMPLE_EVENTS: tuple[Event, ...] = (
     BaselineWritten(turn=9, summary_id="m0002", text="Rolling summary of turns 1-5.",
                     facts=(("office floor", "12F"),), raw_ids=("r-0004", "r-0005")),
     BaselineDropped(turn=9, dropped=("m0001", "r-0004"), reason="rolled"),
-    EpisodeGold(facts=(("office floor", "3F"), ("office floor", "12F")), fact_turns=(2, 7), source="synthetic"),
+    EpisodeGold(facts=(("office floor", "3F"), ("office floor", "12F")), fact_turns=(2, 7), source="synthetic",
+                evidence=("r-0002", "r-0007")),
     ProbeAsked(
         turn=10,
         probe_id="p-01",
@@ -277,6 +278,15 @@ def test_decode_applies_defaults_for_fields_missing_from_payload() -> None:
         del body[name]
     decoded = decode(3, enc.event_type, enc.schema_version, dict(enc.columns), canonical_json(body))
     assert decoded == LlmCalled(purpose="answer", backend="stub", model="m", prompt_hash="h", text="ok")
+
+
+def test_episode_gold_written_before_evidence_existed_decodes_with_none() -> None:
+    enc = encode(EpisodeGold(facts=(("office floor", "3F"),), fact_turns=(2,), evidence=("r0002",)))
+    body = json.loads(enc.payload)
+    del body["evidence"]
+    decoded = decode(4, enc.event_type, enc.schema_version, dict(enc.columns), canonical_json(body))
+    assert decoded == EpisodeGold(facts=(("office floor", "3F"),), fact_turns=(2,))
+    assert decoded.evidence == ()
 
 
 # --- decode errors ----------------------------------------------------------------------
