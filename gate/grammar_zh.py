@@ -169,8 +169,11 @@ def _slot(raw: str) -> str | None:
         return None
     if "的" in slot:
         owner = slot.rsplit("的", 1)[0]
-        if owner.endswith(_OTHER_OWNERS) or re.search(rf"[小老阿][{_CJK}]$", owner):
+        if re.search("(?:" + "|".join(_OTHER_OWNERS) + r")(?:用|开|住|买|在用|常用|现在用)?$", owner) or re.search(
+                rf"[小老阿][{_CJK}]$", owner):
             return None
+    if any(slot.startswith(o) and len(slot) > len(o) + 1 for o in _OTHER_OWNERS if len(o) >= 2):
+        return None  # "我男朋友WiFi密码": his, not mine
     if re.match(r"(?:现|目|如|已|刚|今|昨|明|正|还|也|都|就|又|在)$", slot) or re.match(
             r"(?:现在|目前|如今|已经|今天|昨天|明天|正在|一直|刚刚|马上)", slot):
         return None  # an adverb, not a slot: "我现在住在上海"
@@ -192,7 +195,7 @@ def _found(slot_raw: str, value_raw: str, *, change: bool) -> Clause:
     if slot is None:
         return None
     value, tail_change = _clean_value(value_raw)
-    if not _valid_value(value):
+    if not _valid_value(value) or re.search(r"(?:不|没|未)$", value):
         return None
     return Found(slot, value, change or tail_change)
 
@@ -207,7 +210,8 @@ _OPENERS = re.compile(
     r"和你说|跟你讲|说一下|提一下|记一下|请记住|记住|记得|注意|更正一下|更正|勘误|纠正一下|纠正|补充一下|补充一点|补充下信息|"
     r"补充|再补充一句|更新一下|更新|刚才说错了|我说错了|说错了|打错了|不好意思|抱歉|其实|实际上|最新消息|通知一下|提醒一下|"
     r"备注|另外说一下|特此告知|特此说明|特此通知|供您备查|烦请更新|烦请知悉|请知悉|您好|你好|hi|hello|btw|fyi|ok|okay|"
-    r"等下|等等|改了改了|对对|哈喽|嘿|诶对|话说回来|对了对了|跟你讲哦|跟你说哦|告诉你哦)[哦啊呀哈~～！!]*[：:，,、\s]*",
+    r"等下|等等|改了改了|对对|哈喽|嘿|诶对|话说回来|对了对了|跟你讲哦|跟你说哦|告诉你哦|烦请登记|请登记|登记一下|请更新|"
+    r"烦请协助处理以下事项|有几点需要告知|以下是|如下)[哦啊呀哈~～！!]*[：:，,、\s]*",
     re.IGNORECASE,
 )
 
@@ -339,9 +343,11 @@ def topic_of_question(sentence: str) -> Topic | None:
 
 
 _INSIDE_BLOCKERS = re.compile(
-    r"(?:没有|没|别)(?=.{0,12}(?:是|改成|换成|变成))|(?:想|打算|准备|计划|考虑|可能|也许|或许|大概|应该会|"
+    r"(?:没有|没|别|未|并未|尚未|从未)(?=.{0,12}(?:是|为|改|换|变|调|更|登记))|(?:想|打算|准备|计划|考虑|可能|也许|或许|大概|应该会|拟|"
+    r"即将|将要|预计|有望|"
     r"(?<![机社聚开晚学协工])会(?![议计员话场所长面见谈])|将会|(?<![重主需只不])要(?![求点素])|想要)"
-    r"(?:把|将)?.{0,14}(?:改成|换成|变成|调到|改为|搬到|是)|(?:说|告诉我|听说|据说|觉得|认为|以为)"
+    r"(?:把|将)?.{0,40}?(?:改成|换成|变成|调到|改为|搬到|是|为|调整|变更|更新)|(?:说|告诉我|听说|据说|觉得|认为|以为|来函称|称)"
+    r"|^其"
 )
 
 

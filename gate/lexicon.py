@@ -405,11 +405,11 @@ _ORIGINAL = re.compile(
     re.IGNORECASE,
 )
 _BEFORE_WORDS = re.compile(
-    r"\b(?:before|prior\s+to|until|earlier\s+than|ahead\s+of)\b|之前|以前|前面|先前|此前",
+    r"\b(?:before|prior\s+to|until|earlier\s+than|ahead\s+of)\b|之前|以前|前面|先前|此前|那会儿?|的时候",
     re.IGNORECASE,
 )
 _PREVIOUS = re.compile(
-    r"\b(?:previous(?:ly)?|prior|former(?:ly)?|old|older|last|earlier|before|used\s+to|was\s+it|had\s+been|"
+    r"\b(?:previous(?:ly)?|prior|former(?:ly)?|old|older|last|earlier|before|used\s+to|use\s+to|was\s+it|had\s+been|"
     r"what\s+was|did\s+i\s+have|had\s+before|back\s+then|the\s+one\s+before)\b"
     r"|以前|之前|原来|原先|上一个|上个|先前|过去|换之前|改之前|旧的|老的|曾经",
     re.IGNORECASE,
@@ -425,11 +425,15 @@ _ANCHOR_EN = re.compile(
     r"\bbefore\s+(?:it|that|this)?\s*(?:was\s+|got\s+|had\s+been\s+)?(?:became|become|changed\s+(?:to|over\s+to)|"
     r"switched\s+(?:to|over\s+to)|went\s+(?:to|up\s+to|down\s+to)|turned\s+into|moved\s+to|updated\s+to|was\s+set\s+to|"
     r"is|was)?\s*(?:i\s+(?:changed|switched|moved|updated|set)\s+(?:it\s+)?to\s+|the\s+(?:change|switch|move)\s+to\s+|"
-    r"(?:switching|changing|moving)\s+(?:it\s+)?to\s+)?(?P<anchor>[^\s?,—–;!].*?)\s*(?:[?—–;!]|(?<!\d),|,(?!\d)|\s-\s|$)",
+    r"(?:switching|changing|moving)\s+(?:it\s+)?to\s+)?(?P<anchor>[^\s?,—–;!].*?)\s*(?:[?;!]|\s[—–]|[—–]\s|(?<!\d)[—–]|"
+    r"(?<!\d),|,(?!\d)|\s-\s|$)",
     re.IGNORECASE,
 )
 _ANCHOR_ZH = re.compile(
-    r"(?:改成了?|换成了?|变成了?|改为|换到|调到|改到|变为|换为|升到|降到|是|在|到)\s*(?P<anchor>[^，,。？?！\s][^，,。？?！]*?)\s*(?:之前|以前|前面)"
+    r"(?:还没|没)(?:改成|换成|变成|调到|换到|改为|变为)\s*(?P<anchor2>(?:[^，,。？?！]|(?<=\d),(?=\d))+?)\s*(?:那会儿?|的时候|时候|时|之前|以前)"
+    r"|(?:改成了?|换成了?|变成了?|改为|换到|调到|改到|变为|换为|升到|降到|是|在|到)\s*"
+    r"(?P<anchor>[^，,。？?！\s](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*(?:之前|以前|前面)"
+    r"|^\s*(?P<anchor3>[^，,。？?！\s我](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*(?:之前|以前)(?=那个|的|用的|我)"
 )
 _ANCHOR_JUNK = re.compile(
     r"^(?:the|a|an|my|it|that|this|then|now|you|i|one|ones|before|change|update)$|^(?:this|that|these|the\s+(?:current|new|latest|last|present)|"
@@ -441,7 +445,12 @@ def _textual_anchor(question: str) -> str | None:
     """The value named after "before" when the memory does not show it ("before 7F", "改成7楼之前")."""
     for pattern in (_ANCHOR_ZH, _ANCHOR_EN) if _HAS_CJK.search(question) else (_ANCHOR_EN,):
         for m in pattern.finditer(question):
-            anchor = m["anchor"].strip().strip(_QUOTES + " ").rstrip(".")
+            group = next((g for g in ("anchor2", "anchor3", "anchor") if m.groupdict().get(g)), "anchor")
+            anchor = (m.group(group) or "").strip().strip(_QUOTES + " ").rstrip(".")
+            rest = question[m.end(group):] if m.group(group) else ""
+            more = re.match(r"\s*,\s*([^,?!;]+?)\s*(?:[,?!;]|$)", rest) if pattern is _ANCHOR_EN else None
+            if more and _continues(more.group(1)):  # "before Building C, Room 2.14?"
+                anchor = f"{anchor}, {more.group(1).strip()}"
             anchor = re.sub(r"\s+(?:what|which|who|how)\b.*$", "", anchor, flags=re.IGNORECASE)
             if anchor and not anchor.isspace() and not _ANCHOR_JUNK.match(anchor) and len(anchor) <= 60:
                 return anchor
@@ -477,7 +486,7 @@ def parse_question(question: str, slots: Iterable[str], values: dict[str, list[s
     hits = [(s, at) for s, at in hits if at >= 0]
     if not hits:
         return None
-    slot, at = max(hits, key=lambda hit: len(hit[0]))
+    slot, at = max(hits, key=lambda hit: (len(hit[0]), -hit[1]))
     if _owned_by_other(q, at, slot):
         return None
     known = [v for v in (values or {}).get(slot, []) if v]
@@ -490,9 +499,14 @@ def parse_question(question: str, slots: Iterable[str], values: dict[str, list[s
         if named:
             anchor = max(named, key=lambda item: len(item[0]))[0]
         else:
-            anchor = _textual_anchor(spaced[:at] + blank + spaced[at + len(slot):])
+            # Chinese names the value before the slot as often as after it ("在讯飞输入法之前，我的输入法"):
+            # read the anchor from the question as written; English with the slot blanked.
+            anchor = _textual_anchor(spaced if _HAS_CJK.search(spaced) and _turn_zh(spaced) else
+                                     spaced[:at] + blank + spaced[at + len(slot):])
     if anchor is not None:
         return QuestionIntent(slot=slot, asks="before", anchor=anchor)
+    if _BEFORE_WORDS.search(outside) and not _ORIGINAL.search(outside):
+        return QuestionIntent(slot=slot, asks="previous")  # "before the latest change", "换之前"
     if _ORIGINAL.search(outside):
         return QuestionIntent(slot=slot, asks="original")
     if _PREVIOUS.search(outside) and not _CURRENT_MARK.search(outside):
