@@ -28,6 +28,7 @@ _HAS_CJK = re.compile(f"[{_CJK}]")
 _SLOT_CHARS = rf"[{_CJK}A-Za-z0-9 _\-()]"
 _SLOT = rf"(?P<slot>{_SLOT_CHARS}{{1,18}}?)"
 _ADV = (r"(?:现在|目前|如今|已经|已|刚刚|刚|其实|实际上|实际|真的|也|还|就|都|暂时|最近|正式|终于|又|重新|今天|这周|本周|"
+        r"最后|最终|后来|自[^，,]{1,6}?起|从[^，,]{1,6}?起|即日起|"
         r"早就|早已|一直|始终|还是|已被|被|现已|均|亦|则|便|特|仍|仍然|依然|照样)*")
 _ADV_CHANGE = ("现在", "目前", "如今", "已经", "已", "刚刚", "刚", "其实", "实际上", "终于", "最近", "正式", "重新", "又",
                "早就", "早已", "被", "现已")
@@ -35,9 +36,11 @@ _CHANGE = (r"(?P<verb>改成|改为|改到|改回|换成|换为|换到|换回|�
            r"更新为|更新成|更新到|更改为|更改成|升到|升为|升级为|升级到|升级成|降到|降为|搬到|搬去|挪到|转到|定为|定成|"
            r"设为|设成|设置为|设置成|修改为|修改成|涨到|涨为|降低到|降低为|提高到|提高为|增加到|增加为|减少到|减少为|"
            r"变更为|变更成|改用|换用|成了|登记为|登记成|记为|记成|写成|写为|填为|填成|切换到|切换成|切换为|调换为|"
-           r"更换为|更换成|替换为|替换成|确定为|确定成|核定为|调回|改回到|换回到|恢复为|恢复成|恢复到)")
-_COPULA = r"(?P<cop>是|为|(?<![联关体派院维干])系(?![统列数])|叫|叫做|在|:|：|=|＝)"
-_OWNER = r"(?:本人的|本人|我那个|我这个|我那|我这|我现在用的|我在用的|我用的|我常用的|我登记的|我留的|我的|我)"
+           r"更换为|更换成|替换为|替换成|确定为|确定成|核定为|调回|改回到|换回到|恢复为|恢复成|恢复到|切到|切成|切为|切回|"
+           r"换了成|改了成)")
+_COPULA = r"(?P<cop>是|为|(?<![联关体派院维干])系(?![统列数])|叫|叫做|在|(?<![0-9]):|(?<![0-9])：|=|＝)"
+_OWNER = (r"(?:本人的|本人|我(?:那个|这个|那|这)|我(?:平时|一直|现在|目前|常|经常|还)?(?:在用|用着|常用|用|登记|留|填|设|定|选)的|"
+          r"我的|我)")
 _LEAD_ADJ = r"(?:现在的|目前的|新的|最新的|当前的|新)?"
 
 _CHANGE_RE = re.compile(
@@ -45,12 +48,17 @@ _CHANGE_RE = re.compile(
     rf"\s*了?\s*(?P<value>.+)$"
 )
 _BA_RE = re.compile(
-    rf"^(?:帮我|请帮我|麻烦你|麻烦|烦请|请|现|我们|我|本人)?(?:{_ADV})?(?:把|将)\s*{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*"
+    rf"^(?:(?:麻烦|烦请|请)(?:您|你)?(?:帮我|帮忙)?|帮我|帮忙|现|我们|我|本人)?(?:{_ADV})?(?:把|将)\s*{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*"
     rf"(?:(?:从|由)(?P<old>.{{1,24}}?))?\s*{_ADV}\s*{_CHANGE}\s*了?\s*(?P<value>.+)$"
 )
 _IS_RE = re.compile(rf"^{_OWNER}{_LEAD_ADJ}{_SLOT}\s*(?P<adv>{_ADV})\s*{_COPULA}\s*(?P<value>.+)$")
 _BARE_NOW_RE = re.compile(rf"^{_SLOT}\s*(?P<adv>(?:现在|目前|如今|已经|现已|已)+{_ADV})\s*(?:是|为)\s*(?P<value>.+)$")
-_LABEL_RE = re.compile(rf"^{_SLOT}\s*(?P<cop>[:：=＝]|——)\s*(?P<value>.+)$")
+_LABEL_RE = re.compile(rf"^(?![0-9]){_SLOT}\s*(?P<cop>(?<![0-9])[:：]|[=＝]|——)\s*(?P<value>.+)$")
+_WAS_NOW_RE = re.compile(  # "工位变更：原3楼，现7楼"
+    rf"^(?![0-9]){_SLOT}\s*(?:变更|更新|调整|修改|变动)?\s*[：:]\s*(?:由|原|原来|以前|之前)(?:为|是)?(?P<old>[^，,]+?)[，,]\s*"
+    rf"(?:现|现在|改为|变更为|更新为|调整为|改成)(?:为|是)?(?P<value>.+)$"
+)
+_OWNED_SLOT_RE = re.compile(rf"^(?:本人的|本人|我(?:那个|这个|那|这)|我的){_SLOT}$")
 _VALUE_FIRST_RE = re.compile(
     rf"^(?P<value>.{{1,24}}?)(?:现在|目前)?(?:是|就是)(?:我(?:的|在用的|用的|现在用的|新的|现在的)?|本人的?){_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦)?$"
 )
@@ -67,13 +75,14 @@ _SORTED_RE = re.compile(
     rf"^(?:终于|总算|刚|已经)?(?:把|将){_OWNER}?{_SLOT}\s*(?:搞定|弄好|办好|改好|换好|处理好|定下来|换了|改了|更新了)了?$"
 )
 _ABOUT_RE = re.compile(
-    rf"^(?:(?:关于|至于|说到|对于|说起|提到|你问|问)\s*{_OWNER}?{_SLOT}(?:的话|嘛|呢|啊|呀|这块儿?|方面|这个)?"
+    rf"^(?:(?:关于|至于|说到|对于|说起|提到|你(?:之前|刚才|上次|前面)?问(?:过)?(?:我)?|问)\s*{_OWNER}?{_SLOT}"
+    rf"(?:的话|嘛|呢|啊|呀|这块儿?|方面|这个)?"
     rf"|{_OWNER}?(?P<slot2>{_SLOT_CHARS}{{1,18}}?)(?:的话|这块儿?|这边|方面)"
     rf"|(?:大家|他们|我们|同事们?|朋友们?)?(?:都)?(?:在)?(?:聊|说|问|讨论|比|对比|晒|比较)(?:起|了)?(?P<slot3>{_SLOT_CHARS}{{1,18}}?))$"
 )
 _ANAPHOR_RE = re.compile(
     rf"^(?:不过|但是|但|而|所以)?\s*(?:{_ADV})\s*(?:新的|新)?(?:改成了?|换成了?|变成了?|调到了?|改为|更新为|变更为|是|为|就是|"
-    rf"我是|我的是|我用的是|用的是)\s*(?P<value>.+)$"
+    rf"我是|我的是|我的呢是|我用的是|用的是|我用|我选了|我选的是|我定的是|我现在用|改)\s*(?P<value>.+)$"
 )
 _BACK_RE = re.compile(rf"^(?:这|那)?(?:就)?是我(?:的|新的|现在的|在用的|用的)?{_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦)?$")
 _DEHUA_RE = re.compile(rf"^{_OWNER}?{_SLOT}的话\s*(?:是|为|就是)?\s*(?P<value>.+)$")
@@ -92,14 +101,15 @@ _OTHER_OWNERS = (
 )
 _SLOT_STOP = ("我", "你", "他", "她", "它", "把", "将", "不", "没", "如果", "假如", "要是", "应该", "可能", "打算", "准备",
               "觉得", "认为", "是", "吗", "呢", "吧", "什么", "多少", "哪", "谁", "几", "现在", "目前", "如今", "以前",
-              "之前", "原来", "刚才", "已经", "今天", "昨天", "明天", "被", "已", "一直", "这块", "这是", "就是")
+              "之前", "原来", "刚才", "已经", "今天", "昨天", "明天", "被", "已", "一直", "这块", "这是", "就是", "并非",
+              "并不", "不是", "绝非", "并未", "这次", "后来")
 _SLOT_WHOLE_STOP = frozenset({"的", "是", "了", "呢", "啊"})
 _SLOT_BLOCK = frozenset({"意思", "天", "天哪", "想法", "问题", "看法", "建议", "理解", "意见", "感觉", "猜测",
                          "计划", "目标", "回答", "答案", "心情", "错", "错误", "习惯", "状态", "身体", "工作", "事",
                          "东西", "情况", "信息", "资料", "事项"})
 _VALUE_MARKERS = ("什么", "多少", "哪", "吗", "几", "谁", "怎么", "如何", "啥")
-_VALUE_BAD_START = ("不", "没", "也", "还", "就", "都", "否", "一样", "同样", "差不多", "这个", "那个", "这样",
-                    "那样", "挺", "很", "太", "有点", "不错", "好", "我", "你", "他", "她", "在", "是")
+_VALUE_BAD_START = ("不", "没", "也", "还", "就", "都", "否", "一样", "同样", "差不多", "这", "那", "挺", "很", "太",
+                    "有点", "不错", "好", "我", "你", "他", "她", "在", "是", "它")
 _TRAIL = re.compile(
     r"(?:了|啦|哦|喔|噢|哈|哈哈|呀|啊|嘛|的|哟|呢|噢|么|呗|咯|～|~|…|\.\.\.|！|!|。|，|,|；|;|\s)+$"
     r"|(?:了)?(?:现在|目前|如今|今天起|从今天起|从现在起|开始|以后|以后就是这个|为准|这个|喔|为止|特此告知|请查收|"
@@ -107,7 +117,8 @@ _TRAIL = re.compile(
 )
 _CHANGE_TAIL = re.compile(r"(?:今天起|从今天起|从现在起|以后|为准)$")
 # Asides in brackets that are not part of the value: "（之前是3楼）", "（已更新）".
-_PAREN_ASIDE = re.compile(r"[（(](?:原|之前|以前|已|新|注|备注|即|不是|旧|变更|更新|特此|请)[^（）()]*[）)]$")
+_PAREN_ASIDE = re.compile(r"[（(](?:原|之前|以前|已|新|注|备注|即|不是|旧|变更|更新|特此|请|如|若)[^（）()]*[）)]$"
+                          r"|[（(][^（）()]*(?:请|联系|谢谢|如有|若有|备查|存档)[^（）()]*[）)]$")
 _MAX_VALUE_CHARS = 40
 
 
@@ -130,7 +141,7 @@ def _clean_value(raw: str) -> tuple[str, bool]:
 
 
 def _valid_value(value: str) -> bool:
-    if not value or len(value) > _MAX_VALUE_CHARS:
+    if not value or len(value) > _MAX_VALUE_CHARS or re.search(r"本人|我的|我是", value):
         return False
     if value.lower() in {"什么", "多少", "哪里", "哪儿", "哪个", "几", "谁"}:
         return False
@@ -203,7 +214,8 @@ def _found(slot_raw: str, value_raw: str, *, change: bool) -> Clause:
 _PAST_LEAD = re.compile(r"^(?:以前|之前|原来|原先|本来|过去|早先)(?:的)?\s*(?P<rest>.+)$")
 _HEDGE_TAIL = re.compile(r"(?:吧|吗|呢|对吧|是吧|对不对|是不是)[？?！!。.]*$")
 _BARE_IS_RE = re.compile(
-    rf"^{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*(?:其实|实际上)?\s*(?:应该是|应是|应为|应当是|是|为|系)\s*(?P<value>.+)$"
+    rf"^{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*(?:其实|实际上|实际)?\s*(?:应该是|应是|应为|应当是|是|为|(?<![联关体派院维干])系(?![统列数]))"
+    rf"\s*(?P<value>.+)$"
 )
 _OPENERS = re.compile(
     r"^(?:对了|另外|还有|然后|所以|嗯+|哦+|噢|啊|诶|哎|好的|好|那个|就是|话说|顺便说一下|顺便提一下|顺便|告诉你|跟你说|"
@@ -227,19 +239,24 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     while previous != clause:
         previous = clause
         clause = _OPENERS.sub("", clause).strip()
+    clause = re.sub(r"^(?:现在|目前|如今|最近)(?=[^的是为])", "", clause)  # "现在工位换用7楼"
     clause = re.sub(r"^【[^】]{1,16}】\s*(?=\S)", "", clause)  # a form's header: "【个人信息登记】工位——7楼"
+    clause = re.sub(r"^(?:\d{1,2}[)）.、]|[一二三四五六七八九十]+[、.）)]|[（(]\d{1,2}[)）]|[•·*])\s*", "", clause)  # list items
     if not clause:
         return None
     split = re.search(r"(?<![0-9A-Za-z])[:：]", clause)
     head, tail = (clause[: split.start()], clause[split.end():]) if split else (clause, "")
     if split and tail.strip():
+        if re.search(r"我|本人", tail):  # "特此告知：本人的工位为7楼": the head is an opener
+            return parse_clause(tail, topic_open=topic_open, correcting=correcting)
+        m = _WAS_NOW_RE.match(clause)
+        if m and (found := _found(m["slot"], m["value"], change=True)) is not None:
+            return found
         left = parse_clause(head, topic_open=False)
         if isinstance(left, Topic):  # "工位换新的了：K2-33"
             found = _found(left.slot, tail, change=True)
             if found is not None:
                 return found
-        if re.search(r"我|本人", tail):  # "特此告知：本人的工位为7楼": the head is an opener
-            return parse_clause(tail, topic_open=topic_open, correcting=correcting)
     if _HEDGE_TAIL.search(clause):
         return Blocked("a question or a hedge")
     owner_at = min((i for i in (clause.find("我"), clause.find("本人")) if i >= 0), default=-1)
@@ -267,8 +284,9 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
 
 def _slot_like(lead: str) -> bool:
     """A lead-in before 我 that is itself a slot ("工位我选了7楼"), not an opener or a time."""
-    return _slot(re.sub(r"(?:这块儿?|这边|方面|嘛|呢|的话)?[，,\s]*$", "", lead)) is not None and not re.search(
-        r"[，,：:]|开始|以来|起|后|时候|今天|昨天|最近|上周|这周|本周|月|年|日", lead)
+    return bool(re.search(r"[A-Za-z\u4e00-\u9fff]", lead)) and _slot(re.sub(r"(?:这块儿?|这边|方面|嘛|呢|的话)?[，,\s]*$", "", lead)) is not None and not re.search(
+        r"[，,：:]|开始|以来|起|后|时候|今天|昨天|最近|上周|这周|本周|[\d一二三四五六七八九十上下本这每]+个?月|今年|去年|明年|"
+        r"\d+年|\d+日|号$", lead)
 
 
 def _core(body: str, topic_open: bool) -> Clause:
@@ -306,7 +324,10 @@ def _core(body: str, topic_open: bool) -> Clause:
         found = _found(m["slot"], value, change=any(a in adv for a in _ADV_CHANGE) or "现在的" in body[:6])
         if found is not None:
             return found
-    m = _BARE_NOW_RE.match(body)
+    m = _OWNED_SLOT_RE.match(body)
+    if m and _slot(m["slot"]):
+        return Topic(_slot(m["slot"]) or "", False, bare=True)  # "我那个工位，是7楼"
+    m = _BARE_NOW_RE.match(body) or _BARE_IS_RE.match(body)
     if m:
         found = _found(m["slot"], m["value"], change=True)
         if found is not None:
@@ -346,7 +367,7 @@ _INSIDE_BLOCKERS = re.compile(
     r"(?:没有|没|别|未|并未|尚未|从未)(?=.{0,12}(?:是|为|改|换|变|调|更|登记))|(?:想|打算|准备|计划|考虑|可能|也许|或许|大概|应该会|拟|"
     r"即将|将要|预计|有望|"
     r"(?<![机社聚开晚学协工])会(?![议计员话场所长面见谈])|将会|(?<![重主需只不])要(?![求点素])|想要)"
-    r"(?:把|将)?.{0,40}?(?:改成|换成|变成|调到|改为|搬到|是|为|调整|变更|更新)|(?:说|告诉我|听说|据说|觉得|认为|以为|来函称|称)"
+    r"(?:把|将)?.{0,40}?(?:改成|换成|变成|调到|改为|搬到|是|为|调整|变更|更新)|(?:(?<![小听话])说(?![明起到])|告诉我|听说|据说|觉得|认为|以为|来函称|声称|据称|自称)"
     r"|^其"
 )
 

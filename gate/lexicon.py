@@ -55,7 +55,7 @@ _CJK = r"\u3400-\u4dbf\u4e00-\u9fff"
 _HAS_CJK = re.compile(f"[{_CJK}]")
 _QUOTES = "\"'“”‘’「」『』"
 # Full-width punctuation read as its ASCII twin for segmentation only; values keep their own characters.
-_FULLWIDTH = str.maketrans({"，": ",", "；": ";", "！": "!", "？": "?", "：": ":",
+_FULLWIDTH = str.maketrans({"，": ",", "；": ";", "：": ":",
                             "＝": "=", "　": " "})
 
 # "." ends a sentence only before whitespace or the end, so e-mail addresses,
@@ -65,7 +65,7 @@ _ABBREVIATIONS = frozenset(
     "ext tel apt rm bldg ave rd blvd fl e.g i.e ca est".split()
 )
 # "!" and "?" end a sentence unless a letter or digit follows ("qwerty!9" is one value).
-_SENTENCE_END = re.compile(r"\.(?=\s|$)|[;。\n]+|[!?]+(?![A-Za-z0-9])")
+_SENTENCE_END = re.compile(r"\.(?=\s|$)|[;。\n]+|[！？]+[!?]*|[!?]+(?![A-Za-z0-9])")
 _EMOJI = re.compile(r"[\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d]+")
 _LAST_WORD = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]+)$")
 # A comma between two digits is a thousands separator; a dash between words is part of a name.
@@ -147,7 +147,7 @@ def _sentences(text: str) -> Iterator[tuple[str, bool]]:
             if word and (word.group(1).lower() in _ABBREVIATIONS or (len(word.group(1)) == 1 and word.group(1).isupper())):
                 continue  # "Dr. Okafor", "ext. 4471", "J. Whitfield"
         if text[start:m.start()].strip():
-            yield text[start:m.start()], "?" in m.group(0)
+            yield text[start:m.start()], "?" in m.group(0) or "？" in m.group(0)
         start = m.end()
     if text[start:].strip():
         yield text[start:], False
@@ -212,7 +212,7 @@ def _label_sentence(sentence: str) -> grammar_en.Clause:
     if m["bslot"] and re.search(r"——|[:：=]", value):  # "【个人信息登记】工位——7楼": a header, then the label
         return _label_sentence(value)
     marked = re.search(r"\s*[（(](?:updated|new|changed|revised|corrected|amended|current|latest|已更新|更新|新|已变更|"
-                       r"变更|最新|已修改)[）)]\s*$", slot, re.IGNORECASE)
+                       r"变更|最新|已修改|请登记|请更新|请记录|请备注|登记|请注意)[）)]\s*$", slot, re.IGNORECASE)
     if marked:  # "office floor (updated): level B2"
         read = _label_sentence(f"{slot[: marked.start()]}: {value}")
         return Found(read.slot, read.value, True) if isinstance(read, Found) else read
@@ -277,7 +277,7 @@ class _Reader:
 
     def read(self, body: str) -> grammar_en.Clause:
         read = _read(body, self.topic is not None, self.correcting, self.zh(body))
-        if read is None and self.pending:
+        if read is None and self.pending and not self.zh(body):
             # "please use Team Lead, Payments as my job title": a value with a comma in it.
             for start in range(len(self.pending) - 1, -1, -1):
                 text = ", ".join([*self.pending[start:], body])
