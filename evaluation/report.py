@@ -38,7 +38,9 @@ from evaluation.errors import MissingColumn, MissingRunFile, ReportInputError
 
 T = TypeVar("T")
 
-METRICS, PROBES, EPISODES = "metrics.csv", "probe_predictions.csv", "predictions.csv"
+METRICS, PROBES, EPISODES, TIMING = "metrics.csv", "probe_predictions.csv", "predictions.csv", "timing.csv"
+#: Machine time: in timing.csv (metrics.csv of runs derived before it existed held them).
+WALL = ("wall_ms_per_turn",)
 REPORT = "report.md"
 PLOTS = {
     "accuracy_vs_tokens.png": "Accuracy against rendered context tokens",
@@ -84,7 +86,9 @@ MAX_ERRORS = 50  # listed wrong answers per system; the rest are counted
 MAX_CELL = 120  # characters of free text per table cell
 
 REQUIRED = {
-    METRICS: ("system", *(f"{c}{s}" for c in ACCURACIES for s in ("", "_lo", "_hi")), *PLAIN),
+    METRICS: ("system", *(f"{c}{s}" for c in ACCURACIES for s in ("", "_lo", "_hi")),
+              *(c for c in PLAIN if c not in WALL)),
+    TIMING: ("system", *WALL),
     PROBES: ("system", "episode_id", "probe_id", "type", "question", "gold", "answer", "correct",
              "tools_tried", "where", "distance"),
     EPISODES: ("system", "episode_id", "accuracy"),
@@ -189,8 +193,12 @@ def _rows(run_dir: Path, name: str) -> Iterator[_Row]:
 
 def read_metrics(run_dir: Path) -> Metrics:
     """`metrics.csv` as {system: {column: value or None}}, numeric columns only (optional ones when present)."""
-    numeric = [c for c in (*REQUIRED[METRICS], *OPTIONAL) if c != "system"]
-    return {row.text("system"): {c: row.value(c, float) for c in numeric} for row in _rows(run_dir, METRICS)}
+    numeric = [c for c in (*REQUIRED[METRICS], *OPTIONAL, *WALL) if c != "system"]
+    metrics = {row.text("system"): {c: row.value(c, float) for c in numeric} for row in _rows(run_dir, METRICS)}
+    if (Path(run_dir) / TIMING).is_file():
+        for row in _rows(run_dir, TIMING):
+            metrics.get(row.text("system"), {}).update({c: row.value(c, float) for c in WALL})
+    return metrics
 
 
 def read_probes(run_dir: Path) -> list[Probe]:

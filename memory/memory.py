@@ -78,7 +78,7 @@ class _Conversation:
 
 def _as_call(e: LlmCalled) -> LlmCall:
     return LlmCall(purpose=e.purpose, backend=e.backend, model=e.model, prompt_hash=e.prompt_hash, response=e.text,
-                   usage=e.usage, latency_ms=e.latency_ms, retries=e.retries, error=e.error)
+                   usage=e.usage, latency_ms=e.latency_ms, retries=e.retries, error=e.error, attempts=e.attempts)
 
 
 def _after_their_calls(events: Sequence[Event], tool_events: Sequence[tuple[ToolCalled, ...]]) -> list[Event]:
