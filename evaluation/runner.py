@@ -99,6 +99,7 @@ class Backends:
     memory: Backend
     judge: Backend
     described: dict[str, Any]
+    recorded: dict[str, Any] | None = None  # a replay: the configuration the recorded run started with
 
 
 def _flags(opts: RunOptions, purpose: str) -> dict[str, Any]:
@@ -122,7 +123,7 @@ def build_backends(opts: RunOptions, tokenizer: str) -> Backends:
         replayed, config = replay_source(opts.replay_llm)
         described = {**config.get("backends", {}),
                      "replay_llm": {"source": str(opts.replay_llm), "recorded_calls": replayed.recorded}}
-        return Backends(replayed, replayed, described)
+        return Backends(replayed, replayed, described, config)
     from memory.http_backend import OpenAICompatibleBackend
     from memory.settings import resolve_http_settings
 
@@ -171,7 +172,7 @@ def backend_label(config: dict[str, Any]) -> str:
     """"backend NAME, model MODEL" of a run's recorded configuration (the recorded run's, for a replay)."""
     answer = config.get("backends", {}).get("answer", {})
     label = f"backend {config.get('backend', '?')}"
-    if isinstance(answer, dict) and answer.get("model"):
+    if isinstance(answer, dict) and answer.get("model") and config.get("backend") != "heuristic":
         label += f", model {answer['model']}"
     if config.get("replay_llm"):
         label += f", replayed from {Path(str(config['replay_llm'])).parent.name or config['replay_llm']}"
@@ -348,10 +349,9 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
     episodes = dataset.episodes[: opts.limit] if opts.limit else dataset.episodes
     data = {"name": dataset.name, "source": dataset.source, "hash": dataset.content_hash(), "episodes": len(episodes)}
     backends = build_backends(opts, opts.memory.tokenizer)
-    if opts.replay_llm is not None:  # labelled with the recorded run's backends
-        recorded = replay_source(opts.replay_llm)[1]
-        opts = replace(opts, backend=str(recorded.get("backend", opts.backend)),
-                       judge_backend=recorded.get("judge_backend", opts.judge_backend))
+    if backends.recorded is not None:  # a replay is labelled with the recorded run's backends
+        opts = replace(opts, backend=str(backends.recorded.get("backend", opts.backend)),
+                       judge_backend=backends.recorded.get("judge_backend", opts.judge_backend))
     path, _ = _prepare(opts, data, backends.described)
     path.parent.mkdir(parents=True, exist_ok=True)
     guard = FailureGuard(opts.max_failed_calls)

@@ -102,7 +102,7 @@ def self_write_counts(events: Iterable[Event]) -> dict[str, int]:
     purposes: dict[int, list[str]] = defaultdict(list)
     written = 0
     for e in events:
-        if isinstance(e, LlmCalled) and e.probe_id is None:
+        if isinstance(e, LlmCalled) and e.probe_id is None and e.error is None:  # a failed call wrote nothing
             purposes[e.turn].append(e.purpose)
         elif isinstance(e, SummaryCreated) and e.written_by == "self":
             written += 1

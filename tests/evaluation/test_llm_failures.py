@@ -108,7 +108,8 @@ def test_failed_calls_are_kept_and_redone_by_running_the_same_command_again(tmp_
     write_outputs(reference)
     write_outputs(second.ledger_path)
     assert _probe_rows(second.ledger_path.parent) == _probe_rows(reference.parent)
-    keep = ("Current_Fact_Acc", "History_Fact_Acc", "Memory_Point_Acc", "summaries_created", "turns", "probes")
+    keep = ("Current_Fact_Acc", "History_Fact_Acc", "Memory_Point_Acc", "summaries_created", "turns", "probes",
+            "summarizer_format_retries", "overrides_applied", "Avg_Active_Chain_Tokens", "Write_Precision")
     with Ledger(reference, read_only=True) as ledger:
         ref = compute_metrics(outcomes_from_ledger(ledger, "r"))
     for system in SYSTEMS:
@@ -241,3 +242,22 @@ def test_a_broken_replay_latency_would_show_in_metrics_csv(tmp_path: Path, monke
     assert CliRunner().invoke(cli, ["run", "--run-id", "again", "--replay-llm", "live", *base]).exit_code == 0
     runs = tmp_path / "runs"
     assert (runs / "again" / "metrics.csv").read_bytes() != (runs / "live" / "metrics.csv").read_bytes()
+
+
+def test_a_recorded_run_with_failures_replays_the_same_way(tmp_path: Path) -> None:
+    """The failures stop the same episodes; running the replay again serves the redone calls."""
+    from memory.netguard import network_disabled
+
+    with ScriptedLlmServer(Switch(failing={4, 40})) as server:
+        first = run(_dataset(), _options(tmp_path, server.base_url, max_failed_calls=5))
+        recorded = run(_dataset(), _options(tmp_path, server.base_url, max_failed_calls=5))
+    assert first.incomplete and not recorded.incomplete
+    replay = _options(tmp_path, "http://unused.invalid/v1", run_id="again", replay_llm=recorded.ledger_path,
+                      max_failed_calls=5)
+    with network_disabled():
+        again_first = run(_dataset(), replay)
+        again = run(_dataset(), replay)
+    assert again_first.incomplete == first.incomplete and not again.incomplete
+    wall = {"wall_ms_per_turn", "wall_ms_per_probe"}
+    assert {s: {k: v for k, v in row.items() if k not in wall} for s, row in again.metrics.items()} == \
+        {s: {k: v for k, v in row.items() if k not in wall} for s, row in recorded.metrics.items()}
