@@ -190,14 +190,18 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
             source_policies: dict[str, dict[str, Any]] | None = None, poison: bool = False) -> None:
     """Run memory systems over a dataset; the whole run goes into one ledger.
 
-    A run id that exists but never finished (a crash, Ctrl-C) is resumed
-    from its ledger when the same arguments are given.
+    A run id that exists but never finished (a crash, Ctrl-C, failed LLM
+    calls) is resumed from its ledger when the same arguments are given; a
+    turn or probe whose LLM call failed is done again. Backend settings
+    resolve per purpose (answer, respond, summarize, judge): flag >
+    LEDGERMEM_<PURPOSE>_<FIELD> > LEDGERMEM_<FIELD> > .env > preset > default.
 
     \b
     Example:
       ledgermem run --synthetic --episodes 6 --turns 24 --run-id demo
       ledgermem run --systems three_layer,full_context --turns 120 --limit 4
       ledgermem run --backend deepseek --limit 2          # DEEPSEEK_API_KEY from the environment or .env
+      ledgermem run --backend llamacpp --max-tokens 384 --summarize-opt max_tokens=200 --timeout 120
       ledgermem run --replay-llm demo --run-id demo-again   # no model, no network
       ledgermem run --poison --source-policy web=remember:false --gate-level pattern
     """
@@ -249,7 +253,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
         click.echo(json.dumps({"run_id": rid, "ledger": str(result.ledger_path), "metrics": result.metrics,
                                "incomplete": list(result.incomplete), "last_error": result.last_error}, indent=2))
         sys.exit(1 if result.incomplete else 0)
-    out.print(metrics_table(result.metrics, f"run {rid} ({ds.name}, {len(selected)} episodes, {result.label})"))
+    partial = f"; INCOMPLETE: {len(result.incomplete)} episode(s) to redo" if result.incomplete else ""
+    out.print(metrics_table(result.metrics, f"run {rid} ({ds.name}, {len(selected)} episodes, {result.label}{partial})"))
     out.print(f"ledger: {result.ledger_path}")
     out.print("derived: " + ", ".join(str(f) for f in files))
     if result.incomplete:

@@ -111,7 +111,7 @@ def parse_backend_opts(purpose: str, values: Iterable[str]) -> dict[str, Any]:
         name, sep, value = text.partition("=")
         name = name.strip().replace("-", "_")
         if name == "api_key":
-            raise SourcePolicyError(f"{text!r}: keys are not taken on the command line (they would stay in the "
+            raise SourcePolicyError("api_key=...: keys are not taken on the command line (they would stay in the "
                                     f"shell's history); set LEDGERMEM_{purpose.upper()}_API_KEY in the environment "
                                     "or the .env file")
         if not sep or name not in OPT_FIELDS:

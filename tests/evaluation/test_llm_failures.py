@@ -188,6 +188,7 @@ def test_the_cli_exits_non_zero_while_episodes_wait_for_a_redo(tmp_path: Path, m
     with ScriptedLlmServer(Switch(failing={2})) as server:
         first = CliRunner().invoke(cli, [*args, "--base-url", server.base_url])
         assert first.exit_code == 1 and "1 episode(s) stopped at a failed LLM call" in first.stderr
+        assert "INCOMPLETE: 1 episode(s) to redo" in first.stdout
         assert "run the same command again" in first.stderr
         second = CliRunner().invoke(cli, [*args, "--base-url", server.base_url])
     assert second.exit_code == 0, second.output
@@ -261,3 +262,52 @@ def test_a_recorded_run_with_failures_replays_the_same_way(tmp_path: Path) -> No
     wall = {"wall_ms_per_turn", "wall_ms_per_probe"}
     assert {s: {k: v for k, v in row.items() if k not in wall} for s, row in again.metrics.items()} == \
         {s: {k: v for k, v in row.items() if k not in wall} for s, row in recorded.metrics.items()}
+
+
+# -- settings on the command line -------------------------------------------------------------
+
+
+def test_cli_settings_reach_each_purposes_requests_and_the_metadata(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LEDGERMEM_MODEL", "m")
+    monkeypatch.setenv("LEDGERMEM_JUDGE_MODEL", "judge-from-env")  # the per-purpose variable beats the global one
+    with ScriptedLlmServer(_model_like) as server:
+        result = CliRunner().invoke(cli, [
+            "run", "--run-id", "s", "--episodes", "1", "--turns", "4", "--systems", "three_layer", "--judge", "llm",
+            "--backend", "http", "--base-url", server.base_url, "--max-tokens", "300",
+            "--temperature", "0.2", "--stop", "</s>", "--summarize-opt", "max_tokens=99",
+            "--summarize-opt", "stop=\\n\\n", "--summarize-opt", "stop=END", "--judge-opt", "timeout=5"])
+        assert result.exit_code == 0, result.output
+        by_purpose: dict[str, set[tuple[Any, ...]]] = {}
+        for r in server.requests:
+            from tests.evaluation.test_replay_llm import _purpose
+
+            body = r.json
+            by_purpose.setdefault(_purpose(body["messages"]), set()).add(
+                (body["model"], body["max_tokens"], body["temperature"], tuple(body.get("stop", ()))))
+    assert by_purpose["answer"] == {("m", 300, 0.2, ("</s>",))}
+    assert by_purpose["summarize"] == {("m", 99, 0.2, ("\n\n", "END"))}
+    assert by_purpose["judge"] == {("judge-from-env", 300, 0.2, ("</s>",))}
+    backends = json.loads((tmp_path / "runs" / "s" / "run_metadata.json").read_text())["config"]["backends"]
+    assert (backends["judge"]["timeout_s"], backends["judge"]["sources"]["timeout_s"]) == (5.0, "flag")
+    assert (backends["judge"]["model"], backends["judge"]["sources"]["model"]) == ("judge-from-env", "env")
+    assert backends["summarize"]["stop"] == ["\n\n", "END"] and backends["answer"]["max_tokens"] == 300
+
+
+@pytest.mark.parametrize("option, fragment", [
+    ("colour=red", "expected FIELD=VALUE with FIELD one of base_url, model"),
+    ("api_key=sk-123", "keys are not taken on the command line"),
+    ("max_tokens", "expected FIELD=VALUE"),
+])
+def test_a_bad_purpose_option_is_a_usage_error(option: str, fragment: str) -> None:
+    result = CliRunner().invoke(cli, ["run", "--summarize-opt", option])
+    assert result.exit_code == 2 and fragment in result.output
+    assert "sk-123" not in result.output  # the key is not echoed back
+
+
+def test_a_bad_purpose_value_names_the_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["run", "--backend", "llamacpp", "--judge", "llm", "--judge-opt",
+                                      "max_tokens=lots", "--episodes", "1", "--turns", "4"])
+    assert result.exit_code == 1 and "max_tokens 'lots' (str) from flag max_tokens is not a whole number" in result.output
+    assert not (tmp_path / "runs").exists()
