@@ -312,14 +312,30 @@ def _prepare(opts: RunOptions, dataset: dict[str, Any], backends: dict[str, Any]
         finished = any(True for _ in ledger.read(event_types=["run_finished"]))
     if started is not None:
         assert isinstance(started, RunStarted)
-        mine = {"systems": list(opts.systems), "config": opts.recorded(backends), "dataset": dataset["hash"]}
-        theirs = {"systems": list(started.systems), "config": started.config, "dataset": started.dataset.get("hash")}
+        mine = {"systems": list(opts.systems), "config": _comparable(opts.recorded(backends)),
+                "dataset": dataset["hash"]}
+        theirs = {"systems": list(started.systems), "config": _comparable(started.config),
+                  "dataset": started.dataset.get("hash")}
         differ = sorted(k for k in mine if canonical_json(mine[k]) != canonical_json(theirs[k]))
         if differ:
             state = "complete" if finished else "incomplete"
             raise RunExists(f"run {opts.run_id!r} already exists at {path} ({state}) and was started with different "
                             f"{', '.join(differ)}; pass --force to replace it, or choose another --run-id")
     return path, True
+
+
+#: How a call is delivered, not what it asks: a resumed run may change them (a longer timeout, more retries).
+TRANSPORT_FIELDS = frozenset({"timeout_s", "max_retries", "backoff_base_s", "backoff_max_s"})
+
+
+def _comparable(config: dict[str, Any]) -> dict[str, Any]:
+    """A run's configuration without the transport settings of its backends, for the resume check."""
+    backends = {purpose: {k: v for k, v in described.items() if k not in TRANSPORT_FIELDS and k != "sources"}
+                | ({"sources": {k: v for k, v in described["sources"].items() if k not in TRANSPORT_FIELDS}}
+                   if isinstance(described.get("sources"), dict) else {})
+                if isinstance(described, dict) else described
+                for purpose, described in config.get("backends", {}).items()}
+    return {**config, "backends": backends}
 
 
 def _judge(opts: RunOptions, backend: Backend) -> StringJudge | LlmJudge:

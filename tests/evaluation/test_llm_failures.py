@@ -311,3 +311,19 @@ def test_a_bad_purpose_value_names_the_flag(tmp_path: Path, monkeypatch: pytest.
                                       "max_tokens=lots", "--episodes", "1", "--turns", "4"])
     assert result.exit_code == 1 and "max_tokens 'lots' (str) from flag max_tokens is not a whole number" in result.output
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_resumed_run_may_change_how_calls_are_delivered_but_not_what_they_ask(tmp_path: Path) -> None:
+    """A run that failed on timeouts is resumed with a longer timeout and more retries; a new model is refused."""
+    from evaluation.errors import RunExists
+
+    with ScriptedLlmServer(Switch(failing={3})) as server:
+        first = run(_dataset(), _options(tmp_path, server.base_url, timeout=5.0))
+        assert first.incomplete
+        with pytest.raises(RunExists, match="different config"):
+            run(_dataset(), _options(tmp_path, server.base_url, model="other"))
+        with pytest.raises(RunExists, match="different config"):
+            run(_dataset(), _options(tmp_path, server.base_url, llm_flags={**FAST, "summarize": {"max_tokens": 9}}))
+        second = run(_dataset(), _options(tmp_path, server.base_url, timeout=30.0, max_retries=3,
+                                          llm_flags={"all": {"backoff_base_s": 0.02, "backoff_max_s": 0.1}}))
+    assert not second.incomplete
