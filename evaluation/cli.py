@@ -184,8 +184,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
             max_tool_iterations: int, memory_points: int, model: str | None, base_url: str | None,
             summarize_backend: str | None, summarize_model: str | None, summarize_base_url: str | None,
             judge_model: str | None, judge_base_url: str | None, timeout: float | None, max_retries: int | None,
-            max_failed_calls: int, env_file: str, replay_llm: str | None, inspect_path: str | None, question_types: str | None,
-            max_turns: int | None, redis_url: str | None = None, gate_level: str = "off",
+            max_failed_calls: int, env_file: str, replay_llm: str | None, inspect_path: str | None,
+            question_types: str | None, max_turns: int | None, redis_url: str | None = None, gate_level: str = "off",
             context_budget: int = MemoryConfig().context_budget,
             source_policies: dict[str, dict[str, Any]] | None = None, poison: bool = False) -> None:
     """Run memory systems over a dataset; the whole run goes into one ledger.
@@ -254,7 +254,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
                                "incomplete": list(result.incomplete), "last_error": result.last_error}, indent=2))
         sys.exit(1 if result.incomplete else 0)
     partial = f"; INCOMPLETE: {len(result.incomplete)} episode(s) to redo" if result.incomplete else ""
-    out.print(metrics_table(result.metrics, f"run {rid} ({ds.name}, {len(selected)} episodes, {result.label}{partial})"))
+    title = f"run {rid} ({ds.name}, {len(selected)} episodes, {result.label}{partial})"
+    out.print(metrics_table(result.metrics, title))
     out.print(f"ledger: {result.ledger_path}")
     out.print("derived: " + ", ".join(str(f) for f in files))
     if result.incomplete:

@@ -4,8 +4,9 @@ Each `llm_called` event holds the purpose, the prompt hash and the full
 response. `ReplayBackend` serves a call from the recorded calls with the
 same purpose and prompt hash, in the order they were made, with the
 recorded latency and attempts, so a run repeated with `--replay-llm RUN`
-makes the same decisions and the same metrics with no model and no network. A call that was never recorded is an error naming its purpose
-and prompt hash: a replay never invents a response.
+makes the same decisions and the same metrics with no model and no
+network. A call that was never recorded is an error naming its purpose and
+prompt hash: a replay never invents a response.
 """
 
 from __future__ import annotations

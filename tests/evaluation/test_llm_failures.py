@@ -160,7 +160,9 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_a_dead_server_stops_the_cli_fast_with_the_error_on_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_dead_server_stops_the_cli_fast_with_the_error_on_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     started = time.monotonic()
