@@ -258,6 +258,10 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     out.print(metrics_table(result.metrics, title))
     out.print(f"ledger: {result.ledger_path}")
     out.print("derived: " + ", ".join(str(f) for f in files))
+    failed = sum(row.get("llm_errors") or 0 for row in result.metrics.values())
+    if failed and not result.incomplete:
+        err.print(f"note: {failed} LLM call(s) failed and their turns or probes were redone; the failed attempts are "
+                  "in the ledger (llm_called with an error)", markup=False)
     if result.incomplete:
         shown = ", ".join(result.incomplete[:5]) + (" ..." if len(result.incomplete) > 5 else "")
         err.print(f"error: {len(result.incomplete)} episode(s) stopped at a failed LLM call ({shown}); the run is "

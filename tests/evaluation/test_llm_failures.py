@@ -194,6 +194,7 @@ def test_the_cli_exits_non_zero_while_episodes_wait_for_a_redo(tmp_path: Path, m
         assert "run the same command again" in first.stderr
         second = CliRunner().invoke(cli, [*args, "--base-url", server.base_url])
     assert second.exit_code == 0, second.output
+    assert "note: 1 LLM call(s) failed and their turns or probes were redone" in second.stderr
 
 
 # -- replay ---------------------------------------------------------------------------------
