@@ -23,7 +23,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from evaluation import cli_judge, cli_serve, cli_sweep, cli_temporal
-from evaluation.cli_options import context_options, gate_level_option
+from evaluation.cli_options import context_options, gate_level_option, llm_flags, llm_options
+from evaluation.failures import MAX_FAILED_CALLS
 from evaluation.datasets import load_dataset
 from evaluation.loaders import inspect_file
 from evaluation.metrics import category_types
@@ -180,8 +181,14 @@ def cli() -> None:
 @click.option("--summarize-base-url", default=None)
 @click.option("--judge-model", default=None, help="Model of the LLM judge (default: --model).")
 @click.option("--judge-base-url", default=None)
-@click.option("--timeout", type=float, default=None, help="Seconds per HTTP request (default 60).")
-@click.option("--max-retries", type=int, default=None, help="Retries on 429/5xx/disconnects (default 4).")
+@click.option("--timeout", type=float, default=None,
+              help="Seconds per HTTP request (default 60); after a timeout the retry waits (see --backoff-max).")
+@click.option("--max-retries", type=int, default=None, help="Retries on 429/5xx/disconnects/timeouts (default 4).")
+@llm_options
+@click.option("--max-failed-calls", type=click.IntRange(min=1), default=MAX_FAILED_CALLS, show_default=True,
+              help="Stop the run after this many failed LLM calls in a row (a 401/403/404, a bad model or a "
+                   "non-JSON reply stops it at once). Failed turns and probes are redone by running the same "
+                   "command again.")
 @click.option("--env-file", default=".env", show_default=True, type=click.Path(dir_okay=False),
               help="Read backend settings (and API keys) from this file when not in the environment.")
 @click.option("--replay-llm", "replay_llm", default=None, metavar="RUN",
@@ -226,21 +233,25 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
             max_tool_iterations: int, memory_points: int, model: str | None, base_url: str | None,
             summarize_backend: str | None, summarize_model: str | None, summarize_base_url: str | None,
             judge_model: str | None, judge_base_url: str | None, timeout: float | None, max_retries: int | None,
-            env_file: str, replay_llm: str | None, inspect_path: str | None, question_types: str | None,
-            max_turns: int | None, redis_url: str | None = None, gate_level: str = "off",
+            max_failed_calls: int, env_file: str, replay_llm: str | None, inspect_path: str | None,
+            question_types: str | None, max_turns: int | None, redis_url: str | None = None, gate_level: str = "off",
             context_budget: int = MemoryConfig().context_budget,
             source_policies: dict[str, dict[str, Any]] | None = None, poison: bool = False,
             phrasing: str = "dev", distractor_rate: float = 0.15) -> None:
     """Run memory systems over a dataset; the whole run goes into one ledger.
 
-    A run id that exists but never finished (a crash, Ctrl-C) is resumed
-    from its ledger when the same arguments are given.
+    A run id that exists but never finished (a crash, Ctrl-C, failed LLM
+    calls) is resumed from its ledger when the same arguments are given; a
+    turn or probe whose LLM call failed is done again. Backend settings
+    resolve per purpose (answer, respond, summarize, judge): flag >
+    LEDGERMEM_<PURPOSE>_<FIELD> > LEDGERMEM_<FIELD> > .env > preset > default.
 
     \b
     Example:
       ledgermem run --synthetic --episodes 6 --turns 24 --run-id demo
       ledgermem run --systems three_layer,full_context --turns 120 --limit 4
       ledgermem run --backend deepseek --limit 2          # DEEPSEEK_API_KEY from the environment or .env
+      ledgermem run --backend llamacpp --max-tokens 384 --summarize-opt max_tokens=200 --timeout 120
       ledgermem run --replay-llm demo --run-id demo-again   # no model, no network
       ledgermem run --poison --source-policy web=remember:false --gate-level pattern
       ledgermem run --phrasing heldout --systems three_layer   # phrasing the fact grammar never saw
@@ -277,6 +288,7 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
                       summarize_backend=summarize_backend, summarize_model=summarize_model,
                       summarize_base_url=summarize_base_url, judge_model=judge_model, judge_base_url=judge_base_url,
                       timeout=timeout, max_retries=max_retries, env_file=Path(env_file),
+                      llm_flags=llm_flags(click.get_current_context()), max_failed_calls=max_failed_calls,
                       replay_llm=resolve_run(replay_llm, Path(runs_dir)) if replay_llm else None,
                       cache=HotCache.connect(redis_url) if redis_url else None)
     selected = ds.episodes[:limit] if limit else ds.episodes
@@ -290,9 +302,12 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     if opts.cache is not None:
         err.print(opts.cache.stats.line(), markup=False)
     if as_json:
-        click.echo(json.dumps({"run_id": rid, "ledger": str(result.ledger_path), "metrics": result.metrics}, indent=2))
-        return
-    out.print(metrics_table(result.metrics, f"run {rid} ({ds.name}, {len(selected)} episodes, backend {backend})"))
+        click.echo(json.dumps({"run_id": rid, "ledger": str(result.ledger_path), "metrics": result.metrics,
+                               "incomplete": list(result.incomplete), "last_error": result.last_error}, indent=2))
+        sys.exit(1 if result.incomplete else 0)
+    partial = f"; INCOMPLETE: {len(result.incomplete)} episode(s) to redo" if result.incomplete else ""
+    title = f"run {rid} ({ds.name}, {len(selected)} episodes, {result.label}{partial})"
+    out.print(metrics_table(result.metrics, title))
     by_category = category_table(result.metrics, f"run {rid}: accuracy by category")
     if by_category is not None:
         out.print(by_category)
@@ -300,10 +315,16 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
         out.print(note, markup=False)
     out.print(f"ledger: {result.ledger_path}")
     out.print("derived: " + ", ".join(str(f) for f in files))
-    failed = {s: row["llm_errors"] for s, row in result.metrics.items() if row.get("llm_errors")}
-    if failed:
-        err.print("warning: LLM calls failed after their retries (recorded in the ledger as llm_called with "
-                  "an error): " + ", ".join(f"{s} {n}" for s, n in failed.items()), markup=False)
+    failed = sum(row.get("llm_errors") or 0 for row in result.metrics.values())
+    if failed and not result.incomplete:
+        err.print(f"note: {failed} LLM call(s) failed and their turns or probes were redone; the failed attempts are "
+                  "in the ledger (llm_called with an error)", markup=False)
+    if result.incomplete:
+        shown = ", ".join(result.incomplete[:5]) + (" ..." if len(result.incomplete) > 5 else "")
+        err.print(f"error: {len(result.incomplete)} episode(s) stopped at a failed LLM call ({shown}); the run is "
+                  f"not finished. Last error: {result.last_error} -- run the same command again to redo them",
+                  markup=False)
+        sys.exit(1)
 
 
 @cli.command("report")

@@ -92,3 +92,84 @@ def context_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                            "web turns as raw records only. Baselines ignore sources.")(fn)
     return click.option("--context-budget", type=click.IntRange(min=1), default=MemoryConfig().context_budget,
                         show_default=True, help="Token budget of the whole rendered memory in an answer prompt.")(fn)
+
+
+# -- LLM backend settings ---------------------------------------------------------------
+
+#: `--PURPOSE-opt FIELD=VALUE` field names, and the settings field each sets (memory.settings.FIELDS).
+OPT_FIELDS = {"base_url": "base_url", "model": "model", "timeout": "timeout_s", "max_retries": "max_retries",
+              "backoff_base": "backoff_base_s", "backoff_max": "backoff_max_s", "temperature": "temperature",
+              "max_tokens": "max_tokens", "stop": "stop"}
+OPT_PURPOSES = ("answer", "respond", "summarize", "judge")
+_LLM_META = "ledgermem.llm_flags"
+
+
+def parse_backend_opts(purpose: str, values: Iterable[str]) -> dict[str, Any]:
+    """`{"model": "m", "stop": ["a", "b"], ...}` (settings field names) from repeated `FIELD=VALUE`."""
+    out: dict[str, Any] = {}
+    for text in values:
+        name, sep, value = text.partition("=")
+        name = name.strip().replace("-", "_")
+        if name == "api_key":
+            raise SourcePolicyError("api_key=...: keys are not taken on the command line (they would stay in the "
+                                    f"shell's history); set LEDGERMEM_{purpose.upper()}_API_KEY in the environment "
+                                    "or the .env file")
+        if not sep or name not in OPT_FIELDS:
+            raise SourcePolicyError(f"{text!r}: expected FIELD=VALUE with FIELD one of {', '.join(OPT_FIELDS)}")
+        field = OPT_FIELDS[name]
+        if field == "stop":
+            out.setdefault("stop", []).append(value)
+        elif field in out:
+            raise SourcePolicyError(f"{text!r}: {name} is given twice for {purpose}")
+        else:
+            out[field] = value
+    return out
+
+
+def _store(purpose: str, field: str | None) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        flags: dict[str, dict[str, Any]] = ctx.meta.setdefault(_LLM_META, {})
+        if field is None:  # a --PURPOSE-opt option
+            try:
+                parsed = parse_backend_opts(purpose, value)
+            except SourcePolicyError as exc:
+                raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+            if parsed:
+                flags.setdefault(purpose, {}).update(parsed)
+        elif value not in (None, ()):
+            flags.setdefault(purpose, {})[field] = list(value) if isinstance(value, tuple) else value
+        return value
+    return callback
+
+
+def llm_flags(ctx: click.Context) -> dict[str, dict[str, Any]]:
+    """What `llm_options` collected: {"all": {...}, "<purpose>": {...}} by settings field name."""
+    return {k: dict(v) for k, v in ctx.meta.get(_LLM_META, {}).items()}
+
+
+def llm_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Backend settings for every purpose, and `--PURPOSE-opt FIELD=VALUE` for one purpose.
+
+    Collected into `llm_flags(ctx)` rather than passed as parameters, so
+    the command's signature does not grow by four purposes times nine
+    fields. A per-purpose value beats the one for every purpose; both beat
+    the environment and the .env file (see memory.settings).
+    """
+    for purpose in reversed(OPT_PURPOSES):
+        fn = click.option(f"--{purpose}-opt", multiple=True, expose_value=False, callback=_store(purpose, None),
+                          metavar="FIELD=VALUE",
+                          help=f"A backend setting for {purpose} calls only (repeatable): "
+                               f"{', '.join(OPT_FIELDS)}; e.g. max_tokens=128, stop=</s>.")(fn)
+    for flag, field, kind, text in reversed((
+        ("--max-tokens", "max_tokens", click.IntRange(min=1),
+         "Cap on each completion's tokens (default: answer 512, respond 1024, summarize 256, judge 16)."),
+        ("--temperature", "temperature", click.FloatRange(min=0), "Sampling temperature (default 0)."),
+        ("--backoff-base", "backoff_base_s", click.FloatRange(min=0),
+         "Seconds: first retry's backoff ceiling, doubled per retry (default 0.5)."),
+        ("--backoff-max", "backoff_max_s", click.FloatRange(min=0),
+         "Seconds: cap on any wait before a retry, Retry-After and timeouts included (default 30)."),
+    )):
+        fn = click.option(flag, type=kind, default=None, expose_value=False, callback=_store("all", field),
+                          help=text)(fn)
+    return click.option("--stop", multiple=True, expose_value=False, callback=_store("all", "stop"),
+                        metavar="TEXT", help="A stop sequence (repeatable; \\n is a newline).")(fn)

@@ -4,6 +4,11 @@
   category (a probe type outside the built-in ones) adds `Acc[<type>]`, `Acc[<type>]_lo`,
   `Acc[<type>]_hi` and `N[<type>]`, and a run with such types or with probes the offline backend
   cannot answer adds `Answerable_Acc` (with CI), `Answerable_N` and `Needs_Model_N`.
+* `metrics.csv`: one row per system (accuracies with bootstrap CIs, diagnostics, costs, recorded LLM
+  latencies): everything in it follows from the ledger's events, so a run replayed with `--replay-llm`
+  writes the same bytes.
+* `timing.csv`: one row per system, the machine's wall time per turn and per probe (from the commits'
+  `recorded_at`): it measures the machine that ran the run, so it is kept apart from the metrics.
 * `predictions.csv`: one row per (system, episode).
 * `probe_predictions.csv`: one row per probe answered, with where its gold value was (and, for a
   poisoning probe, its planted value, whether the answer surfaced it and whether the system wrote it),
@@ -37,7 +42,10 @@ PROBE_COLUMNS = ("system", "episode_id", "probe_id", "type", "slot", "question",
 EPISODE_COLUMNS = ("system", "episode_id", "turns", "probes", "correct", "accuracy", "Current_Fact_Acc",
                    "History_Fact_Acc", "Memory_Point_Acc", "avg_rendered_tokens", "avg_chain_tokens", "llm_calls",
                    "wall_ms")
-FILES = ("metrics.csv", "predictions.csv", "probe_predictions.csv", "episode_logs.jsonl", "run_metadata.json")
+FILES = ("metrics.csv", "predictions.csv", "probe_predictions.csv", "episode_logs.jsonl", "run_metadata.json",
+         "timing.csv")
+#: Machine time: written to timing.csv, not metrics.csv.
+WALL_COLUMNS = ("wall_ms_per_turn", "wall_ms_per_probe")
 
 
 def _cell(value: Any) -> Any:
@@ -80,14 +88,20 @@ def write_outputs(path: Path, run_id: str | None = None) -> list[Path]:
     metrics = compute_metrics(outcomes)
     folder = Path(path).parent
     written = [folder / name for name in FILES]
-    metrics_csv, predictions_csv, probes_csv, logs_jsonl, meta_json = written
+    metrics_csv, predictions_csv, probes_csv, logs_jsonl, meta_json, timing_csv = written
 
-    columns = [*METRICS_FIRST, *sorted({k for row in metrics.values() for k in row} - set(METRICS_FIRST))]
+    columns = [*METRICS_FIRST,
+               *sorted({k for row in metrics.values() for k in row} - set(METRICS_FIRST) - set(WALL_COLUMNS))]
     with metrics_csv.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(["system", *columns])
         for system, row in metrics.items():
             writer.writerow([system, *(_cell(row.get(c)) for c in columns)])
+    with timing_csv.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["system", *WALL_COLUMNS])
+        for system, row in metrics.items():
+            writer.writerow([system, *(_cell(row.get(c)) for c in WALL_COLUMNS)])
 
     with predictions_csv.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)

@@ -39,7 +39,9 @@ from evaluation.errors import MissingColumn, MissingRunFile, ReportInputError
 
 T = TypeVar("T")
 
-METRICS, PROBES, EPISODES = "metrics.csv", "probe_predictions.csv", "predictions.csv"
+METRICS, PROBES, EPISODES, TIMING = "metrics.csv", "probe_predictions.csv", "predictions.csv", "timing.csv"
+#: Machine time: in timing.csv (metrics.csv of runs derived before it existed held them).
+WALL = ("wall_ms_per_turn",)
 REPORT = "report.md"
 PLOTS = {
     "accuracy_vs_tokens.png": "Accuracy against rendered context tokens",
@@ -90,7 +92,9 @@ MAX_ERRORS = 50  # listed wrong answers per system; the rest are counted
 MAX_CELL = 120  # characters of free text per table cell
 
 REQUIRED = {
-    METRICS: ("system", *(f"{c}{s}" for c in ACCURACIES for s in ("", "_lo", "_hi")), *PLAIN),
+    METRICS: ("system", *(f"{c}{s}" for c in ACCURACIES for s in ("", "_lo", "_hi")),
+              *(c for c in PLAIN if c not in WALL)),
+    TIMING: ("system", *WALL),
     PROBES: ("system", "episode_id", "probe_id", "type", "question", "gold", "answer", "correct",
              "tools_tried", "where", "distance"),
     EPISODES: ("system", "episode_id", "accuracy"),
@@ -195,12 +199,15 @@ def _rows(run_dir: Path, name: str) -> Iterator[_Row]:
 
 def read_metrics(run_dir: Path) -> Metrics:
     """`metrics.csv` as {system: {column: value or None}}, numeric columns only (optional ones when present,
-    and every benchmark category's, in file order)."""
-    numeric = [c for c in (*REQUIRED[METRICS], *OPTIONAL) if c != "system"]
+    and every benchmark category's, in file order), with the wall times of `timing.csv` when it is there."""
+    numeric = [c for c in (*REQUIRED[METRICS], *OPTIONAL, *WALL) if c != "system"]
     out: Metrics = {}
     for row in _rows(run_dir, METRICS):
         categories = [c for c in row.cells if c and CATEGORY.fullmatch(c)]
         out[row.text("system")] = {c: row.value(c, float) for c in (*numeric, *categories)}
+    if (Path(run_dir) / TIMING).is_file():
+        for row in _rows(run_dir, TIMING):
+            out.get(row.text("system"), {}).update({c: row.value(c, float) for c in WALL})
     return out
 
 

@@ -21,6 +21,7 @@ from evaluation.baselines import BASELINES, BaselineMemory
 from evaluation.datasets import Dataset, Episode, Probe
 from evaluation.erasure import erase_in_run  # noqa: F401  (the CLI's import path; lives beside its scan)
 from evaluation.errors import EvaluationError, RunExists, RunNotFound, UnknownSystem
+from evaluation.failures import MAX_FAILED_CALLS, FailureGuard, GuardedBackend, LlmCallFailed, RunStopped
 from evaluation.judge import JUDGES, LlmJudge, StringJudge
 from evaluation.metrics import EpisodeOutcome, compute_metrics, outcomes_from_ledger, without_timing
 from ledger.events import EpisodeGold, Event, LlmCalled, ProbeAnswered, ProbeAsked, ProbeJudged, RunFinished, RunStarted
@@ -70,6 +71,10 @@ class RunOptions:
     judge_base_url: str | None = None
     timeout: float | None = None
     max_retries: int | None = None
+    # Every other backend setting by field name (memory.settings.FIELDS): under "all" for every purpose,
+    # under a purpose's name for that purpose only (which wins).
+    llm_flags: dict[str, dict[str, Any]] = field(default_factory=dict)
+    max_failed_calls: int = MAX_FAILED_CALLS  # failed LLM calls in a row that stop the run
     env_file: Path | None = Path(".env")
     replay_llm: Path | None = None  # answer every call from this recorded run's llm_called events
     # A Redis hot cache for three_layer's rendered layers; never recorded: it must not change any result.
@@ -91,49 +96,61 @@ class Backends:
     memory: Backend
     judge: Backend
     described: dict[str, Any]
+    recorded: dict[str, Any] | None = None  # a replay: the configuration the recorded run started with
 
 
-def _one_backend(name: str, purpose: str, opts: RunOptions, *, model: str | None, base_url: str | None,
-                 tokenizer: str) -> tuple[Backend, dict[str, Any]]:
-    if name == "heuristic":
-        backend = make_backend(name, tokenizer=tokenizer)
-        return backend, {"backend": name, "model": backend.model}
-    from memory.http_backend import OpenAICompatibleBackend
-    from memory.settings import resolve_http_settings
-
-    flags = {"model": model, "base_url": base_url, "timeout_s": opts.timeout, "max_retries": opts.max_retries}
-    settings, sources = resolve_http_settings(purpose, name, flags=flags, dotenv=opts.env_file)
-    http = OpenAICompatibleBackend(settings, tokenizer=tokenizer)
-    return http, {"backend": name, **settings.redacted(), "sources": dict(sources)}
+def _flags(opts: RunOptions, purpose: str) -> dict[str, Any]:
+    """The flags of one purpose: its own (`--summarize-opt`, `--summarize-model`, ...) over the common ones."""
+    own = {"summarize": {"model": opts.summarize_model, "base_url": opts.summarize_base_url},
+           "judge": {"model": opts.judge_model, "base_url": opts.judge_base_url}}.get(purpose, {})
+    common = {"model": opts.model, "base_url": opts.base_url, "timeout_s": opts.timeout,
+              "max_retries": opts.max_retries, **opts.llm_flags.get("all", {})}
+    given = {k: v for k, v in {**own, **opts.llm_flags.get(purpose, {})}.items() if v is not None}
+    return {**common, **given}
 
 
 def build_backends(opts: RunOptions, tokenizer: str) -> Backends:
-    """Answer, summarize and judge backends by precedence flag > environment > .env > preset."""
+    """Answer, respond, summarize and judge backends, each field by flag > environment > .env > preset > default.
+
+    Every purpose is resolved on its own, so `LEDGERMEM_SUMMARIZE_MODEL` alone
+    gives summarising its own model; purposes whose settings come out the
+    same share one client.
+    """
     if opts.replay_llm is not None:
-        replayed = replay_backend(opts.replay_llm)
-        return Backends(replayed, replayed, {"replay_llm": {"source": str(opts.replay_llm),
-                                                            "recorded_calls": replayed.recorded}})
-    answer, a_desc = _one_backend(opts.backend, "answer", opts, model=opts.model, base_url=opts.base_url,
-                                  tokenizer=tokenizer)
-    described = {"answer": a_desc}
+        replayed, config = replay_source(opts.replay_llm)
+        described = {**config.get("backends", {}),
+                     "replay_llm": {"source": str(opts.replay_llm), "recorded_calls": replayed.recorded}}
+        return Backends(replayed, replayed, described, config)
+    from memory.http_backend import OpenAICompatibleBackend
+    from memory.settings import resolve_http_settings
 
-    def own(purpose: str, name: str | None, model: str | None, base_url: str | None) -> Backend:
-        """The purpose's own backend when anything about it differs from answering's, else answering's."""
-        if name in (None, opts.backend) and not model and not base_url:
-            described[purpose] = a_desc
-            return answer
-        backend, described[purpose] = _one_backend(name or opts.backend, purpose, opts, model=model or opts.model,
-                                                   base_url=base_url or opts.base_url, tokenizer=tokenizer)
-        return backend
-
-    summarize = own("summarize", opts.summarize_backend, opts.summarize_model, opts.summarize_base_url)
-    judge = own("judge", opts.judge_backend, opts.judge_model, opts.judge_base_url) if opts.judge == "llm" else answer
-    routed = RoutedBackend(answer, {"answer": answer, "respond": answer, "summarize": summarize})
-    return Backends(routed, judge, described)
+    names = {"answer": opts.backend, "respond": opts.backend, "summarize": opts.summarize_backend or opts.backend,
+             "judge": opts.judge_backend or opts.backend}
+    purposes = ("answer", "respond", "summarize", *(("judge",) if opts.judge == "llm" else ()))
+    described: dict[str, Any] = {}
+    made: dict[str, Backend] = {}
+    shared: dict[str, Backend] = {}  # one client per distinct settings
+    for purpose in purposes:
+        name = names[purpose]
+        if name == "heuristic":
+            made[purpose] = shared.setdefault(name, make_backend(name, tokenizer=tokenizer))
+            described[purpose] = {"backend": name, "model": made[purpose].model}
+            continue
+        settings, sources = resolve_http_settings(purpose, name, flags=_flags(opts, purpose), dotenv=opts.env_file)
+        key = canonical_json(settings.redacted()) + str(hash(settings.api_key))
+        made[purpose] = shared.setdefault(key, OpenAICompatibleBackend(settings, tokenizer=tokenizer))
+        described[purpose] = {"backend": name, **settings.redacted(), "sources": dict(sources)}
+    routed = RoutedBackend(made["answer"], {p: made[p] for p in ("answer", "respond", "summarize")})
+    return Backends(routed, made.get("judge", made["answer"]), described)
 
 
 def replay_backend(run: Path) -> ReplayBackend:
     """Every `llm_called` event of a recorded run (a ledger file or a run folder), in recorded order."""
+    return replay_source(run)[0]
+
+
+def replay_source(run: Path) -> tuple[ReplayBackend, dict[str, Any]]:
+    """The recorded run's calls as a backend, and the configuration its `run_started` recorded."""
     path = Path(run) / LEDGER_FILE if Path(run).is_dir() else Path(run)
     if not path.is_file():
         raise RunNotFound(f"--replay-llm {run}: no ledger file at {path}")
@@ -141,9 +158,22 @@ def replay_backend(run: Path) -> ReplayBackend:
         if Path(key_path(path)).exists():
             ledger.open_keys()
         calls = [r.event for r in ledger.read(event_types=["llm_called"]) if isinstance(r.event, LlmCalled)]
+        started = next((r.event for r in ledger.read(event_types=["run_started"])), None)
     if not calls:
         raise EvaluationError(f"--replay-llm {run}: the run at {path} recorded no LLM calls")
-    return ReplayBackend(calls, source=str(path))
+    config = dict(started.config) if isinstance(started, RunStarted) else {}
+    return ReplayBackend(calls, source=str(path)), config
+
+
+def backend_label(config: dict[str, Any]) -> str:
+    """"backend NAME, model MODEL" of a run's recorded configuration (the recorded run's, for a replay)."""
+    answer = config.get("backends", {}).get("answer", {})
+    label = f"backend {config.get('backend', '?')}"
+    if isinstance(answer, dict) and answer.get("model") and config.get("backend") != "heuristic":
+        label += f", model {answer['model']}"
+    if config.get("replay_llm"):
+        label += f", replayed from {Path(str(config['replay_llm'])).parent.name or config['replay_llm']}"
+    return label
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +182,9 @@ class RunResult:
     ledger_path: Path
     metrics: dict[str, dict[str, Any]]
     outcomes: list[EpisodeOutcome]
+    label: str = ""  # the backend and model that answered, for titles (the recorded run's, for a replay)
+    incomplete: tuple[str, ...] = ()  # "system/episode" stopped at a failed LLM call, redone by a re-run
+    last_error: str | None = None
 
 
 def ledger_path(runs_dir: Path, run_id: str) -> Path:
@@ -242,14 +275,30 @@ def _prepare(opts: RunOptions, dataset: dict[str, Any], backends: dict[str, Any]
         finished = any(True for _ in ledger.read(event_types=["run_finished"]))
     if started is not None:
         assert isinstance(started, RunStarted)
-        mine = {"systems": list(opts.systems), "config": opts.recorded(backends), "dataset": dataset["hash"]}
-        theirs = {"systems": list(started.systems), "config": started.config, "dataset": started.dataset.get("hash")}
+        mine = {"systems": list(opts.systems), "config": _comparable(opts.recorded(backends)),
+                "dataset": dataset["hash"]}
+        theirs = {"systems": list(started.systems), "config": _comparable(started.config),
+                  "dataset": started.dataset.get("hash")}
         differ = sorted(k for k in mine if canonical_json(mine[k]) != canonical_json(theirs[k]))
         if differ:
             state = "complete" if finished else "incomplete"
             raise RunExists(f"run {opts.run_id!r} already exists at {path} ({state}) and was started with different "
                             f"{', '.join(differ)}; pass --force to replace it, or choose another --run-id")
     return path, True
+
+
+#: How a call is delivered, not what it asks: a resumed run may change them (a longer timeout, more retries).
+TRANSPORT_FIELDS = frozenset({"timeout_s", "max_retries", "backoff_base_s", "backoff_max_s"})
+
+
+def _comparable(config: dict[str, Any]) -> dict[str, Any]:
+    """A run's configuration without the transport settings of its backends, for the resume check."""
+    backends = {purpose: {k: v for k, v in described.items() if k not in TRANSPORT_FIELDS and k != "sources"}
+                | ({"sources": {k: v for k, v in described["sources"].items() if k not in TRANSPORT_FIELDS}}
+                   if isinstance(described.get("sources"), dict) else {})
+                if isinstance(described, dict) else described
+                for purpose, described in config.get("backends", {}).items()}
+    return {**config, "backends": backends}
 
 
 def _judge(opts: RunOptions, backend: Backend) -> StringJudge | LlmJudge:
@@ -279,11 +328,17 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
     episodes = dataset.episodes[: opts.limit] if opts.limit else dataset.episodes
     data = {"name": dataset.name, "source": dataset.source, "hash": dataset.content_hash(), "episodes": len(episodes)}
     backends = build_backends(opts, opts.memory.tokenizer)
+    if backends.recorded is not None:  # a replay is labelled with the recorded run's backends
+        opts = replace(opts, backend=str(backends.recorded.get("backend", opts.backend)),
+                       judge_backend=backends.recorded.get("judge_backend", opts.judge_backend))
     path, _ = _prepare(opts, data, backends.described)
     path.parent.mkdir(parents=True, exist_ok=True)
-    backend = backends.memory
-    judge = _judge(opts, backends.judge)
+    guard = FailureGuard(opts.max_failed_calls)
+    backend = guard.wrap(backends.memory)
+    judge = _judge(opts, guard.wrap(backends.judge))
     tick = progress or (lambda what, n: None)
+    label = backend_label(opts.recorded(backends.described))
+    incomplete: list[str] = []
     with Ledger(path) as ledger, ProjectionStore(projection_path(path)) as projections:
         run_stream = StreamKey(opts.run_id)
         if ledger.stream_version(run_stream) == 0:
@@ -292,18 +347,37 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
                 versions=_versions(opts.memory.tokenizer),
                 dataset=data,
             )], expected_version=0)
+        if isinstance(backends.memory, ReplayBackend):  # a resumed replay: what this run already made is served
+            backends.memory.skip([r.event for r in ledger.read(run_id=opts.run_id, event_types=["llm_called"])
+                                  if isinstance(r.event, LlmCalled)])
         for system in opts.systems:
             for ep in episodes:
                 memory = open_memory(ledger, projections, opts, system, ep, backend)
-                run_episode(memory, system, ep, tick, judge=judge, memory_points=opts.memory_points)
+                if not _run_or_keep_failure(memory, system, ep, tick, judge, opts):
+                    incomplete.append(f"{system}/{ep.episode_id}")
         outcomes = outcomes_from_ledger(ledger, opts.run_id)
         metrics = compute_metrics(outcomes)
-        if any(True for _ in ledger.read(stream=run_stream, event_types=["run_finished"])):
-            return RunResult(opts.run_id, path, metrics, outcomes)
+        if incomplete or any(True for _ in ledger.read(stream=run_stream, event_types=["run_finished"])):
+            return RunResult(opts.run_id, path, metrics, outcomes, label, tuple(incomplete), guard.last_error)
         # Wall times are derived from the commits' recorded_at; the recorded metrics describe the memory only.
         ledger.append(run_stream, [RunFinished(metrics=without_timing(metrics))],
                       expected_version=ledger.stream_version(run_stream))
-    return RunResult(opts.run_id, path, metrics, outcomes)
+    return RunResult(opts.run_id, path, metrics, outcomes, label)
+
+
+def _run_or_keep_failure(memory: AnyMemory, system: str, ep: Episode, tick: Progress,
+                         judge: StringJudge | LlmJudge, opts: RunOptions) -> bool:
+    """Run one episode; False when it stopped at a failed LLM call (kept in the ledger, redone on resume)."""
+    try:
+        run_episode(memory, system, ep, tick, judge=judge, memory_points=opts.memory_points)
+    except LlmCallFailed as exc:
+        memory.commit(list(exc.events))  # the unit's calls, the failed one last; the unit itself is not committed
+        if exc.stop is not None:
+            raise RunStopped(f"run {opts.run_id!r} stopped at {system}/{ep.episode_id}: {exc.stop}. Last error: "
+                             f"{exc} -- the failed calls are in the ledger; once the cause is fixed, the same "
+                             "command resumes the run and redoes them") from None
+        return False
+    return True
 
 
 def _gold_event(episode: Episode) -> EpisodeGold:
@@ -329,14 +403,23 @@ def run_episode(memory: AnyMemory, system: str, episode: Episode, tick: Progress
     skipped = min(memory.state.turn, len(episode.turns))
     if skipped:
         tick("turn", skipped)
+    guard = _guard_of(memory.backend)
     for t in episode.turns[memory.state.turn:]:
+        if guard is not None:
+            guard.begin(memory.state.turn + 1)
         # Baselines record the source and ignore it: none of them has a per-source policy by design.
         memory.add_turn(t.user, t.agent, occurred_at=t.occurred_at, source=t.source)
         tick("turn", 1)
     for probe in (*episode.probes, *memory_point_probes(memory, system, episode, memory_points)):
         if probe.probe_id not in done:
+            if guard is not None:
+                guard.begin(memory.state.turn, probe.probe_id)
             memory.commit(ask_probe(memory, probe, judge))
         tick("probe", 1)
+
+
+def _guard_of(backend: object) -> FailureGuard | None:
+    return backend.guard if isinstance(backend, GuardedBackend) else None
 
 
 def memory_point_probes(memory: AnyMemory, system: str, episode: Episode, count: int) -> list[Probe]:

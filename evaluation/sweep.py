@@ -86,6 +86,10 @@ def sweep(cases: Sequence[SweepCase], levels: Iterable[str], base: RunOptions,
             memory = replace(base.memory, gate_level=level, personal_data=case.personal_data)
             opts = replace(base, run_id=run_id, systems=(SYSTEM,), memory=memory)
             result = run(case.dataset, opts)
+            if result.incomplete:  # a row from part of the episodes would pass for a whole one
+                raise EvaluationError(f"sweep run {run_id!r}: {len(result.incomplete)} episode(s) stopped at a failed "
+                                      f"LLM call (last error: {result.last_error}); run the same sweep again to "
+                                      "redo them")
             write_outputs(result.ledger_path)  # the run folder holds what `ledgermem run` leaves, for `report`
             metrics = result.metrics[SYSTEM]
             rows.append({"dataset": case.label, "level": level, "run_id": run_id,

@@ -8,6 +8,7 @@ else.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from projections.config import MemoryConfig
 
@@ -25,6 +26,7 @@ class LlmCall:
     latency_ms: float | None = None
     retries: int = 0
     error: str | None = None
+    attempts: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -149,7 +149,7 @@ def _llm_event(turn: int, call: LlmCall) -> LlmCalled:
     return LlmCalled(
         turn=turn, purpose=call.purpose, backend=call.backend, model=call.model, prompt_hash=call.prompt_hash,
         text=call.response, usage=dict(call.usage), latency_ms=call.latency_ms, retries=call.retries,
-        error=call.error,
+        error=call.error, attempts=call.attempts,
     )
 
 

@@ -118,6 +118,9 @@ class LlmCalled(Event):
     retries: int = 0
     error: str | None = None
     probe_id: str | None = None
+    # Each HTTP attempt of the call, in order: {"status", "error", "latency_ms"} (and "wait_s" before a retry);
+    # empty for an offline backend. Ledgers written before the field existed decode with the default.
+    attempts: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

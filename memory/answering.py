@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ledger.events import ContextRendered, Event, LlmCalled, ToolCalled
-from memory.backends import Backend, Message, identity, prompt_hash
+from memory.backends import Backend, Completion, Message, identity, prompt_hash
 from memory.prompts import answer_messages, tool_result_message
 from memory.toolcalls import parse_tool_calls
 from memory.tools import ToolResult
@@ -42,13 +42,22 @@ def call_backend(
     started = time.perf_counter()
     completion = backend.complete(messages, purpose=purpose)
     latency = round((time.perf_counter() - started) * 1000, 3)
+    return completion.text, llm_called(backend, messages, completion, purpose=purpose, turn=turn,
+                                       probe_id=probe_id, latency_ms=latency)
+
+
+def llm_called(
+    backend: Backend, messages: Sequence[Message], completion: Completion, *, purpose: str, turn: int,
+    probe_id: str | None, latency_ms: float,
+) -> LlmCalled:
+    """The `llm_called` event of a finished call; a latency the backend reports (a replay's) beats ours."""
     name, model = identity(backend, purpose)
-    event = LlmCalled(
+    return LlmCalled(
         turn=turn, purpose=purpose, backend=name, model=model,
         prompt_hash=prompt_hash(messages), text=completion.text, usage=dict(completion.usage),
-        latency_ms=latency, retries=completion.retries, error=completion.error, probe_id=probe_id,
+        latency_ms=completion.latency_ms if completion.latency_ms is not None else latency_ms,
+        retries=completion.retries, error=completion.error, probe_id=probe_id, attempts=completion.attempts,
     )
-    return completion.text, event
 
 
 def answer_with_tools(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from ledger.schema import canonical_json
 from memory.errors import BackendError, UnknownBackend
@@ -20,10 +20,21 @@ Message = dict[str, str]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Completion:
+    """One call's result. A failed call has `error` set (and `fatal` when no later call can succeed).
+
+    `attempts`: each HTTP attempt's status, error and latency (an offline
+    backend has none); `latency_ms`: the call's latency when the backend
+    knows it better than the caller's clock does (a replay returns the
+    recorded one).
+    """
+
     text: str
     usage: dict[str, int] = field(default_factory=dict)
     retries: int = 0
     error: str | None = None
+    attempts: tuple[dict[str, Any], ...] = ()
+    latency_ms: float | None = None
+    fatal: bool = False
 
 
 class Backend(Protocol):

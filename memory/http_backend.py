@@ -6,14 +6,26 @@ differs between them (where they listen, which variable holds the key,
 whether a model must be named); `memory.settings` resolves the rest.
 
 A failed call never raises: the backend returns a `Completion` with empty
-text and a one-line `error`, so the caller records it as an `llm_called`
-event like any other call and the run goes on. Transient failures (429,
-5xx, disconnects, timeouts, a 200 without a usable choice) are retried with
-exponential backoff and full jitter, or exactly `Retry-After` when the
-server says how long to wait; other 4xx fail at once, because asking again
-cannot fix a bad key or a bad request. The one exception that passes
-through is a ledgermem error raised on purpose inside the transport (the
-network guard of a replay): that is a refusal to call, not a failed call.
+text and a one-line `error`, and every attempt's status, error and latency
+in `attempts`, so the caller records it as an `llm_called` event like any
+other call and decides what to do (the evaluation runner's failure policy).
+Transient failures (429, 5xx, disconnects, timeouts, a 200 without a usable
+choice) are retried with exponential backoff and full jitter, or exactly
+`Retry-After` (capped at `backoff_max_s`) when the server says how long to
+wait. After a timeout the wait is not jittered: it is the full backoff
+ceiling `min(backoff_max_s, max(timeout_s, backoff_base_s * 2**attempt))`,
+because a server that computes one request at a time (llama.cpp with one
+slot) is most likely still computing the abandoned request, and sending the
+same prompt again at once would only queue it behind its own twin.
+
+Other 4xx fail at once, because asking again cannot fix a bad key or a bad
+request. Some failures mean no later call can succeed either, and are
+marked `fatal` so that a run stops at once: 401, 403, 404, a 400 whose
+body names the model, and a 200 whose body is not JSON (the URL points at
+something that is not a chat-completions server). The one exception that
+passes through is a ledgermem error raised on purpose inside the transport
+(the network guard of a replay): that is a refusal to call, not a failed
+call.
 """
 
 from __future__ import annotations
@@ -36,6 +48,9 @@ from projections.tokens import count_tokens
 
 #: Statuses worth asking again: rate limits and server-side trouble.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+#: Statuses after which no call of the run can succeed: a bad key, no permission, a wrong URL or model.
+FATAL_STATUSES = frozenset({401, 403, 404})
+_NAMES_MODEL = re.compile(r"\bmodel", re.IGNORECASE)
 SNIPPET_CHARS = 200
 LOG_LIMIT = 1000  # the debugging log keeps the newest entries only, so a long run cannot grow it without bound
 _ERRNO = re.compile(r"\[Errno -?\d+\] ([^'\")\]]+)")
@@ -88,12 +103,14 @@ class HttpSettings:
     backoff_max_s: float = 30.0
     temperature: float = 0.0
     max_tokens: int | None = None
+    stop: tuple[str, ...] = ()
 
     def redacted(self) -> dict[str, object]:
         """The settings as a plain dict, safe to print or store: the key is only "set" or "unset"."""
         out: dict[str, object] = asdict(self)
         out["api_key"] = "set" if self.api_key else "unset"
         out["base_url"] = safe_url(self.base_url)
+        out["stop"] = list(self.stop)
         return out
 
     def __repr__(self) -> str:
@@ -146,6 +163,8 @@ class _Attempt:
     status: int | None = None
     body: str = ""
     retryable: bool = True
+    fatal: bool = False  # no later call can succeed either: the run should stop
+    timed_out: bool = False
     retry_after: float | None = None
     data: Mapping[str, Any] | None = None  # the parsed body of a usable 200
     text: str | None = None
@@ -199,25 +218,35 @@ class OpenAICompatibleBackend:
         body: dict[str, object] = {"model": s.model, "messages": list(messages), "temperature": s.temperature}
         if s.max_tokens is not None:
             body["max_tokens"] = s.max_tokens
+        if s.stop:
+            body["stop"] = list(s.stop)
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if s.api_key:
             headers["Authorization"] = f"Bearer {s.api_key}"
         attempts = max(0, s.max_retries) + 1
         reasons: list[str] = []
+        tried: list[dict[str, Any]] = []
         last = _Attempt(reason="not attempted", retryable=False)
         for attempt in range(attempts):
+            started = time.perf_counter()
             last = self._attempt(body, headers)
-            if last.data is not None and last.text is not None:
+            ms = round((time.perf_counter() - started) * 1000, 3)
+            ok = last.data is not None and last.text is not None
+            tried.append({"status": last.status, "error": None if ok else self._scrub(last.reason), "latency_ms": ms})
+            if ok:
+                assert last.data is not None and last.text is not None
                 self._record(f"{purpose}: attempt {attempt + 1}/{attempts}: ok")
-                return self._success(messages, last.data, last.text, retries=attempt)
+                return self._success(messages, last.data, last.text, retries=attempt, attempts=tuple(tried))
             reasons.append(last.reason)
             if not last.retryable or attempt == attempts - 1:
                 self._record(f"{purpose}: attempt {attempt + 1}/{attempts}: {last.reason}; giving up")
                 break
-            delay = self._delay(attempt, last.retry_after)
+            delay = self._delay(attempt, last.retry_after, timed_out=last.timed_out)
+            tried[-1]["wait_s"] = round(delay, 3)
             self._record(f"{purpose}: attempt {attempt + 1}/{attempts}: {last.reason}; retry in {delay:.3f}s")
             self._sleep(delay)
-        return Completion(text="", usage={}, retries=len(reasons) - 1, error=self._error(last, reasons))
+        return Completion(text="", usage={}, retries=len(reasons) - 1, error=self._error(last, reasons),
+                          attempts=tuple(tried), fatal=last.fatal)
 
     def _attempt(self, body: Mapping[str, object], headers: Mapping[str, str]) -> _Attempt:
         s = self.settings
@@ -230,11 +259,13 @@ class OpenAICompatibleBackend:
             return _Attempt(reason=str(status), status=status, body=text,
                             retry_after=parse_retry_after(resp.headers.get("Retry-After"), now=time.time()))
         if not 200 <= status < 300:
-            return _Attempt(reason=str(status), status=status, body=text, retryable=False)
+            fatal = status in FATAL_STATUSES or (status == 400 and bool(_NAMES_MODEL.search(_server_message(text))))
+            return _Attempt(reason=str(status), status=status, body=text, retryable=False, fatal=fatal)
         try:
             data = json.loads(text)
         except ValueError:
-            return _Attempt(reason=f"{status} malformed JSON", status=status, body=text)
+            # Not a chat-completions server (a web page, a proxy's error page): no retry can change that.
+            return _Attempt(reason=f"{status} invalid JSON", status=status, body=text, retryable=False, fatal=True)
         content = _content(data)
         if content is None:
             return _Attempt(reason=f"{status} no choices[0].message.content", status=status, body=text)
@@ -247,23 +278,28 @@ class OpenAICompatibleBackend:
         timeout = self.settings.timeout_s
         if isinstance(exc, requests.Timeout) or (isinstance(exc, requests.ConnectionError) and "timed out" in str(exc)):
             # a read timeout while the body streams arrives as a ConnectionError
-            return _Attempt(reason=f"timeout after {timeout:g}s")
+            return _Attempt(reason=f"timeout after {timeout:g}s", timed_out=True)
         if isinstance(exc, requests.ConnectionError):
             found = _ERRNO.search(str(exc))
             return _Attempt(reason=f"connection error ({found.group(1).strip() if found else type(exc).__name__})")
         # A bad URL and the like: asking again cannot help.
         return _Attempt(reason=f"request error ({type(exc).__name__}: {_one_line(str(exc), 120)})", retryable=False)
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
+    def _delay(self, attempt: int, retry_after: float | None, *, timed_out: bool = False) -> float:
         s = self.settings
         if retry_after is not None:
             return min(s.backoff_max_s, retry_after)
-        return self._rng.uniform(0.0, min(s.backoff_max_s, s.backoff_base_s * 2**attempt))
+        ceiling = min(s.backoff_max_s, s.backoff_base_s * 2**attempt)
+        if timed_out:  # the server may still be computing the abandoned request: give it time, no jitter
+            return min(s.backoff_max_s, max(s.timeout_s, ceiling))
+        return self._rng.uniform(0.0, ceiling)
 
-    def _success(self, messages: Sequence[Message], data: Mapping[str, Any], text: str, *, retries: int) -> Completion:
+    def _success(self, messages: Sequence[Message], data: Mapping[str, Any], text: str, *, retries: int,
+                 attempts: tuple[dict[str, Any], ...]) -> Completion:
         served = data.get("model")
         self.last_model = served if isinstance(served, str) else None
-        return Completion(text=text, usage=self._usage(messages, data.get("usage"), text), retries=retries)
+        return Completion(text=text, usage=self._usage(messages, data.get("usage"), text), retries=retries,
+                          attempts=attempts)
 
     def _usage(self, messages: Sequence[Message], reported: object, text: str) -> dict[str, int]:
         if isinstance(reported, Mapping):
@@ -283,9 +319,11 @@ class OpenAICompatibleBackend:
         what = "not retryable" if not last.retryable else "retries exhausted"
         status = last.status if last.status is not None else "none"
         n = len(reasons)
+        said = _server_message(last.body)
         message = (
             f"{self.name} chat completion failed ({what}): status {status}; POST {safe_url(self._url)}; "
-            f"{n} attempt{'s' if n != 1 else ''}: {', '.join(reasons)}; body: {_one_line(last.body)!r}"
+            f"model {self.settings.model!r}; {n} attempt{'s' if n != 1 else ''}: {', '.join(reasons)}"
+            + (f"; server says: {said!r}" if said else "")
         )
         return self._scrub(message)
 
@@ -313,6 +351,22 @@ def _own_error(exc: BaseException) -> LedgermemError | None:
             return e
         todo += [e.__cause__, e.__context__, getattr(e, "reason", None), *e.args]
     return None
+
+
+def _server_message(body: str) -> str:
+    """The server's own words: `error.message` (OpenAI, vLLM, llama.cpp), `error` or `message`; else the body."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return _one_line(body)
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return _one_line(error["message"])
+        for value in (error, data.get("message"), data.get("detail")):
+            if isinstance(value, str):
+                return _one_line(value)
+    return _one_line(body)
 
 
 def _content(data: object) -> str | None:

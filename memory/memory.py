@@ -78,7 +78,7 @@ class _Conversation:
 
 def _as_call(e: LlmCalled) -> LlmCall:
     return LlmCall(purpose=e.purpose, backend=e.backend, model=e.model, prompt_hash=e.prompt_hash, response=e.text,
-                   usage=e.usage, latency_ms=e.latency_ms, retries=e.retries, error=e.error)
+                   usage=e.usage, latency_ms=e.latency_ms, retries=e.retries, error=e.error, attempts=e.attempts)
 
 
 def _after_their_calls(events: Sequence[Event], tool_events: Sequence[tuple[ToolCalled, ...]]) -> list[Event]:
@@ -102,7 +102,7 @@ def self_write_counts(events: Iterable[Event]) -> dict[str, int]:
     purposes: dict[int, list[str]] = defaultdict(list)
     written = 0
     for e in events:
-        if isinstance(e, LlmCalled) and e.probe_id is None:
+        if isinstance(e, LlmCalled) and e.probe_id is None and e.error is None:  # a failed call wrote nothing
             purposes[e.turn].append(e.purpose)
         elif isinstance(e, SummaryCreated) and e.written_by == "self":
             written += 1

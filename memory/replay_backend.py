@@ -2,10 +2,11 @@
 
 Each `llm_called` event holds the purpose, the prompt hash and the full
 response. `ReplayBackend` serves a call from the recorded calls with the
-same purpose and prompt hash, in the order they were made, so a run
-repeated with `--replay-llm RUN` makes the same decisions with no model and
-no network. A call that was never recorded is an error naming its purpose
-and prompt hash: a replay never invents a response.
+same purpose and prompt hash, in the order they were made, with the
+recorded latency and attempts, so a run repeated with `--replay-llm RUN`
+makes the same decisions and the same metrics with no model and no
+network. A call that was never recorded is an error naming its purpose and
+prompt hash: a replay never invents a response.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class _Recorded:
     model: str
     retries: int
     error: str | None
+    latency_ms: float | None
+    attempts: tuple[dict[str, object], ...]
 
 
 class ReplayBackend:
@@ -44,7 +47,8 @@ class ReplayBackend:
         self.recorded = 0
         for e in calls:
             self._calls[(e.purpose, e.prompt_hash)].append(
-                _Recorded(e.text, dict(e.usage), e.backend, e.model, e.retries, e.error))
+                _Recorded(e.text, dict(e.usage), e.backend, e.model, e.retries, e.error, e.latency_ms,
+                          tuple(dict(a) for a in e.attempts)))
             self.recorded += 1
         self.served = 0
         self.model = "replay"
@@ -63,7 +67,17 @@ class ReplayBackend:
         call = queue.popleft()
         self.served += 1
         self._last[purpose] = (call.backend, call.model)
-        return Completion(text=call.text, usage=dict(call.usage), retries=call.retries, error=call.error)
+        # The recorded latency and attempts, not the replay's: a replay reproduces every metric of the run.
+        return Completion(text=call.text, usage=dict(call.usage), retries=call.retries, error=call.error,
+                          attempts=tuple(dict(a) for a in call.attempts), latency_ms=call.latency_ms)
+
+    def skip(self, calls: Iterable[LlmCalled]) -> None:
+        """Count calls a resumed replay already made as served: a recorded failure and its redo stay apart."""
+        for e in calls:
+            queue = self._calls.get((e.purpose, e.prompt_hash))
+            if queue:
+                queue.popleft()
+                self.served += 1
 
     def identity(self, purpose: str) -> tuple[str, str]:
         """The backend and model that made the recorded call just served."""

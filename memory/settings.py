@@ -1,23 +1,27 @@
 """Settings of the HTTP backends: CLI flag > environment > `.env` file > preset > default.
 
-Each model call has a purpose (`answer`, `summarize`, `judge`), and each
-purpose may use its own server, model and key. For a field such as the
-model, the first of these that is set wins:
+Each model call has a purpose (`answer`, `respond`, `summarize`, `judge`),
+and each purpose may use its own server, model, key and limits. For every
+field the first of these that is set wins:
 
-    1. the flag (a value of None means "not given")
-    2. the environment: LEDGERMEM_<PURPOSE>_MODEL, then LEDGERMEM_MODEL
+    1. the flag (a value of None means "not given"); the caller merges a
+       per-purpose flag over the flag for every purpose
+    2. the environment: LEDGERMEM_<PURPOSE>_<FIELD>, then LEDGERMEM_<FIELD>
     3. the `.env` file: the same names
     4. the preset (its base URL, its default model)
-    5. the default of `HttpSettings`
+    5. the purpose's default (`PURPOSE_DEFAULTS`: the `max_tokens` caps), then
+       the default of `HttpSettings`
 
-The environment fields are BASE_URL, MODEL, API_KEY, TIMEOUT and
-MAX_RETRIES. For the key, the provider's own variable (`DEEPSEEK_API_KEY`,
-`OPENAI_API_KEY`) is read after ours, in the environment and then in
-`.env`. An empty value counts as not set, so `LEDGERMEM_API_KEY=` in a
-`.env` file does not hide a key set elsewhere. The `.env` file is read with
-python-dotenv without touching `os.environ`, and its values are taken
-literally (no `${VAR}` expansion), so the result depends only on the
-arguments.
+The environment fields are BASE_URL, MODEL, API_KEY, TIMEOUT, MAX_RETRIES,
+BACKOFF_BASE, BACKOFF_MAX, TEMPERATURE, MAX_TOKENS and STOP. STOP is a JSON
+array of strings (`["\\n\\n", "</s>"]`) or one plain stop sequence in which
+`\\n`, `\\t` and `\\\\` stand for a newline, a tab and a backslash. For the key, the
+provider's own variable (`DEEPSEEK_API_KEY`, `OPENAI_API_KEY`) is read after
+ours, in the environment and then in `.env`. An empty value counts as not
+set, so `LEDGERMEM_API_KEY=` in a `.env` file does not hide a key set
+elsewhere. The `.env` file is read with python-dotenv without touching
+`os.environ`, and its values are taken literally (no `${VAR}` expansion), so
+the result depends only on the arguments.
 
     LedgermemError (ledger.errors)
     └── MemoryError_ (memory.errors)
@@ -27,6 +31,7 @@ arguments.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import re
@@ -40,19 +45,31 @@ from dotenv import dotenv_values
 from memory.errors import MemoryError_
 from memory.http_backend import PRESETS, HttpSettings, Preset
 
-PURPOSES = ("answer", "summarize", "judge")
+PURPOSES = ("answer", "respond", "summarize", "judge")
 ENV_PREFIX = "LEDGERMEM"
-#: Settings fields that may come from the environment, and their variable suffix.
+#: Every settings field, and its variable suffix (LEDGERMEM_<PURPOSE>_<SUFFIX>, LEDGERMEM_<SUFFIX>).
 ENV_FIELDS: Mapping[str, str] = {
     "base_url": "BASE_URL",
     "model": "MODEL",
     "api_key": "API_KEY",
     "timeout_s": "TIMEOUT",
     "max_retries": "MAX_RETRIES",
+    "backoff_base_s": "BACKOFF_BASE",
+    "backoff_max_s": "BACKOFF_MAX",
+    "temperature": "TEMPERATURE",
+    "max_tokens": "MAX_TOKENS",
+    "stop": "STOP",
 }
-#: Settings fields that only a flag (or the default) sets.
-FLAG_ONLY_FIELDS = ("backoff_base_s", "backoff_max_s", "temperature", "max_tokens")
-FIELDS = (*ENV_FIELDS, *FLAG_ONLY_FIELDS)
+FIELDS = tuple(ENV_FIELDS)
+#: Defaults that depend on the purpose: a cap on every completion, so a small model that never stops
+#: cannot generate until its context is full. A summary is bounded by the chain's budget, an answer is
+#: a sentence or a tool call, a reply also carries its memory-update block, a verdict is one word.
+PURPOSE_DEFAULTS: Mapping[str, Mapping[str, object]] = {
+    "answer": {"max_tokens": 512},
+    "respond": {"max_tokens": 1024},
+    "summarize": {"max_tokens": 256},
+    "judge": {"max_tokens": 16},
+}
 Source = Literal["flag", "env", ".env", "preset", "default"]
 #: Values a secret-named field may keep: the redaction itself, or a source name from a source map.
 _SAFE_VALUES = frozenset({"set", "unset", "flag", "env", ".env", "preset", "default"})
@@ -91,7 +108,7 @@ def resolve_http_settings(
 
     `flags` holds CLI values by field name (`base_url`, `model`, `api_key`,
     `timeout_s`, `max_retries`, `backoff_base_s`, `backoff_max_s`,
-    `temperature`, `max_tokens`); None means not given. `dotenv=None` reads
+    `temperature`, `max_tokens`, `stop`); None means not given. `dotenv=None` reads
     no file; a path that does not exist reads as empty.
     """
     if purpose not in PURPOSES:
@@ -105,6 +122,7 @@ def resolve_http_settings(
                           f"the settable fields are: {', '.join(FIELDS)}")
     file_values = _read_dotenv(dotenv)
     defaults = {f.name: f.default for f in dataclasses.fields(HttpSettings)}
+    defaults.update(PURPOSE_DEFAULTS.get(purpose, {}))
     found: dict[str, _Found] = {}
     for field in FIELDS:
         found[field] = _lookup(field, purpose, spec, flags, environ, file_values, dotenv, defaults[field])
@@ -126,6 +144,7 @@ def resolve_http_settings(
         backoff_max_s=_number(found["backoff_max_s"], "backoff_max_s", positive=False),
         temperature=_number(found["temperature"], "temperature", positive=False),
         max_tokens=None if found["max_tokens"].value is None else _count(found["max_tokens"], "max_tokens", minimum=1),
+        stop=_stops(found["stop"]),
     )
     return settings, {field: f.source for field, f in found.items()}
 
@@ -154,14 +173,14 @@ def _lookup(
 ) -> _Found:
     if _given(flags.get(field)):
         return _Found(flags[field], "flag", f"flag {field}")
-    if field in ENV_FIELDS:
-        names = env_names(purpose, field, preset)
-        for name in names:
-            if _given(environ.get(name)):
-                return _Found(environ[name].strip(), "env", f"environment variable {name}")
-        for name in names:
-            if _given(file_values.get(name)):
-                return _Found(file_values[name].strip(), ".env", f"{name} in {dotenv}")
+    names = env_names(purpose, field, preset)
+    keep = (lambda v: v) if field == "stop" else str.strip  # a stop sequence may be all whitespace
+    for name in names:
+        if _given(environ.get(name)) or (field == "stop" and environ.get(name)):
+            return _Found(keep(environ[name]), "env", f"environment variable {name}")
+    for name in names:
+        if _given(file_values.get(name)) or (field == "stop" and file_values.get(name)):
+            return _Found(keep(file_values[name]), ".env", f"{name} in {dotenv}")
     if field == "base_url" and preset.base_url is not None:
         return _Found(preset.base_url, "preset", f"preset {preset.name}")
     if field == "model" and preset.default_model is not None:
@@ -223,6 +242,44 @@ def _count(found: _Found, name: str, *, minimum: int) -> int:
     if number < minimum:
         raise ConfigError(f"{name} {value!r} from {found.where} must be at least {minimum}")
     return number
+
+
+_ESCAPES = re.compile(r"\\(.)")
+_ESCAPED = {"n": "\n", "t": "\t", "\\": "\\"}
+
+
+def _stops(found: _Found) -> tuple[str, ...]:
+    """Stop sequences from flags (a string or several) or a variable (a JSON array or one sequence).
+
+    A plain sequence (not a JSON array) has its `\\n`, `\\t` and `\\\\` escapes
+    turned into a newline, a tab and a backslash: a newline cannot be typed
+    in a flag or on a `.env` line.
+    """
+    value = found.value
+    if value is None:
+        return ()
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        try:
+            items = json.loads(value)
+        except ValueError as exc:
+            raise ConfigError(f"stop {value!r} from {found.where} starts like a JSON array but is not one "
+                              f"({exc}); give a JSON array of strings, or one plain stop sequence") from None
+    elif isinstance(value, str):
+        items = [_unescape(value)]
+    elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        items = [_unescape(v) for v in value]
+    else:
+        items = value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        raise ConfigError(f"stop {value!r} ({type(value).__name__}) from {found.where} is not a list of strings; "
+                          'give a JSON array such as ["\\n\\n", "</s>"] or one plain sequence')
+    if any(not v for v in items):
+        raise ConfigError(f"stop {value!r} from {found.where} holds an empty stop sequence; every one needs text")
+    return tuple(items)
+
+
+def _unescape(text: str) -> str:
+    return _ESCAPES.sub(lambda m: _ESCAPED.get(m.group(1), m.group(0)), text)
 
 
 def redact(

@@ -283,7 +283,7 @@ def test_a_missing_csv_is_named(run_dir: Path, name: str) -> None:
 
 
 @pytest.mark.parametrize(("name", "column"), [
-    (METRICS, "Current_Fact_Acc_lo"), (METRICS, "wall_ms_per_turn"), (PROBES, "where"),
+    (METRICS, "Current_Fact_Acc_lo"), (METRICS, "llm_calls_per_turn"), (PROBES, "where"),
     (PROBES, "tools_tried"), (EPISODES, "accuracy"),
 ])
 def test_a_missing_column_is_named_with_its_file(run_dir: Path, name: str, column: str) -> None:
@@ -294,6 +294,18 @@ def test_a_missing_column_is_named_with_its_file(run_dir: Path, name: str, colum
     with pytest.raises(MissingColumn, match=rf"{re.escape(name)}.*'{column}'") as info:
         write_report(run_dir)
     assert isinstance(info.value, EvaluationError) and isinstance(info.value, ValueError)
+
+
+def test_wall_time_is_read_from_timing_csv_when_it_is_there(run_dir: Path) -> None:
+    """Wall time is machine time: runs derived now keep it in timing.csv, apart from metrics.csv."""
+    from evaluation.report import read_metrics
+
+    assert read_metrics(run_dir)["three_layer"]["wall_ms_per_turn"] == 12.5  # an older metrics.csv still reads
+    _write(run_dir / "timing.csv", ["system", "wall_ms_per_turn"], [{"system": "three_layer", "wall_ms_per_turn": "99"}])
+    assert read_metrics(run_dir)["three_layer"]["wall_ms_per_turn"] == 99.0
+    _write(run_dir / "timing.csv", ["system", "wall_ms_per_probe"], [{"system": "three_layer", "wall_ms_per_probe": "1"}])
+    with pytest.raises(MissingColumn, match=r"timing\.csv.*'wall_ms_per_turn'"):
+        write_report(run_dir)
 
 
 @pytest.mark.parametrize(("column", "value"), [("correct", "maybe"), ("where", "attic"), ("distance", "2.5")])

@@ -62,9 +62,11 @@ def test_success_returns_text_usage_and_sends_model_messages_and_key(sleep: Reco
     with ScriptedLlmServer([("ok", "The meeting is at 2pm.")], served_model="test-model-2024") as server:
         with backend_for(server, sleep, api_key=KEY, max_tokens=64) as backend:
             completion = backend.complete(MESSAGES, purpose="answer")
+    (attempt,) = completion.attempts
+    assert attempt["status"] == 200 and attempt["error"] is None and attempt["latency_ms"] > 0
     assert completion == Completion(text="The meeting is at 2pm.",
                                     usage={"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
-                                    retries=0, error=None)
+                                    retries=0, error=None, attempts=completion.attempts)
     (request,) = server.requests
     assert request.path == "/v1/chat/completions"
     assert request.json == {"model": "test-model", "messages": MESSAGES, "temperature": 0.0, "max_tokens": 64}
@@ -153,18 +155,55 @@ def test_timeout_is_retried_then_reported(sleep: RecordingSleep) -> None:
     assert "status none" in (completion.error or "")
 
 
-def test_malformed_json_is_retried(sleep: RecordingSleep) -> None:
-    with ScriptedLlmServer([("raw", b"{not json"), ("ok", "fine")]) as server, backend_for(server, sleep) as backend:
-        completion = backend.complete(MESSAGES, purpose="answer")
-    assert (completion.text, completion.retries) == ("fine", 1)
-
-
-def test_malformed_json_until_the_end_is_an_error(sleep: RecordingSleep) -> None:
-    with ScriptedLlmServer([("raw", b"<html>oops</html>")]) as server, \
+def test_a_body_that_is_not_json_is_fatal_and_not_retried(sleep: RecordingSleep) -> None:
+    """A 200 that is not JSON: the URL points at something that is not a chat-completions server."""
+    with ScriptedLlmServer([("raw", b"<html>oops</html>"), ("ok", "never")]) as server, \
             backend_for(server, sleep, max_retries=2) as backend:
         completion = backend.complete(MESSAGES, purpose="answer")
     error = completion.error or ""
-    assert "200 malformed JSON" in error and "<html>oops</html>" in error and completion.retries == 2
+    assert "200 invalid JSON" in error and "server says: '<html>oops</html>'" in error
+    assert completion.fatal and completion.retries == 0 and len(server.requests) == 1 and sleep.calls == []
+
+
+def test_settings_reach_the_request_body(sleep: RecordingSleep) -> None:
+    with ScriptedLlmServer([("ok", "hi")]) as server, \
+            backend_for(server, sleep, max_tokens=16, temperature=0.3, stop=("</s>", "\n\n")) as backend:
+        backend.complete(MESSAGES, purpose="judge")
+    (request,) = server.requests
+    assert (request.json["max_tokens"], request.json["temperature"], request.json["stop"]) == (16, 0.3, ["</s>", "\n\n"])
+
+
+def test_every_attempt_is_kept_also_for_a_call_that_succeeds(sleep: RecordingSleep) -> None:
+    script: list[Behaviour] = [("status", 503, {}), ("sleep", 1.0, "late"), ("ok", "fine")]
+    with ScriptedLlmServer(script) as server, backend_for(server, sleep, timeout_s=0.2) as backend:
+        completion = backend.complete(MESSAGES, purpose="summarize")
+    assert completion.text == "fine" and completion.error is None and completion.retries == 2
+    first, second, third = completion.attempts
+    assert (first["status"], first["error"]) == (503, "503")
+    assert (second["status"], second["error"]) == (None, "timeout after 0.2s") and second["latency_ms"] >= 200
+    assert (third["status"], third["error"]) == (200, None)
+    assert [a.get("wait_s") for a in completion.attempts] == [pytest.approx(sleep.calls[0], abs=1e-3), 0.05, None]
+
+
+class MinRandom(random.Random):
+    """Always draws the lower bound: a jittered wait is then 0."""
+
+    def uniform(self, a: float, b: float) -> float:
+        return a
+
+
+def test_a_timeout_waits_before_the_same_prompt_is_sent_again(sleep: RecordingSleep) -> None:
+    """After a timeout the server may still be computing: the retry waits min(cap, max(timeout, base*2^k))."""
+    with ScriptedLlmServer([("sleep", 1.0, "late"), ("status", 503, {}), ("ok", "fine")]) as server:
+        s = settings(server.base_url, timeout_s=0.2, backoff_base_s=0.01, backoff_max_s=5.0)
+        with OpenAICompatibleBackend(s, tokenizer=ESTIMATOR, sleep=sleep, rng=MinRandom()) as backend:
+            assert backend.complete(MESSAGES, purpose="answer").text == "fine"
+    assert sleep.calls == [0.2, 0.0]  # the timeout's wait is not jittered away; the 503's is
+    with ScriptedLlmServer([("sleep", 1.0, "late"), ("ok", "fine")]) as server:
+        s = settings(server.base_url, timeout_s=0.2, backoff_base_s=0.01, backoff_max_s=0.1)
+        with OpenAICompatibleBackend(s, tokenizer=ESTIMATOR, sleep=sleep, rng=MinRandom()) as backend:
+            backend.complete(MESSAGES, purpose="answer")
+    assert sleep.calls[-1] == 0.1  # bounded by the cap
 
 
 def test_empty_choice_list_is_retried_then_an_error(sleep: RecordingSleep) -> None:
@@ -187,14 +226,25 @@ def test_connection_refused_is_retried_then_failed(sleep: RecordingSleep, closed
 # -- not retried ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
-def test_other_4xx_fail_at_once(sleep: RecordingSleep, status: int) -> None:
-    with ScriptedLlmServer([("status", status, {}), ("ok", "never")]) as server, \
+@pytest.mark.parametrize("status, body, fatal", [
+    (400, '{"error": {"message": "the prompt is too long"}}', False),
+    (400, '{"error": {"message": "The model `gpt-9` does not exist"}}', True),
+    (401, '{"error": {"message": "Invalid API key"}}', True),
+    (403, '{"error": "forbidden"}', True),
+    (404, '{"detail": "Not Found"}', True),
+    (422, '{"message": "unprocessable"}', False),
+])
+def test_other_4xx_fail_at_once(sleep: RecordingSleep, status: int, body: str, fatal: bool) -> None:
+    with ScriptedLlmServer([("status", status, {}, body), ("ok", "never")]) as server, \
             backend_for(server, sleep, api_key=KEY) as backend:
         completion = backend.complete(MESSAGES, purpose="answer")
     assert len(server.requests) == 1 and sleep.calls == []
-    assert completion.text == "" and completion.retries == 0
-    assert f"status {status}" in (completion.error or "") and "not retryable" in (completion.error or "")
+    assert completion.text == "" and completion.retries == 0 and completion.fatal is fatal
+    error = completion.error or ""
+    assert f"status {status}" in error and "not retryable" in error and "\n" not in error
+    said = {400: "too long" if not fatal else "gpt-9", 401: "Invalid API key", 403: "forbidden", 404: "Not Found",
+            422: "unprocessable"}[status]
+    assert f"server says: " in error and said in error
 
 
 # -- backoff --------------------------------------------------------------------------

@@ -41,33 +41,137 @@ FIELD_VALUES = {
     "api_key": ("API_KEY", "flag-key", "env-key", "dotenv-key"),
     "timeout_s": ("TIMEOUT", 7.0, "8", "9.5"),
     "max_retries": ("MAX_RETRIES", 1, "2", "3"),
+    "backoff_base_s": ("BACKOFF_BASE", "0.1", "0.2", "0.3"),
+    "backoff_max_s": ("BACKOFF_MAX", 4, "5", "6.5"),
+    "temperature": ("TEMPERATURE", 0.7, "0.8", "1"),
+    "max_tokens": ("MAX_TOKENS", "64", "65", "66"),
+    "stop": ("STOP", ["</s>", "\\n\\n"], '["END"]', "###"),
 }
-PARSED = {"timeout_s": (7.0, 8.0, 9.5), "max_retries": (1, 2, 3)}
+PARSED = {"timeout_s": (7.0, 8.0, 9.5), "max_retries": (1, 2, 3), "backoff_base_s": (0.1, 0.2, 0.3),
+          "backoff_max_s": (4.0, 5.0, 6.5), "temperature": (0.7, 0.8, 1.0), "max_tokens": (64, 65, 66),
+          "stop": (("</s>", "\n\n"), ("END",), ("###",))}
+#: What each field is when nothing sets it, for the answer purpose of the deepseek preset.
+UNSET = {"base_url": ("https://api.deepseek.com/v1", "preset"), "model": ("deepseek-chat", "preset"),
+         "api_key": (None, "default"), "timeout_s": (60.0, "default"), "max_retries": (4, "default"),
+         "backoff_base_s": (0.5, "default"), "backoff_max_s": (30.0, "default"), "temperature": (0.0, "default"),
+         "max_tokens": (512, "default"), "stop": ((), "default")}
+SOURCES = ["flag", "purpose env", "env", "purpose .env", ".env", "unset"]
+LOSERS = {"base_url": "http://loser/v1", "model": "loser", "api_key": "loser", "timeout_s": "99",
+          "max_retries": "9", "backoff_base_s": "9", "backoff_max_s": "99", "temperature": "1.5", "max_tokens": "999",
+          "stop": "LOSER"}
 
 
-@pytest.mark.parametrize("field", list(FIELD_VALUES))
-def test_flag_beats_env_beats_dotenv_beats_preset_or_default(tmp_path: Path, field: str) -> None:
+def _sources_for(field: str, source: str, tmp_path: Path) -> tuple[dict[str, object], dict[str, str], Path]:
+    """Flags, environment and .env in which `source` is the most specific place that sets `field`."""
     suffix, flag, env, dot = FIELD_VALUES[field]
-    expected = PARSED.get(field, (flag, env, dot))
-    name = f"LEDGERMEM_{suffix}"
-    dotenv = write_env(tmp_path, f"{name}={dot}\n")
-    base = {"api_key": "k"} if field != "api_key" else {}  # deepseek needs a key whatever the field
+    purpose_name, global_name = f"LEDGERMEM_SUMMARIZE_{suffix}", f"LEDGERMEM_{suffix}"
+    flags: dict[str, object] = {"api_key": "k"} if field != "api_key" else {}
+    environ: dict[str, str] = {"DEEPSEEK_API_KEY": "k"} if field == "api_key" and source == "unset" else {}
+    lines: list[str] = []
+    order = SOURCES.index(source)
+    # Every place less specific than `source` is set too, with a value that must lose.
+    loser = LOSERS[field]
+    if order <= 4:
+        lines.append(f"{global_name}={dot if order == 4 else loser}")
+    if order <= 3:
+        lines.append(f"{purpose_name}={dot}")
+    if order <= 2:
+        environ[global_name] = str(env) if order == 2 else loser
+    if order <= 1:
+        environ[purpose_name] = str(env)
+    if order == 0:
+        flags[field] = flag
+    return flags, environ, write_env(tmp_path, "\n".join(lines) + "\n")
 
-    s, src = resolve(flags={**base, field: flag}, environ={name: str(env)}, dotenv=dotenv)
-    assert (getattr(s, field), src[field]) == (expected[0], "flag")
-    s, src = resolve(flags={**base, field: None}, environ={name: str(env)}, dotenv=dotenv)
-    assert (getattr(s, field), src[field]) == (expected[1], "env")
-    s, src = resolve(flags=base, environ={}, dotenv=dotenv)
-    assert (getattr(s, field), src[field]) == (expected[2], ".env")
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("field", list(FIELD_VALUES))
+def test_every_field_from_every_source(tmp_path: Path, field: str, source: str) -> None:
+    """Flag > LEDGERMEM_SUMMARIZE_<F> > LEDGERMEM_<F> > the same in .env > preset > the purpose's default."""
+    flags, environ, dotenv = _sources_for(field, source, tmp_path)
+    s, src = resolve("summarize", flags=flags, environ=environ, dotenv=dotenv)
+    parsed = PARSED.get(field, FIELD_VALUES[field][1:])
+    expected = {"flag": (parsed[0], "flag"), "purpose env": (parsed[1], "env"), "env": (parsed[1], "env"),
+                "purpose .env": (parsed[2], ".env"), ".env": (parsed[2], ".env")}.get(source)
+    if source == "unset":
+        value, where = UNSET[field]
+        expected = (256 if field == "max_tokens" else "k" if field == "api_key" else value,
+                    "env" if field == "api_key" else where)
+    assert (getattr(s, field), src[field]) == expected
+
+
+@pytest.mark.parametrize("field", [f for f in FIELD_VALUES if f != "api_key"])
+def test_a_per_purpose_variable_alone_takes_effect_for_its_purpose_only(field: str) -> None:
+    suffix, _, env, _ = FIELD_VALUES[field]
+    environ = {f"LEDGERMEM_SUMMARIZE_{suffix}": str(env), "DEEPSEEK_API_KEY": "k"}
+    summarize, src = resolve("summarize", environ=environ)
+    answer, _ = resolve("answer", environ=environ)
+    assert (getattr(summarize, field), src[field]) == (PARSED.get(field, FIELD_VALUES[field][1:])[1], "env")
+    assert getattr(answer, field) == UNSET[field][0]
+
+
+def test_summarize_model_from_the_environment_alone_reaches_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reported bug: LEDGERMEM_SUMMARIZE_MODEL without a --summarize-* flag was ignored by the run."""
+    from evaluation.runner import RunOptions, build_backends
+
+    monkeypatch.setenv("LEDGERMEM_SUMMARIZE_MODEL", "small-summarizer")
+    monkeypatch.setenv("LEDGERMEM_JUDGE_TIMEOUT", "7")
+    monkeypatch.delenv("LEDGERMEM_MODEL", raising=False)
+    backends = build_backends(RunOptions(run_id="r", backend="llamacpp", judge="llm", env_file=None), "estimate")
+    routed = backends.memory
+    assert routed.for_purpose("summarize").model == "small-summarizer"  # type: ignore[attr-defined]
+    assert routed.for_purpose("answer").model == "local"  # type: ignore[attr-defined]
+    assert backends.judge.settings.timeout_s == 7.0  # type: ignore[attr-defined]
+    assert backends.described["summarize"]["model"] == "small-summarizer"
+    assert backends.described["summarize"]["sources"]["model"] == "env"
+    assert backends.described["summarize"]["max_tokens"] == 256 and backends.described["judge"]["max_tokens"] == 16
+
+
+def test_purpose_flags_beat_common_flags_in_the_run() -> None:
+    from evaluation.runner import RunOptions, build_backends
+
+    opts = RunOptions(run_id="r", backend="llamacpp", env_file=None, max_retries=2,
+                      llm_flags={"all": {"max_tokens": 100, "stop": ["</s>"]},
+                                 "summarize": {"max_tokens": "50", "model": "s"}})
+    backends = build_backends(opts, "estimate")
+    answer, summarize = backends.described["answer"], backends.described["summarize"]
+    assert (answer["max_tokens"], answer["stop"], answer["max_retries"], answer["model"]) == (100, ["</s>"], 2, "local")
+    assert (summarize["max_tokens"], summarize["stop"], summarize["model"]) == (50, ["</s>"], "s")
+    assert backends.described["respond"]["max_tokens"] == 100
+
+
+def test_purpose_defaults_cap_every_completion() -> None:
+    caps = {p: resolve(p, "llamacpp")[0].max_tokens for p in ("answer", "respond", "summarize", "judge")}
+    assert caps == {"answer": 512, "respond": 1024, "summarize": 256, "judge": 16}
+    assert resolve("summarize", "llamacpp")[0].temperature == 0.0
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("</s>", ("</s>",)), ("\\n\\n", ("\n\n",)), ('["a", "b\\n"]', ("a", "b\n")), (" ", (" ",)),
+    ("a\\\\n", ("a\\n",)),
+])
+def test_stop_sequences_from_a_variable(value: str, expected: tuple[str, ...]) -> None:
+    s, _ = resolve(preset="llamacpp", environ={"LEDGERMEM_STOP": value})
+    assert s.stop == expected
+
+
+@pytest.mark.parametrize("value, fragment", [
+    ('["a", 1]', "is not a list of strings"), ("[a", "starts like a JSON array"), ('[""]', "empty stop sequence"),
+])
+def test_bad_stop_sequences_are_clear_errors(value: str, fragment: str) -> None:
+    with pytest.raises(ConfigError, match=r"stop .*environment variable LEDGERMEM_STOP"):
+        resolve(preset="llamacpp", environ={"LEDGERMEM_STOP": value})
+    with pytest.raises(ConfigError, match=fragment.replace("[", "\\[")):
+        resolve(preset="llamacpp", environ={"LEDGERMEM_STOP": value})
 
 
 def test_preset_and_default_fill_the_rest() -> None:
     s, src = resolve(preset="deepseek", environ={"DEEPSEEK_API_KEY": "k"})
     assert (s.base_url, s.model, s.timeout_s, s.max_retries) == ("https://api.deepseek.com/v1", "deepseek-chat", 60.0, 4)
-    assert (s.backoff_base_s, s.backoff_max_s, s.temperature, s.max_tokens) == (0.5, 30.0, 0.0, None)
+    assert (s.backoff_base_s, s.backoff_max_s, s.temperature, s.max_tokens, s.stop) == (0.5, 30.0, 0.0, 512, ())
     assert src == {"base_url": "preset", "model": "preset", "api_key": "env", "timeout_s": "default",
                    "max_retries": "default", "backoff_base_s": "default", "backoff_max_s": "default",
-                   "temperature": "default", "max_tokens": "default"}
+                   "temperature": "default", "max_tokens": "default", "stop": "default"}
 
 
 @pytest.mark.parametrize(
@@ -85,7 +189,7 @@ def test_local_presets_need_no_key() -> None:
         assert (s.base_url, s.model, s.api_key, src["api_key"]) == (url, "llama3.1", None, "default")
 
 
-def test_flag_only_fields() -> None:
+def test_numeric_fields_from_flags() -> None:
     flags = {"backoff_base_s": "0.1", "backoff_max_s": 2, "temperature": 0.7, "max_tokens": "256", "api_key": "k"}
     s, src = resolve(flags=flags)
     assert (s.backoff_base_s, s.backoff_max_s, s.temperature, s.max_tokens) == (0.1, 2.0, 0.7, 256)
@@ -199,7 +303,7 @@ def test_unknown_preset_lists_the_presets() -> None:
 
 
 def test_unknown_purpose_and_unknown_flag() -> None:
-    with pytest.raises(ConfigError, match="'chat'.*answer, summarize, judge"):
+    with pytest.raises(ConfigError, match="'chat'.*answer, respond, summarize, judge"):
         resolve("chat")
     with pytest.raises(ConfigError, match="'timeout'.*timeout_s"):
         resolve(preset="llamacpp", flags={"timeout": 3})
