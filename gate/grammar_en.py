@@ -516,7 +516,8 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
         return Topic(slot, True) if slot else None
     m = _MY_CONTRACTED.match(rest)
     if m and clean_slot(m["slot"]) is not None and not re.search(
-            r"\b(?:that|this|it|which|who)(?:'s|’s|\s+is|\s+was)\s*$", clause[:start], re.IGNORECASE):
+            r"\b(?:(?:that|this|it|which|who)(?:'s|’s|\s+is|\s+was)|for|about|regarding|of|with|to|on|re|concerning)\s*$",
+            clause[:start], re.IGNORECASE):
         value = re.sub(r"^(?:been|become|gone\s+(?:up|down)\s+to|now\s+been)\s+", "", m["value"], flags=re.IGNORECASE)
         if re.match(r"(?:not|never|no\s+longer)\b", value, re.IGNORECASE):
             return Blocked("negated")

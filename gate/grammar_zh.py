@@ -58,6 +58,7 @@ _WAS_NOW_RE = re.compile(  # "工位变更：原3楼，现7楼"
     rf"^(?![0-9]){_SLOT}\s*(?:变更|更新|调整|修改|变动)?\s*[：:]\s*(?:由|原|原来|以前|之前)(?:为|是)?(?P<old>[^，,]+?)[，,]\s*"
     rf"(?:现|现在|改为|变更为|更新为|调整为|改成)(?:为|是)?(?P<value>.+)$"
 )
+_BARE_COPULA_RE = re.compile(rf"^{_SLOT}\s*(?:就|也|还|一直)?是\s*(?P<value>.+)$")
 _OWNED_SLOT_RE = re.compile(rf"^(?:本人的|本人|我(?:那个|这个|那|这)|我的){_SLOT}$")
 _VALUE_FIRST_RE = re.compile(
     rf"^(?P<value>.{{1,24}}?)(?:现在|目前)?(?:是|就是)(?:我(?:的|在用的|用的|现在用的|新的|现在的)?|本人的?){_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦)?$"
@@ -91,6 +92,7 @@ _LEAD_BLOCKERS = (
     "如果", "假如", "要是", "万一", "假设", "但愿", "希望", "想", "打算", "准备", "计划", "考虑", "可能", "也许",
     "大概", "或许", "应该会", "说", "告诉", "听说", "据说", "觉得", "认为", "以为", "梦见", "梦到", "别", "是否",
     "是不是", "有没有", "猜", "怀疑", "不确定", "忘了", "曾经", "当时", "那时", "小时候", "要不要", "该不该",
+    "倘若", "若是", "假若", "如若", "一旦", "万一", "若",
 )
 _OTHER_OWNERS = (
     "同事", "朋友", "妈妈", "妈", "爸爸", "爸", "父母", "老婆", "老公", "妻子", "丈夫", "太太", "先生", "女朋友",
@@ -102,7 +104,7 @@ _OTHER_OWNERS = (
 _SLOT_STOP = ("我", "你", "他", "她", "它", "把", "将", "不", "没", "如果", "假如", "要是", "应该", "可能", "打算", "准备",
               "觉得", "认为", "是", "吗", "呢", "吧", "什么", "多少", "哪", "谁", "几", "现在", "目前", "如今", "以前",
               "之前", "原来", "刚才", "已经", "今天", "昨天", "明天", "被", "已", "一直", "这块", "这是", "就是", "并非",
-              "并不", "不是", "绝非", "并未", "这次", "后来")
+              "并不", "不是", "绝非", "并未", "这次", "后来", "本人", "倘若", "如果")
 _SLOT_WHOLE_STOP = frozenset({"的", "是", "了", "呢", "啊"})
 _SLOT_BLOCK = frozenset({"意思", "天", "天哪", "想法", "问题", "看法", "建议", "理解", "意见", "感觉", "猜测",
                          "计划", "目标", "回答", "答案", "心情", "错", "错误", "习惯", "状态", "身体", "工作", "事",
@@ -327,9 +329,14 @@ def _core(body: str, topic_open: bool) -> Clause:
     m = _OWNED_SLOT_RE.match(body)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", False, bare=True)  # "我那个工位，是7楼"
-    m = _BARE_NOW_RE.match(body) or _BARE_IS_RE.match(body)
+    m = _BARE_NOW_RE.match(body)
     if m:
         found = _found(m["slot"], m["value"], change=True)
+        if found is not None:
+            return found
+    m = _BARE_COPULA_RE.match(body)
+    if m and len(m["slot"].strip()) >= 2 and not re.search(r"不是|并非|不算", body):
+        found = _found(m["slot"], m["value"], change=False)  # "工位是7楼": a bare statement, said without 我的
         if found is not None:
             return found
     m = _VALUE_FIRST_RE.match(body)

@@ -349,6 +349,10 @@ def _facts(text: str) -> Iterator[FactMention]:
             slot_only = (grammar_zh.topic_of_question(sentence) if reader.zh(sentence)
                          else grammar_en.asked_slot(sentence))
             reader.topic = slot_only  # "oh and my locker? C12": the next sentence answers it
+            if slot_only is None:
+                # A statement said as a question ("My city changed to Oslo?") still carries an explicit change.
+                yield from reader.sentence(subs, tagged=True)
+                reader.topic = None
             continue
         if tagged:
             subs = subs[:-1]
