@@ -100,7 +100,7 @@ _COPULA = (r"(?P<cop>(?<=\S)\s*=|(?<=[^\s\d])\s*:|\s+(?:(?:currently|now|still|u
            r"stands\s+at|comes\s+to|sits\s+at|is\s+at|'s\s+at|equals|happens\s+to\s+be|has\s+become|became|"
            r"is\s+down\s+as|is\s+recorded\s+as|is\s+registered\s+as|is\s+saved\s+as|is\s+on\s+file\s+as|"
            r"ended\s+up\s+(?:being|as)|is\s+back\s+to|'s\s+back\s+to|is\s+now\s+back\s+to|was\s+\w+(?:\s+\w+){0,3}\s+and\s+is|"
-           r"is\s+in\s+fact|is\s+actually)\b)")
+           r"is\s+in\s+fact|is\s+actually)\b|\s*(?:→|->|=>))")
 _CHANGE_VERB = (
     r"(?:(?:has|have|had)\s+(?:been\s+|just\s+|now\s+|finally\s+|recently\s+)*|(?:was|is|got|were|just|"
     r"recently|finally|officially|now)\s+(?:been\s+|just\s+)?)*"
@@ -141,12 +141,13 @@ _GOT_MY_AT = re.compile(
     re.IGNORECASE,
 )
 _V_FOR_MY = re.compile(
-    r"(?:^|\b(?:i|we)(?:'ve|’ve|\s+have|\s+had|'m|’m|\s+am)?\s+(?:(?:just|now|finally|recently|usually|always|normally|"
+    r"(?:^|\b(?:i|we)(?:'ve|’ve|\s+have|\s+had|'m|’m|\s+am)?\s+(?:(?:just|now|finally|recently|usually|always|normally|please|"
     r"generally|typically|mostly|currently|still)\s+)*)"
     r"(?P<verb>went\s+back\s+to|switched(?:\s+over|\s+back)?\s+to|changed\s+(?:over\s+|back\s+)?to|moved\s+(?:over\s+|back\s+)?to|"
     r"reverted\s+to|returned\s+to|gone\s+back\s+to|go\s+back\s+to|go\s+with|going\s+with|went\s+with|got|have|use|using|chose|picked|settled\s+on|"
     r"opted\s+for|stick\s+with|sticking\s+with|stuck\s+with|landed\s+on|ended\s+up\s+with|upgraded\s+to|downgraded\s+to|"
-    r"bumped\s+(?:it\s+)?(?:up\s+|down\s+)?to)\s+(?P<value>.+?)\s+(?:for|as|on)\s+my\s+" + _ADJ + _SLOT
+    r"bumped\s+(?:it\s+)?(?:up\s+|down\s+)?to|treat|consider|count|regard|take)\s+(?P<value>.+?)\s+(?:down\s+)?"
+    r"(?:for|as|on)\s+my\s+" + _ADJ + _SLOT
     + r"(?:\s+(?:now|these\s+days|lately|instead|too|as\s+well|lol|haha+|btw|fyi|rn))*$",
     re.IGNORECASE,
 )
@@ -209,16 +210,33 @@ _THE_SLOT_I = re.compile(
 )
 _WHAT_I_USE = re.compile(
     r"^(?P<value>.{1,40}?)\s+is\s+what\s+i(?:'m|’m|\s+am|'ve|’ve|\s+have)?\s+(?:use|using|have|go\s+with|put|put\s+down|"
-    r"gave|set|chosen|chose|picked|registered|got|entered|selected|settled\s+on|went\s+with|going\s+with)\s+"
+    r"gave|set|chosen|chose|picked|registered|got|entered|selected|settled\s+on|went\s+with|going\s+with|gone\s+with|"
+    r"gone\s+for|ended\s+up\s+with|landed\s+on|stuck\s+with|opted\s+for)\s+"
     r"(?:as|for)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+now)?$",
     re.IGNORECASE,
 )
 _BACK_TOPIC = re.compile(
-    r"^(?:and\s+|so\s+)?(?:that(?:'s|’s|\s+is)|this\s+is|it(?:'s|’s|\s+is)|which\s+is|those\s+are|that\s+would\s+be)"
-    r"\s+(?:now\s+)?my\s+(?:new\s+|current\s+)?" + _SLOT + r"(?:\s+(?:now|these\s+days|currently))?"
+    r"^(?:and\s+|so\s+)?(?:that(?:'s|’s|\s+is|s)|this\s+is|it(?:'s|’s|\s+is)|which\s+is|those\s+are|that\s+would\s+be|"
+    r"thas)\s+(?:now\s+)?(?:my|the)\s+(?:new\s+|current\s+)?" + _SLOT + r"(?:\s+(?:now|these\s+days|currently))?"
     r"(?:\s+(?:lol|haha+|btw|fyi|rn|now|ok|okay|tho))*$",
     re.IGNORECASE,
 )
+_OWNED_ALONE = re.compile(r"^(?:(?:so|and|oh|ok|okay|well|also|yeah|now|then)\s+)*my\s+" + _ADJ + _SLOT
+                         + r"(?:\s+(?:lol|haha+|btw|though|tho))*$", re.IGNORECASE)
+_OF_ME_CHANGED = re.compile(
+    r"^the\s+" + _ADJ + _SLOT + r"\s+of\s+(?:me|mine)\s+(?:has\s+been|have\s+been|was|got|is|has)\s+"
+    r"(?:changed|updated|modified|switched|moved)$", re.IGNORECASE)
+_MY_ISNT = re.compile(r"my\s+" + _ADJ + _SLOT + r"\s+(?:isn't|isn’t|is\s+not|isnt|wasn't|was\s+not|ain't)\s+(?P<old>.+)$",
+                      re.IGNORECASE)
+_NEW_ALONE = re.compile(r"^(?:my\s+)?new\s+" + _SLOT + r"\s+(?:just\s+dropped|alert|incoming|unlocked|update|day|time|who\s+dis)$",
+                        re.IGNORECASE)
+_FOR_MY_I = re.compile(
+    r"^(?:for|as\s+for|with|re|regarding)\s+my\s+" + _ADJ + _SLOT + r",?\s+(?:i|i'm|i've|i\s+have|we)\s+(?:(?:usually|always|now|just)\s+)?"
+    r"(?:go\s+with|use|have|got|picked|chose|went\s+with|settled\s+on|stick\s+with|opted\s+for|put|put\s+down)\s+"
+    r"(?P<value>.+)$", re.IGNORECASE)
+_REPLACE_MY = re.compile(
+    r"\b(?:replace|swap|substitute|overwrite)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+currently\s+on\s+file|\s+on\s+file|"
+    r"\s+in\s+your\s+(?:records|notes|system))?\s+with\s+(?P<value>.+)$", re.IGNORECASE)
 _ASKED_SLOT = re.compile(r"^(?:oh\s+|and\s+|also\s+|as\s+for\s+|re\s+|about\s+|what\s+about\s+|"
                          r"(?:you|u)\s+(?:wanted|asked\s+(?:for|about)|needed|need|want)\s+)*(?:my\s+)?" + _ADJ
                          + _SLOT + r"$", re.IGNORECASE)
@@ -260,7 +278,7 @@ _BARE_CHANGE = re.compile(r"^(?:the\s+)?" + _SLOT + r"\s+" + _CHANGE_VERB + _FRO
                           re.IGNORECASE)
 _ANAPHOR = re.compile(
     r"^(?:and\s+|so\s+|but\s+|now\s+)?(?:"
-    r"(?:it|that)(?:'s|’s|\s+is|\s+has)\s+(?:now\s+)?(?:been\s+)?(?:actually\s+)?|now\s+(?:is|it's)\s+|"
+    r"(?:it|that)(?:'s|’s|\s+is|\s+has|s)\s+(?:now\s+)?(?:been\s+)?(?:actually\s+)?|now\s+(?:is|it's)\s+|"
     r"(?:it|that)\s+(?:was\s+|has\s+|got\s+|just\s+)*(?:changed|updated|switched|moved|became|went)\s+(?:to\s+)?|"
     r"now(?:\s+it(?:'s|’s|\s+is))?\s+|"
     r"(?:the\s+)?new\s+one(?:'s|’s|\s+is|:)\s*|"
@@ -279,7 +297,8 @@ _SLOT_STOPWORDS = frozenset(
     because and but or so not no never also just yesterday today tomorrow is was are were be been
     has have had do does did will would can could should may might must to from of in on at as by
     for with about now currently still always here there am very really lol haha pls thx btw fyi rn tho
-    okay ok isnt aint wasnt arent dont doesnt
+    okay ok isnt aint wasnt arent dont doesnt isn't isn’t wasn't aren't don't doesn't can't won't didn't
+    changed updated moved switched
     """.split()
 )
 _SLOT_BLOCK = frozenset(
@@ -295,7 +314,8 @@ _VALUE_STOP = frozenset(
     probably maybe perhaps definitely like that this it same different unknown unclear gone fine ok
     okay good great bad a an the what which who whom whose where when how why something anything
     nothing somewhere anywhere changing changed updated mine yours his hers theirs ours one
-    ugh wow yay damn smh lol haha omg argh sigh awesome again yikes oops whoops hmm meh nice cool
+    ugh wow yay damn smh lol haha omg argh sigh awesome again yikes oops whoops hmm meh nice cool easy simple
+    sure yes yeah yep nope well right honestly obviously basically literally
     """.split()
 )
 _VALUE_BAD_FIRST = frozenset({"not", "never", "no", "n't", "probably", "maybe", "perhaps", "possibly",
@@ -332,7 +352,7 @@ _POLITE = re.compile(
     r"\b(?:i\s+)?(?:would|'d|’d|wanted|want|wish|wished|just\s+wanted|might\s+want)\s+(?:to\s+)?(?:like\s+)?(?:to\s+)?"
     r"(?:let\s+you\s+know|inform\s+you|tell\s+you|mention|note|confirm|update\s+you|remind\s+you|share|say|add|"
     r"point\s+out|you\s+to\s+know|flag|clarify|correct|record)\b"
-    r"|\bi\s+would\s+be\s+(?:grateful|glad|happy|obliged|thankful)\s+if\s+you\s+(?:could|would|can)\b"
+    r"|\bi\s+(?:would|should)\s+be\s+(?:grateful|glad|happy|obliged|thankful)\s+if\s+you\s+(?:could|would|can)\b"
     r"|\b(?:if\s+you\s+(?:could|would|can|don't\s+mind)|(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|kindly\s+|pls\s+)?"
     r"(?:make\s+a\s+note|note|record|remember|confirm|update|be\s+aware|keep\s+in\s+mind|bear\s+in\s+mind))\b",
     re.IGNORECASE,
@@ -423,7 +443,7 @@ def valid_value(value: str) -> bool:
     # A clause, not a value: "going to be 7F", "that it is 7F".
     return not any(w in {"is", "are", "was", "were", "will", "would", "if", "but", "because", "has", "have", "had",
                          "been", "being", "might", "may", "could", "should", "changed", "updated", "isn't", "isnt",
-                         "i", "you"} for w in words[1:])
+                         "i", "you", "my"} for w in words[1:])
 
 
 def clean_value(raw: str) -> str:
@@ -469,7 +489,7 @@ def _label(clause: str) -> Clause:
     if not m:
         return None
     head = m["slot"].lower()
-    if head in _OPENER_LABELS or head in _OPENER_PHRASES or head.split()[0] in _OPENER_LABELS:
+    if head in _OPENER_LABELS or head in _OPENER_PHRASES or all(w in _OPENER_LABELS for w in head.split()):
         return None  # "Update: ..." is an opener, handled by the caller
     if m["sep"] == ":" and m["value"][:1].isdigit() and head[-1:].isdigit():
         return None
@@ -492,7 +512,7 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
         m = pattern.match(rest)
         if m and clean_slot(m["slot"]) is not None:
             return _found(m["slot"], m["value"], change=True, adj=m["adj"])
-    for pattern in (_MY_NOT_ANYMORE, _MY_NO_LONGER):
+    for pattern in (_MY_NOT_ANYMORE, _MY_NO_LONGER, _MY_ISNT):
         m = pattern.match(rest)
         if m:
             slot = clean_slot(m["slot"])
@@ -507,6 +527,9 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
         if re.match(r"(?:not|n't|never|no\s+longer)\b", value, re.IGNORECASE):
             return Topic(clean_slot(m["slot"]) or "", True)  # "my X is not 3F, it's 7F": only what follows is a fact
         adv = (m["adv"] or "").lower()
+        if re.match(r"(?:different|new|changed|updated|not\s+the\s+same)(?:\s+(?:again|now|lol|btw))*\s*$", value,
+                    re.IGNORECASE):
+            return Topic(clean_slot(m["slot"]) or "", True, bare=True)  # "my X is different again: V"
         back = re.match(r"(?:back|down|up)\s+(?:to|at)\s+", value, re.IGNORECASE)
         value = value[back.end():] if back else value
         return _found(m["slot"], value, change=adv in _ADV_CHANGE or bool(back), adj=m["adj"])
@@ -550,6 +573,16 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     m = _REPLACE.match(clause)
     if m:
         return _found(m["slot"], m["value"], change=True, adj=m["adj"])
+    for pattern in (_FOR_MY_I, _REPLACE_MY):
+        m = pattern.search(clause)
+        if m and not _blocked(clause[: m.start()]):
+            result = _found(m["slot"], m["value"], change=pattern is _REPLACE_MY, adj=m["adj"])
+            if result is not None:
+                return result
+    for pattern in (_OF_ME_CHANGED, _NEW_ALONE):
+        m = pattern.match(clause)
+        if m and clean_slot(m["slot"]):
+            return Topic(clean_slot(m["slot"]) or "", True, bare=True)
     for pattern, change in ((_RECORD_AS, True), (_USE_V_AS, True), (_THE_SLOT_I, False), (_WHAT_I_USE, False)):
         m = pattern.match(clause)
         if m:
@@ -604,7 +637,8 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         if _blocked(clause[: m.start()]):
             return Blocked("lead-in")
         return _found(m["slot"], m["value"], change=False, adj=m["adj"])
-    m = re.search(r"\b(?:asked|asking|ask|wanted\s+to\s+know)\s+(?:me\s+)?(?:about|for)\s+my\s+" + _ADJ + _SLOT
+    m = re.search(r"\b(?:asked|asking|ask|wanted\s+to\s+know|q|question)\s+(?:me\s+)?(?:about|abt|for|on|re)\s+my\s+" + _ADJ
+                  + _SLOT
                   + r"(?:\s+(?:earlier|before|yesterday|last\s+time|the\s+other\s+day))?$", clause, re.IGNORECASE)
     if m and clean_slot(m["slot"]):
         return Topic(clean_slot(m["slot"]) or "", False, bare=True)
@@ -628,6 +662,9 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         if isinstance(result, Found) and _negated_copula(clause[my.start():]) and not result.change:
             return Blocked("negated")
         return result
+    m = _OWNED_ALONE.match(clause)
+    if m and clean_slot(m["slot"]):
+        return Topic(clean_slot(m["slot"]) or "", False, bare=True)  # "my office floor" (it is 7F)
     result = _label(clause)
     if result is not None:
         return result
@@ -654,8 +691,10 @@ def asked_slot(sentence: str) -> Topic | None:
 
 def bare_value(clause: str) -> str | None:
     """A clause that is only a value ("C12", "it's C12"), as the answer to a slot just named."""
-    value, _ = _clean_value(re.sub(r"^(?:it(?:'s|’s|\s+is)|that(?:'s|’s|\s+is)|mine(?:'s|’s|\s+is))\s+", "",
-                                   clause.strip(), flags=re.IGNORECASE))
+    clause = re.sub(r"^(?:(?:so|yeah|yep|ok|okay|well|um+|uh+|oh|and|like|easy|simple|honestly)\s*[,—–-]?\s+)+", "",
+                    clause.strip(), flags=re.IGNORECASE)
+    value, _ = _clean_value(re.sub(r"^(?:it(?:'s|’s|\s+is)|its|that(?:'s|’s|\s+is)|mine(?:'s|’s|\s+is))\s+", "",
+                                   clause, flags=re.IGNORECASE))
     if not valid_value(value) or len(value.split()) > 6:
         return None
     if re.match(r"(?:not|no|never|maybe|probably|might|may|will|would|could|should|if|when)\b", value, re.IGNORECASE):

@@ -89,10 +89,16 @@ _LABEL_SENTENCE = re.compile(
 )
 _EN_OWNER = re.compile(r"\b(?:my|i|i'm|i’m|i've|i’ve|we|they|me|mine)\b", re.IGNORECASE)
 
-_QUESTION_STARTERS = frozenset("what which where when who how do does did is are can whats what's".split())
+_QUESTION_STARTERS = frozenset("what which where when who how why do does did is are can whats what's".split())
 _EXTRA_STARTERS = frozenset("why whose whom has have was were will would could should am shall may".split())
 _ZH_QUESTION_MARKERS = ("什么", "吗", "多少", "几", "哪", "啥")
 _FIRST_WORD = re.compile(r"^[\s\"'“‘(\[]*([A-Za-z']+)")
+
+
+_WH_NEEDS_AUX = frozenset("when where how why".split())
+_AUX_AFTER_WH = re.compile(
+    r"^\W*\w+\s+(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|much|many|long|old|about|come|"
+    r"'s|’s|to)\b", re.IGNORECASE)
 
 
 def is_question(text: str) -> bool:
@@ -104,7 +110,8 @@ def is_question(text: str) -> bool:
         return True
     first = _FIRST_WORD.match(stripped)
     if first and first.group(1).lower() in _QUESTION_STARTERS:
-        return True
+        # "When it comes to my X, ..." is no question; "When is my meeting" is.
+        return first.group(1).lower() not in _WH_NEEDS_AUX or bool(_AUX_AFTER_WH.match(stripped))
     return any(marker in stripped for marker in _ZH_QUESTION_MARKERS)
 
 
@@ -222,6 +229,8 @@ def _label_sentence(sentence: str) -> grammar_en.Clause:
         return None  # a clause, not a label
     if re.search(r"\b(?:my|that's|that’s|this\s+is|it's|it’s|i|mine)\b", value, re.IGNORECASE):
         return None  # "BT-Hub-9QX — that's my new home Wi-Fi name" is not a label
+    if slot.lower() in {"easy", "simple", "sure", "yes", "yeah", "well", "ok", "okay", "note", "ps", "fyi", "btw", "update"}:
+        return None
     arrow = re.split(r"\s*(?:→|->|=>|⇒|➡)\s*", value)
     if len(arrow) == 2 and arrow[1]:  # "slot: old → new"
         read = _label_sentence(f"{slot}: {arrow[1]}")
@@ -435,13 +444,14 @@ _ANCHOR_EN = re.compile(
 )
 _ANCHOR_ZH = re.compile(
     r"(?:还没|没)(?:改成|换成|变成|调到|换到|改为|变为)\s*(?P<anchor2>(?:[^，,。？?！]|(?<=\d),(?=\d))+?)\s*(?:那会儿?|的时候|时候|时|之前|以前)"
-    r"|(?:改成了?|换成了?|变成了?|改为|换到|调到|改到|变为|换为|升到|降到|是|在|到)\s*"
+    r"|(?:改成了?|换成了?|变成了?|改为|换到|调到|改到|变为|换为|升到|降到|是|在|到|用)\s*"
     r"(?P<anchor>[^，,。？?！\s](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*(?:之前|以前|前面)"
     r"|^\s*(?P<anchor3>[^，,。？?！\s我](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*(?:之前|以前)(?=那个|的|用的|我)"
 )
 _ANCHOR_JUNK = re.compile(
     r"^(?:the|a|an|my|it|that|this|then|now|you|i|one|ones|before|change|update)$|^(?:this|that|these|the\s+(?:current|new|latest|last|present)|"
-    r"now|the\s+change|it\s+changed|the\s+update|my\s+current)\b|^(?:什么|啥|哪个|多少|现在|这个|那个|换|改)$",
+    r"now|the\s+change|it\s+changed|the\s+update|my\s+current|i\s|you\s|we\s|they\s|it\s|switching|changing|"
+    r"the\s+switch|the\s+move)\b|^(?:什么|啥|哪个|多少|现在|这个|那个|换|改|上次换|上次改)$",
     re.IGNORECASE)
 
 
