@@ -74,7 +74,8 @@ _BLOCKERS = frozenset(
     according asked asks ask not don't doesn't didn't dont doesnt didnt never won't wont
     wouldn't when whenever once until before after than unsure whose guess guessing isnt aint wasnt
     doesnt dont didnt cant cannot wouldnt shouldnt
-    pretend pretending assume assuming bet dreamt dreamed dream
+    pretend pretending assume assuming bet dreamt dreamed dream swears swore swear insists insisted argues argued
+    reckons writes wrote claiming
     """.split()
 )
 _OPENER_LABELS = frozenset(
@@ -319,7 +320,8 @@ _VALUE_STOP = frozenset(
     """.split()
 )
 _VALUE_BAD_FIRST = frozenset({"not", "never", "no", "n't", "probably", "maybe", "perhaps", "possibly",
-                              "likely", "either", "neither", "whatever", "unknown", "tbd", "still"})
+                              "likely", "either", "neither", "whatever", "unknown", "tbd", "still", "going", "gonna",
+                              "about", "supposed", "expected", "due", "set", "meant", "hopefully", "soon"})
 _TRAIL = re.compile(
     r"(?:\s+|\s*[-–—]\s*)(?:now|anymore|any\s+more|today|these\s+days|nowadays|currently|at\s+the\s+moment|"
     r"right\s+now|as\s+of\s+(?:today|now|this\s+\w+|\w+day)|for\s+now|btw|by\s+the\s+way|fyi|"
@@ -361,7 +363,8 @@ _CONJUNCTION = re.compile(r"\b(?:and|but|then|anyway|anyways|yeah|yep|so|plus|al
 _LEAD_PHRASES = re.compile(
     r"\b(?:in\s+another\s+life|in\s+an?\s+(?:ideal|perfect|better)\s+world|in\s+my\s+dreams?|one\s+day|some\s*day|"
     r"next\s+(?:year|month|week|time)|in\s+the\s+future|eventually|ideally|hypothetically|theoretically|in\s+theory|"
-    r"if\s+only|what\s+if|pretend|imagine)\b",
+    r"if\s+only|what\s+if|pretend|imagine|about\s+to|(?:need|needs|have|has|want|wants|hope|hoping|plan|planning|trying|try|"
+    r"supposed|meant|expected|due|likely|going)\s+to)\b",
     re.IGNORECASE,
 )
 

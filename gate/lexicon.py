@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gate import grammar_en, grammar_zh
+from gate.hanzi import fold
 from gate.grammar_en import Anaphor, Blocked, Found, Topic
 
 __all__ = ["FactMention", "QuestionIntent", "detect_facts", "is_question", "normalise_slot", "parse_question"]
@@ -116,8 +117,8 @@ def is_question(text: str) -> bool:
 
 
 _INVERTED = re.compile(
-    r"^(?:(?:wait|so|hmm+|um+|uh|oh|and|but|ok|okay|sorry|hey|quick\s+q(?:uestion)?|also|actually|btw)\s*,?\s+){0,2}"
-    r"(?:is|are|was|were|did|do|does|has|have|can|could|should)\s+my\b", re.IGNORECASE)
+    r"^(?:(?:wait|so|hmm+|um+|uh|oh|and|but|ok|okay|sorry|hey|hi|quick\s+q(?:uestion)?|also|actually|btw|assistant|alexa|"
+    r"siri|google)\s*,?\s+){0,3}(?:is|are|was|were|did|do|does|has|have|can|could|should)\s+(?:my|i|you)\b", re.IGNORECASE)
 
 
 def _is_interrogative(sub: str) -> bool:
@@ -128,8 +129,8 @@ def _is_interrogative(sub: str) -> bool:
 
 
 def normalise_slot(slot: str) -> str:
-    """Canonical slot name: en lowercased without "my "/"the "; zh without "我的"."""
-    text = " ".join(slot.split())
+    """Canonical slot name: en lowercased without "my "/"the "; zh without "我的", in Simplified characters."""
+    text = fold(" ".join(slot.split()))
     if _HAS_CJK.search(text):
         text = text.strip()
         text = text[2:].strip() if text.startswith("我的") else text
@@ -343,6 +344,8 @@ class _Reader:
                 self.topic, self.pending = None, []
             else:
                 self.pending = [*self.pending[-2:], body]
+                if self.topic is not None and self.topic.bare:
+                    self.topic = None  # a slot named on its own is answered in the clause right after it, or not at all
 
 
 def _facts(text: str) -> Iterator[FactMention]:
@@ -378,15 +381,20 @@ def detect_facts(text: str) -> tuple[FactMention, ...]:
     """Return the facts explicitly stated in ``text``, in order of appearance.
 
     Identical (slot, value) pairs are reported once, keeping the first
-    occurrence.
+    occurrence. Traditional and Cantonese forms are read through
+    ``gate.hanzi.fold``; a value keeps the characters it was written in.
     """
+    folded = fold(text)
     seen: set[tuple[str, str]] = set()
     found: list[FactMention] = []
-    for mention in _facts(text):
-        key = (mention.slot, mention.value)
+    for mention in _facts(folded):
+        value = mention.value
+        if folded != text and (at := folded.find(value)) >= 0:
+            value = text[at:at + len(value)]
+        key = (mention.slot, value)
         if key not in seen:
             seen.add(key)
-            found.append(mention)
+            found.append(FactMention(slot=mention.slot, value=value, change=mention.change))
     return tuple(found)
 
 
@@ -494,9 +502,9 @@ def parse_question(question: str, slots: Iterable[str], values: dict[str, list[s
     ``values`` maps a slot to the values the memory knows for it, oldest
     first; a known value named in the question with "before" is the anchor.
     """
-    spaced = " ".join(question.split())
+    spaced = fold(" ".join(question.split()))
     q = spaced.lower()
-    hits = [(s, _mentions(q, s.lower())) for s in slots if s]
+    hits = [(s, _mentions(q, fold(s).lower())) for s in slots if s]
     hits = [(s, at) for s, at in hits if at >= 0]
     if not hits:
         return None
@@ -508,7 +516,7 @@ def parse_question(question: str, slots: Iterable[str], values: dict[str, list[s
     outside = q[:at] + blank + q[at + len(slot):]
     anchor = None
     if _BEFORE_WORDS.search(outside):
-        named = [(v, _mentions(outside, v.lower())) for v in known]
+        named = [(v, _mentions(outside, fold(v).lower())) for v in known]
         named = [(v, pos) for v, pos in named if pos >= 0]
         if named:
             anchor = max(named, key=lambda item: len(item[0]))[0]
