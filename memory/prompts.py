@@ -120,5 +120,13 @@ def summarizer_retry_messages(messages: list[dict[str, str]]) -> list[dict[str, 
     return [*messages, {"role": "user", "content": SUMMARIZER_FORMAT_REMINDER}]
 
 
+def summarizer_correction_messages(messages: list[dict[str, str]], problems: str) -> list[dict[str, str]]:
+    """The same summarizer call once more, told what was wrong with the answer it gave (not shown the
+    answer again: a model that echoes its prompt would only copy it)."""
+    note = (f"That answer cannot be stored: {problems}. Do not copy the prompt, its ids or its format "
+            "lines; write only what this turn says, or answer NONE.\n" + SUMMARIZER_FORMAT_REMINDER)
+    return [*messages, {"role": "user", "content": note}]
+
+
 def tool_result_message(tool: str, text: str) -> dict[str, str]:
     return {"role": "user", "content": f"[TOOL RESULT {tool}]\n{text}\n[/TOOL RESULT]"}
