@@ -12,7 +12,7 @@ facts reaches the registry.
 Reason codes (stable: they are stored in `summary_rejected` events):
 
     markup          a tag of the prompt contract (`<NEW_TURN`, `</ACTIVE_CHAIN>`, `<MEMORY>`, `<INDEX`, ...)
-    turn_echo       the turn copied back: its `USER:` and `AGENT:` lines, or a speaker line quoting it
+    turn_echo       a turn line (`USER: ...`, `AGENT: ...`), or both sides of the turn copied whole
     chain_echo      rendered memory lines copied back (`- s0003 (turn 3; raw r0003)`, `[INDEX ...`,
                     `[r0003 turn 3]`), or the whole text of two or more live summaries
     placeholder     the format instructions copied (`<id of ...>`, `slot=value`, `; ...`)
@@ -36,6 +36,7 @@ import unicodedata
 import zlib
 
 from gate.summary_format import _FACTS, _OVERRIDES, parse_facts
+from projections.render import PROMPT_TAGS
 from projections.state import EpisodeState, record_id_for
 from projections.tokens import count_tokens
 
@@ -54,15 +55,14 @@ REASONS: dict[str, str] = {
 
 #: Tags of every prompt this project writes; none belongs in a summary.
 CONTRACT_TAGS: tuple[str, ...] = (
-    "NEW_TURN", "ACTIVE_CHAIN", "CURRENT_VALUES", "RECENT_TURNS", "MEMORY_UPDATE", "MEMORY", "INDEX",
-    "PINNED", "DIALOGUE", "SUMMARY_CHAIN", "ROLLING_SUMMARY", "EVICTED_TURNS", "FACTS", "OVERRIDES",
-    "DECISIONS", "OPEN", "ERRORS", "CONSTRAINTS", "QUESTION", "tool_call", "tool_result", "tool_response",
-    "function_results",
+    *PROMPT_TAGS, "FACTS", "OVERRIDES", "DECISIONS", "OPEN", "ERRORS", "CONSTRAINTS", "QUESTION",
+    "tool_call", "tool_result", "tool_response", "function_results",
 )
 _TAG = re.compile(r"<\s*/?\s*(?:" + "|".join(CONTRACT_TAGS) + r")(?![A-Za-z0-9])", re.IGNORECASE)
 _TOOL_RESULT = re.compile(r"\[\s*/?\s*TOOL RESULT\b", re.IGNORECASE)
 _QUESTION_LINE = re.compile(r"^\s*QUESTION\s*[:：]", re.MULTILINE)
-_SPEAKER = re.compile(r"(?:^|[|>\]])[ \t]*(USER|AGENT)[ \t]*[:：][ \t]*([^\n|]*)", re.IGNORECASE | re.MULTILINE)
+# A speaker label where a turn line has one: at a line's start (after a bullet), or after `|`, `>` or `]`.
+_SPEAKER = re.compile(r"(?:^|[|>\]])[ \t\-*•]*(?:USER|AGENT)[ \t]*[:：]", re.IGNORECASE | re.MULTILINE)
 # The heads of rendered lines: `- s0003 (turn 3; raw r0003)`, `i0001 [INDEX turn 1-4`, `[r0003 turn 3]`,
 # `p0002 CONSTRAINT:`, and the unverified marker of an inference.
 _RENDERED = re.compile(
@@ -133,11 +133,12 @@ def _garbage(response: str) -> bool:
 
 
 def _turn_echo(response: str, user: str, agent: str) -> bool:
-    found = [(m.group(1).upper(), " ".join(m.group(2).split())) for m in _SPEAKER.finditer(response)]
-    if {"USER", "AGENT"} <= {who for who, _ in found}:
+    """A turn line (`USER: ...`, `AGENT: ...`), or the turn's two sides copied whole."""
+    if _SPEAKER.search(response):
         return True
-    said = {" ".join(t.split()) for t in (user, agent)}
-    return any(len(line) >= _LINE_MIN and line in said for _, line in found)
+    flat = " ".join(response.split())
+    sides = [" ".join(t.split()) for t in (user, agent)]
+    return all(len(side) >= _LINE_MIN and side in flat for side in sides)
 
 
 def _copies_chain(state: EpisodeState, response: str) -> bool:

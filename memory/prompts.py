@@ -7,7 +7,7 @@ they mean.
 
 from __future__ import annotations
 
-from projections.render import Rendered, summary_line
+from projections.render import Rendered, defuse, summary_line
 from projections.state import EpisodeState
 from projections.tokens import count_tokens
 
@@ -58,7 +58,9 @@ def chain_summarizer_messages(
             break
         shown.append(line)
     chain = "\n".join(reversed(shown))
-    body = f"<ACTIVE_CHAIN>\n{chain}\n</ACTIVE_CHAIN>\n<NEW_TURN turn={turn}>\nUSER: {user}\nAGENT: {agent}\n</NEW_TURN>"
+    # The turn's words are defused: a tag someone typed (or a model echoed) cannot close the turn's block.
+    body = (f"<ACTIVE_CHAIN>\n{chain}\n</ACTIVE_CHAIN>\n<NEW_TURN turn={turn}>\nUSER: {defuse(user)}\n"
+            f"AGENT: {defuse(agent)}\n</NEW_TURN>")
     return [{"role": "system", "content": SUMMARIZER_SYSTEM}, {"role": "user", "content": body}]
 
 

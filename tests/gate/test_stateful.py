@@ -535,7 +535,7 @@ class MemoryMachine(RuleBasedStateMachine):
         if kind == "prose only":
             return multiple(self._turn(user, agent, "the user talked about their week", created=True))
         if kind == "no overrides tag":
-            return multiple(self._turn(user, agent, contract(f"User: {said}", facts, None), facts=facts,
+            return multiple(self._turn(user, agent, contract(f"User said: {said}", facts, None), facts=facts,
                                        created=True))
         if kind == "none":
             return multiple(self._turn(user, agent, none_word, created=False))
@@ -561,12 +561,12 @@ class MemoryMachine(RuleBasedStateMachine):
         if kind == "hallucinated":
             ids = [h for h in (ref,) if isinstance(h, tuple)] or [("s0999", "s999")]
             spellings, requested = self._overrides([*ids, ("s4242", "s4242"), NEXT_ID], False)
-            return multiple(self._turn(user, agent, contract(f"User: {said}", facts, spellings), facts=facts,
+            return multiple(self._turn(user, agent, contract(f"User said: {said}", facts, spellings), facts=facts,
                                        requested=requested, created=True))
         if kind == "duplicates":
             spellings, requested = self._overrides([ref, ref], True)
             assert len(requested) <= 1
-            return multiple(self._turn(user, agent, contract(f"User: {said}", facts, spellings), facts=facts,
+            return multiple(self._turn(user, agent, contract(f"User said: {said}", facts, spellings), facts=facts,
                                        requested=requested, created=True))
         if kind == "long":  # over the summary limit, not a repetition: cut and counted
             kept = facts if huge_facts else []

@@ -17,7 +17,7 @@ import json
 import random
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -33,7 +33,7 @@ from memory.backends import Backend, Message, ScriptedBackend
 from memory.http_backend import HttpSettings, OpenAICompatibleBackend
 from memory.memory import Memory
 from projections.config import MemoryConfig
-from projections.render import Rendered
+from projections.render import PROMPT_TAGS, Rendered
 from projections.state import EpisodeState
 from projections.tokens import ESTIMATOR, count_tokens
 from tests.llm_server import ScriptedLlmServer
@@ -55,6 +55,7 @@ _ID_TOKEN = re.compile(r"(?<![\w\-./])[sripSRIP]\d+(?![\w\-])")
 _CHAIN_HEAD = re.compile(r"^- s\d{4} \(turns? [\d-]+; raw r\d{4}(?:, r\d{4})*\) ")
 _TURN_HEAD = re.compile(r"\(turns? [\d-]+[;,] ?raw\b|\[INDEX\b", re.IGNORECASE)
 _SPEAKER = re.compile(r"\b(?:USER|AGENT)\s*[:：]", re.IGNORECASE)
+_PROMPT_TAG = re.compile(r"<\s*/?\s*(?:" + "|".join(PROMPT_TAGS) + r")(?![A-Za-z0-9])", re.IGNORECASE)
 
 
 def _issued(state: EpisodeState) -> set[str]:
@@ -92,6 +93,9 @@ def rendered_problems(rendered: Rendered, state: EpisodeState, where: str) -> li
     problems = memory_lines_problems(lines, state, where)
     problems += [f"{where}: chain line without its head: {i.text[:120]!r}"
                  for i in rendered.part("chain").items if not _CHAIN_HEAD.match(i.text)]
+    # The window shows raw turns verbatim, a live agent's replies included; but no tag in them is markup.
+    problems += [f"{where}: a prompt tag in the window: {i.text[:120]!r}"
+                 for i in rendered.part("window").items if _PROMPT_TAG.search(i.text)]
     return problems
 
 
@@ -385,7 +389,7 @@ def test_control_the_checks_catch_a_line_the_renderer_never_writes() -> None:
 @pytest.mark.parametrize("call, kind", [
     ('get_archived_summary(summary_id="s001")', "summary"),
     ('get_raw_record(reference_id="r01")', "raw record"),
-    ('expand_index(index_id="i0042")', "index title"),
+    ('expand_index(index_id="i0042")', "index entry"),
 ])
 def test_a_tool_call_naming_an_id_never_issued_gets_no_such_id(call: str, kind: str) -> None:
     answers = iter([call, "I don't know."])
@@ -464,3 +468,41 @@ def test_two_rejected_answers_keep_the_raw_record_only_and_are_counted() -> None
     outcome = EpisodeOutcome(system="three_layer", episode_id="s")
     outcome.count(_events(mem))
     assert outcome.counts["summaries_rejected"] == 2 and outcome.counts["summary_fallbacks"] == 1
+
+
+# -- the new events through the rest of the system ----------------------------------------------------
+
+
+def test_a_ledger_with_rejections_audits_rebuilds_in_sql_and_round_trips_through_parquet(tmp_path: Path) -> None:
+    from gate.invariants import audit
+    from ledger.parquet import export, import_dataset, open_ledger
+    from projections.materialise import ProjectionStore, projection_path, rebuild
+    from projections.sql_rebuild import rebuild_sql_ledger
+
+    path = tmp_path / "ledger.duckdb"
+    ledger = Ledger(str(path))
+    store = ProjectionStore(projection_path(str(path)))
+    replay = Replay(cycle(RESPONSES))
+    config = replace(CONFIG, personal_data=False)  # values in clear, so the SQL rebuild reads the events as they are
+    mem = Memory(ledger, StreamKey("run", "three_layer", "ep-0"), ScriptedBackend(replay), config=config,
+                 projections=store, strict=True)
+    replay.memory = mem
+    for t in EPISODES[0].turns:
+        mem.add_turn(t.user, t.agent, occurred_at=t.occurred_at)
+    events = _events(mem)
+    n_rejected = sum(isinstance(e, SummaryRejected) for e in events)
+    n_skipped = sum(isinstance(e, SummarySkipped) for e in events)
+    assert n_rejected and n_skipped
+    report = audit(ledger, store)
+    assert report.ok, report.failed()
+    assert rebuild_sql_ledger(ledger) == rebuild(ledger)
+    export(ledger, tmp_path / "export")
+    from_parquet = open_ledger(tmp_path / "export")
+    back = [r.event for r in from_parquet.read(stream=mem.stream)]
+    assert back == events
+    imported = import_dataset(tmp_path / "export", tmp_path / "imported.duckdb")
+    assert [r.event for r in imported.read(stream=mem.stream)] == events
+    rows = ledger.conn.execute(  # the reason codes are queryable: they are the row's ids list
+        "SELECT count(*) FROM events WHERE event_type = 'summary_rejected' AND list_contains(ids, 'markup')"
+    ).fetchone()
+    assert rows is not None and 0 < rows[0] <= n_rejected
