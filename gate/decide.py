@@ -137,6 +137,11 @@ def _pin(state: EpisodeState, cmd: PinConstraint) -> tuple[Event, ...]:
 
 def _memory_update(cmd: RecordTurn) -> tuple[str | None, str]:
     """The turn's one update (a summarizer response or a self-written block) and who wrote it."""
+    if cmd.rejected_self_write is not None and (cmd.self_write is not None or cmd.summarizer is None):
+        raise CommandRejected(
+            f"RecordTurn(turn={cmd.turn}): a rejected self-written block is replaced by a summarizer call; "
+            "name the summarizer call and no self_write"
+        )
     if cmd.self_write is None:
         return (cmd.summarizer.response if cmd.summarizer else None), "summarizer"
     if cmd.summarizer is not None:
@@ -163,24 +168,34 @@ def reasons_against(state: EpisodeState, cmd: RecordTurn, response: str) -> tupl
 
 
 def _attempt_events(state: EpisodeState, cmd: RecordTurn) -> list[EpisodeEvent]:
-    """The turn's earlier calls, each summarizer attempt followed by its rejection when it was refused.
-
-    A refused self-written block comes first: it is why the summarizer was called at all.
-    """
+    """The turn's earlier calls, each followed by the rejection of what it wrote when that was refused:
+    a summarizer attempt's response, or the answering call's `<MEMORY_UPDATE>` block (the last
+    `respond` call wrote the reply it came with)."""
+    last_respond = max((i for i, c in enumerate(cmd.calls) if c.purpose == "respond"), default=-1)
     events: list[EpisodeEvent] = []
-    if cmd.rejected_self_write is not None:
-        reasons = reasons_against(state, cmd, cmd.rejected_self_write)
-        if reasons:
-            events.append(SummaryRejected(turn=cmd.turn, purpose="self_write", attempt=0, reasons=reasons))
+    if cmd.rejected_self_write is not None and last_respond < 0:
+        events += _self_write_rejected(state, cmd, cmd.rejected_self_write)
     attempt = 0
-    for call in cmd.calls:
+    for i, call in enumerate(cmd.calls):
         events.append(_llm_event(cmd.turn, call))
+        if i == last_respond and cmd.rejected_self_write is not None:
+            events += _self_write_rejected(state, cmd, cmd.rejected_self_write)
         if call.purpose == "summarize":
             attempt += 1
             reasons = reasons_against(state, cmd, call.response)
             if reasons:
                 events.append(SummaryRejected(turn=cmd.turn, purpose="summarize", attempt=attempt, reasons=reasons))
     return events
+
+
+def _self_write_rejected(state: EpisodeState, cmd: RecordTurn, block: str) -> list[EpisodeEvent]:
+    reasons = reasons_against(state, cmd, block)
+    if not reasons:
+        raise CommandRejected(
+            f"RecordTurn(turn={cmd.turn}): rejected_self_write={block[:80]!r} passes summary validation; "
+            "pass it as self_write"
+        )
+    return [SummaryRejected(turn=cmd.turn, purpose="self_write", attempt=0, reasons=reasons)]
 
 
 def _rejections(state: EpisodeState, cmd: RecordTurn, update: str, written_by: str) -> list[EpisodeEvent]:

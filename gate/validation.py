@@ -35,7 +35,7 @@ import re
 import unicodedata
 import zlib
 
-from gate.summary_format import _FACTS, _OVERRIDES, parse_facts
+from gate.summary_format import FACTS_TAG, OVERRIDES_TAG, parse_facts
 from projections.render import PROMPT_TAGS
 from projections.state import EpisodeState, record_id_for
 from projections.tokens import count_tokens
@@ -80,7 +80,7 @@ _ELLIPSIS_ITEM = re.compile(r"[;；]\s*(?:\.\.\.|…)\s*$", re.MULTILINE)
 # An id as this memory spells them: a kind letter and digits with a leading zero or at least three of them
 # (`s0003`, `r0012`, `i0001`, `p0002`; also `s001`, `r01`, `s438` that it never spells). `raw r5` too.
 _ID = re.compile(r"(?<![\w\-./])(?:[srip](?:0\d{0,7}|\d{3,8})|[SRIP]0\d{1,7})(?![\w\-])")
-_RAW_REF = re.compile(r"\braw\s+(r\w+)", re.IGNORECASE)
+_RAW_REF = re.compile(r"\braw\s+(r\d\w*)", re.IGNORECASE)
 _LINE_MIN, _LINE_REPEATS = 8, 3
 _COMPRESS_MIN_BYTES, _COMPRESS_FLOOR = 200, 0.3
 _TOO_LONG_FACTOR, _TOO_LONG_FLOOR = 4, 512
@@ -152,7 +152,7 @@ def _placeholder(response: str) -> bool:
         inner = m.group(1).strip()
         if " " in inner or inner.lower() in _PLACEHOLDER_WORDS or "|" in inner:
             return True
-    facts = _FACTS.search(response)
+    facts = FACTS_TAG.search(response)
     if facts and any(k.lower().rstrip("0123456789") == "slot" and v.lower().rstrip("0123456789") == "value"
                      for k, v in parse_facts(facts.group(1))):
         return True
@@ -160,7 +160,7 @@ def _placeholder(response: str) -> bool:
 
 
 def _unknown_ids(state: EpisodeState, response: str, *, turn: int, said: str) -> list[str]:
-    text = _OVERRIDES.sub(" ", _FACTS.sub(" ", response))
+    text = OVERRIDES_TAG.sub(" ", FACTS_TAG.sub(" ", response))
     issued = {*state.summaries, *state.indexes, *state.pins}
     records = {*state.raw, record_id_for(turn)}
     spoken = {m.group(0) for m in _ID.finditer(said)} | {m.group(1) for m in _RAW_REF.finditer(said)}

@@ -87,6 +87,7 @@ def test_each_reason_on_the_response_that_earns_it(response: str, reason: str) -
     "The user talked about their week",
     "meeting time=9am\n[FACTS: meeting time=9am]\n[OVERRIDES: none]",
     "Moved the meeting (turns out 9am suits) and kept p95 latency under 2s.",
+    "DECISIONS: no raw rice, no raw milk — the user's diet",
 ])
 def test_a_summary_that_is_one_passes(response: str) -> None:
     assert reasons(response) == ()
@@ -175,3 +176,23 @@ def test_the_summarizer_prompt_itself_is_rejected_as_a_summary() -> None:
     s = state_with_one_summary()
     body = summarizer_messages(s, turn=2, user=USER, agent=AGENT)[1]["content"]
     assert {"markup", "turn_echo", "chain_echo"} <= set(reasons(body, s))
+
+
+def test_a_rejected_self_write_is_recorded_after_the_reply_that_carried_it() -> None:
+    s = state_with_one_summary()
+    block = "<MEMORY>\n[FACTS: meeting time=9am]\n[OVERRIDES: none]"
+    respond = LlmCall(purpose="respond", backend="scripted", model="m", prompt_hash="h",
+                      response=f"Noted.\n<MEMORY_UPDATE>\n{block}\n</MEMORY_UPDATE>")
+    good = "The meeting is at 9am.\n[FACTS: meeting time=9am]\n[OVERRIDES: none]"
+    events = decide(s, RecordTurn(turn=2, user=USER, agent="Noted.", calls=(respond,), summarizer=llm(good),
+                                  rejected_self_write=block))
+    kinds = [type(e).__name__ for e in events]
+    at = kinds.index("SummaryRejected")
+    assert kinds[at - 1] == "LlmCalled" and events[at - 1].purpose == "respond"  # type: ignore[attr-defined]
+    assert events[at].purpose == "self_write" and "markup" in events[at].reasons  # type: ignore[attr-defined]
+    assert "SummaryCreated" in kinds and "SummarySkipped" not in kinds
+    with pytest.raises(CommandRejected, match="passes summary validation"):
+        decide(s, RecordTurn(turn=2, user=USER, agent="Noted.", calls=(respond,), summarizer=llm(good),
+                             rejected_self_write=good))
+    with pytest.raises(CommandRejected, match="replaced by a summarizer call"):
+        decide(s, RecordTurn(turn=2, user=USER, agent="Noted.", calls=(respond,), rejected_self_write=block))

@@ -99,10 +99,34 @@ def rendered_problems(rendered: Rendered, state: EpisodeState, where: str) -> li
     return problems
 
 
+_BLOCK = re.compile(r"^<(PINNED|RECENT_TURNS|CURRENT_VALUES|INDEX|ACTIVE_CHAIN)>\n(.*?)\n</\1>$",
+                    re.DOTALL | re.MULTILINE)
+
+
+def shown_memory_problems(memory: str, state: EpisodeState, where: str) -> list[str]:
+    """A rendered memory as a prompt carries it, block by block (the window only for prompt tags)."""
+    problems: list[str] = []
+    for m in _BLOCK.finditer(memory):
+        if m.group(1) == "RECENT_TURNS":
+            problems += [f"{where}: a prompt tag in the window: {line[:120]!r}"
+                         for line in m.group(2).split("\n") if _PROMPT_TAG.search(line)]
+        else:
+            problems += memory_lines_problems(m.group(2).split("\n"), state, f"{where} {m.group(1)}")
+    return problems
+
+
 def prompt_problems(purpose: str, messages: Sequence[Message], state: EpisodeState) -> list[str]:
-    """The memory inside a prompt as it was sent: the summarizer's chain, the respond prompt's <MEMORY>."""
+    """The memory inside a prompt as it was sent: the summarizer's chain; the memory of a respond prompt
+    (its <MEMORY> block) and of an answer prompt (before its QUESTION)."""
     text = "\n".join(m["content"] for m in messages)
     problems: list[str] = []
+    if purpose == "respond":
+        shown = re.search(r"<MEMORY>\n(.*?)\n</MEMORY>", messages[0]["content"], re.DOTALL)
+        assert shown is not None, "a respond prompt without its memory block"
+        problems += shown_memory_problems(shown.group(1), state, "respond prompt")
+    if purpose == "answer":
+        question = messages[1]["content"]
+        problems += shown_memory_problems(question[: question.rfind("\n\nQUESTION:")], state, "answer prompt")
     if purpose == "summarize":
         chain = re.search(r"<ACTIVE_CHAIN>\n(.*?)\n?</ACTIVE_CHAIN>", text, re.DOTALL)
         assert chain is not None, "a summarizer prompt without its chain block"
@@ -219,25 +243,31 @@ def test_recorded_responses_in_any_order_never_reach_a_prompt(order: list[int], 
 
 
 def test_the_recorded_responses_through_the_http_client_and_a_loopback_server() -> None:
-    """The same replay over the wire: the server answers each request with the next recorded response."""
+    """The same replay over the wire: the server answers each request with the next recorded response,
+    episodes (dataset turns, then live ones) running until every response was served."""
     responses = cycle(RESPONSES)
-    seen: list[tuple[str, list[Message]]] = []
+    served: list[object] = []
 
     def behave(payload: object) -> tuple[str, str]:
-        assert isinstance(payload, dict)
-        seen.append(("?", payload["messages"]))
+        assert isinstance(payload, dict) and payload["messages"]
+        served.append(payload)
         return ("ok", next(responses))
 
     replay = Replay(iter(()))
+    skipped = 0
     with ScriptedLlmServer(behave) as server:
         settings_ = HttpSettings(preset="http", base_url=server.base_url, model="smollm2-135m", timeout_s=5.0,
                                  max_retries=0)
         with OpenAICompatibleBackend(settings_, tokenizer=ESTIMATOR, rng=random.Random(7)) as backend:
             checking = _Checking(backend, replay)
-            mem = run_episode(checking, replay, live=False)
+            episode = 0
+            while len(served) < len(RESPONSES):
+                mem = run_episode(checking, replay, live=episode % 2 == 1, episode=episode)
+                skipped += sum(isinstance(e, SummarySkipped) for e in _events(mem))
+                episode += 1
     assert not replay.problems, replay.problems[:5]
-    assert len(seen) == checking.calls >= len(EPISODES[0].turns)
-    assert any(isinstance(e, SummarySkipped) for e in _events(mem))
+    assert len(served) == checking.calls >= len(RESPONSES) and episode >= 2
+    assert skipped
 
 
 @dataclass
@@ -352,12 +382,15 @@ def _validation_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(validation, "validate_summary", lambda *args, **kwargs: ())
 
 
-def test_control_without_validation_the_recorded_markup_reaches_the_prompt(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("live", [False, True], ids=["add_turn", "respond"])
+def test_control_without_validation_the_recorded_markup_reaches_the_prompt(
+        monkeypatch: pytest.MonkeyPatch, live: bool) -> None:
     _validation_off(monkeypatch)
     replay = Replay(cycle(RESPONSES))
-    run_episode(ScriptedBackend(replay), replay, live=False)
+    run_episode(ScriptedBackend(replay), replay, live=live)
     text = "\n".join(replay.problems)
     assert "markup or a placeholder" in text and "never issued" in text, replay.problems[:5]
+    assert ("respond prompt" if live else "answer prompt") in text
     assert "besides the turn" in text  # and the prompts grow past their bound
 
 
