@@ -85,6 +85,8 @@ from ledger.events import (
     ProbeJudged,
     SummaryCreated,
     SummaryOverridden,
+    SummaryRejected,
+    SummarySkipped,
     ToolCalled,
     TurnRecorded,
 )
@@ -233,6 +235,8 @@ _COUNTED = {
     BaselineWritten: "summaries_created",
     SummaryOverridden: "overrides_applied",
     OverrideRejected: "override_ids_rejected",
+    SummaryRejected: "summaries_rejected",
+    SummarySkipped: "summary_fallbacks",
     IndexCreated: "indexes_created",
     IndexFolded: "index_folds",
     CapacityMerged: "capacity_merges",
@@ -385,6 +389,8 @@ def _system_row(eps: list[EpisodeOutcome]) -> dict[str, Any]:
     row["self_written_summaries"] = counts["self_written_summaries"]
     row["self_write_fallbacks"] = counts["self_write_fallbacks"]
     row["summarizer_format_retries"] = counts["summarizer_format_retries"]
+    row["summaries_rejected"] = counts["summaries_rejected"]
+    row["summary_fallbacks"] = counts["summary_fallbacks"]
     row["llm_errors"] = counts["llm_errors"]
     row["llm_retries"] = counts["llm_retries"]
     turn_ms = [t for o in eps for t in o.turn_ms]

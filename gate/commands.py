@@ -42,8 +42,11 @@ class RecordTurn:
     The update comes from `summarizer` (the response of a summarizer call)
     or from `self_write` (the inner text of the answering call's
     `<MEMORY_UPDATE>` block, or `NONE`), never from both. `calls` are the
-    turn's earlier model calls (the answering call, a summarizer attempt
-    that was retried), recorded in order before the update.
+    turn's earlier model calls (the answering call, summarizer attempts
+    that were retried), recorded in order before the update. Every
+    summarizer attempt is validated (`gate.validation`); one that fails is
+    recorded as rejected, and when the update itself fails, no summary is
+    written for the turn.
     """
 
     turn: int
@@ -54,6 +57,9 @@ class RecordTurn:
     summarizer: LlmCall | None = None
     self_write: str | None = None
     calls: tuple[LlmCall, ...] = ()
+    #: The answering call's `<MEMORY_UPDATE>` block that summary validation refused (the summarizer then
+    #: wrote the update): recorded as a `summary_rejected` event.
+    rejected_self_write: str | None = None
 
 
 

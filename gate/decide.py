@@ -19,6 +19,8 @@ from ledger.events import (
     OverrideRejected,
     SummaryCreated,
     SummaryOverridden,
+    SummaryRejected,
+    SummarySkipped,
     TurnRecorded,
     WindowEvicted,
 )
@@ -29,7 +31,8 @@ from gate.erasure import Erase, decide_erase
 from gate.errors import CommandRejected
 from gate.pinning import detected_pins, open_loops_shown, summary_pins, survival_check
 from gate.provenance import split_provenance
-from gate.summary_format import SummaryDraft, is_valid_update, parse_summary
+from gate import validation
+from gate.summary_format import NONE_UPDATE, SummaryDraft, is_valid_update, parse_summary
 from projections.render import chain_tokens, clean_text
 from projections.state import EpisodeEvent, EpisodeState, fold, record_id_for
 from projections.tokens import count_tokens, truncate_to_tokens
@@ -75,13 +78,17 @@ def _record_turn(state: EpisodeState, cmd: RecordTurn) -> tuple[Event, ...]:
     overflow = len(state.window) + (1 if remember else 0) - cfg.window_turns
     evicted = state.window[: max(overflow, 0)]
     events += [WindowEvicted(turn=cmd.turn, record_id=r) for r in evicted]
-    events += [_llm_event(cmd.turn, call) for call in cmd.calls]
     update, written_by = _memory_update(cmd)
+    events += _attempt_events(fold(events, state), cmd)
     if cmd.summarizer is not None:
         events.append(_llm_event(cmd.turn, cmd.summarizer))
     if update is not None and not gated:
-        grounds = clean_text(cfg, cmd.source, f"{cmd.user}\n{cmd.agent}")
-        events += _summary_events(fold(events, state), cmd, update, written_by, grounds)
+        refused = _rejections(fold(events, state), cmd, update, written_by)
+        if refused:
+            events += refused
+        else:
+            grounds = clean_text(cfg, cmd.source, f"{cmd.user}\n{cmd.agent}")
+            events += _summary_events(fold(events, state), cmd, update, written_by, grounds)
     if remember:  # after the summary: what it already pinned is not watched twice
         events += detected_pins(fold(events, state), turn=cmd.turn, record_id=rid,
                                 user=clean_text(cfg, cmd.source, cmd.user))
@@ -130,6 +137,11 @@ def _pin(state: EpisodeState, cmd: PinConstraint) -> tuple[Event, ...]:
 
 def _memory_update(cmd: RecordTurn) -> tuple[str | None, str]:
     """The turn's one update (a summarizer response or a self-written block) and who wrote it."""
+    if cmd.rejected_self_write is not None and (cmd.self_write is not None or cmd.summarizer is None):
+        raise CommandRejected(
+            f"RecordTurn(turn={cmd.turn}): a rejected self-written block is replaced by a summarizer call; "
+            "name the summarizer call and no self_write"
+        )
     if cmd.self_write is None:
         return (cmd.summarizer.response if cmd.summarizer else None), "summarizer"
     if cmd.summarizer is not None:
@@ -143,6 +155,67 @@ def _memory_update(cmd: RecordTurn) -> tuple[str | None, str]:
             "with an [OVERRIDES: ...] tag; fall back to the summarizer for this turn"
         )
     return cmd.self_write, "self"
+
+
+def reasons_against(state: EpisodeState, cmd: RecordTurn, response: str) -> tuple[str, ...]:
+    """Why `response` may not become this turn's memory (empty: it may). NONE and empty responses write
+    nothing and are never refused."""
+    if response.strip().upper() == NONE_UPDATE or parse_summary(response) is None:
+        return ()
+    cfg = state.config
+    return validation.validate_summary(state, response, turn=cmd.turn, user=clean_text(cfg, cmd.source, cmd.user),
+                                       agent=clean_text(cfg, cmd.source, cmd.agent))
+
+
+def _attempt_events(state: EpisodeState, cmd: RecordTurn) -> list[EpisodeEvent]:
+    """The turn's earlier calls, each followed by the rejection of what it wrote when that was refused:
+    a summarizer attempt's response, or the answering call's `<MEMORY_UPDATE>` block (the last
+    `respond` call wrote the reply it came with)."""
+    last_respond = max((i for i, c in enumerate(cmd.calls) if c.purpose == "respond"), default=-1)
+    events: list[EpisodeEvent] = []
+    if cmd.rejected_self_write is not None and last_respond < 0:
+        events += _self_write_rejected(state, cmd, cmd.rejected_self_write)
+    attempt = 0
+    for i, call in enumerate(cmd.calls):
+        events.append(_llm_event(cmd.turn, call))
+        if i == last_respond and cmd.rejected_self_write is not None:
+            events += _self_write_rejected(state, cmd, cmd.rejected_self_write)
+        if call.purpose == "summarize":
+            attempt += 1
+            reasons = reasons_against(state, cmd, call.response)
+            if reasons:
+                events.append(SummaryRejected(turn=cmd.turn, purpose="summarize", attempt=attempt, reasons=reasons))
+    return events
+
+
+def _self_write_rejected(state: EpisodeState, cmd: RecordTurn, block: str) -> list[EpisodeEvent]:
+    reasons = reasons_against(state, cmd, block)
+    if not reasons:
+        raise CommandRejected(
+            f"RecordTurn(turn={cmd.turn}): rejected_self_write={block[:80]!r} passes summary validation; "
+            "pass it as self_write"
+        )
+    return [SummaryRejected(turn=cmd.turn, purpose="self_write", attempt=0, reasons=reasons)]
+
+
+def _rejections(state: EpisodeState, cmd: RecordTurn, update: str, written_by: str) -> list[EpisodeEvent]:
+    """The update's rejection and the fallback (the raw record only), or nothing when the update passes."""
+    reasons = reasons_against(state, cmd, update)
+    if not reasons:
+        return []
+    if written_by == "self":
+        raise CommandRejected(
+            f"RecordTurn(turn={cmd.turn}): self_write={update[:80]!r} fails summary validation "
+            f"({', '.join(reasons)}); pass it as rejected_self_write and fall back to the summarizer"
+        )
+    attempt = 1 + sum(c.purpose == "summarize" for c in cmd.calls)
+    earlier = [e for e in _attempt_events(state, cmd) if isinstance(e, SummaryRejected)]
+    every = tuple(dict.fromkeys(r for e in earlier for r in e.reasons)) + reasons
+    return [
+        SummaryRejected(turn=cmd.turn, purpose="summarize", attempt=attempt, reasons=reasons),
+        SummarySkipped(turn=cmd.turn, record_id=record_id_for(cmd.turn), attempts=len(earlier) + 1,
+                       reasons=tuple(dict.fromkeys(every))),
+    ]
 
 
 def _llm_event(turn: int, call: LlmCall) -> LlmCalled:

@@ -40,6 +40,8 @@ from ledger.events import Fact
 
 _FACTS = re.compile(r"\[\s*FACTS\s*[:：]\s*(.*?)\]", re.IGNORECASE | re.DOTALL)
 _OVERRIDES = re.compile(r"\[\s*OVERRIDES\s*[:：]\s*(.*?)\]", re.IGNORECASE | re.DOTALL)
+#: The two tags, for checks that look at the text outside them (`gate.validation`).
+FACTS_TAG, OVERRIDES_TAG = _FACTS, _OVERRIDES
 _SUMMARY_ID = re.compile(r"^[sS]0*(\d+)$")
 _NONE_WORDS = {"", "none", "无", "null", "n/a", "-"}
 

@@ -170,6 +170,38 @@ class OverrideRejected(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SummaryRejected(Event):
+    """A memory update that did not pass summary validation (`gate/validation.py`); none of it was stored.
+
+    `purpose`: `summarize` (a summarizer response) or `self_write` (a
+    `<MEMORY_UPDATE>` block); `attempt` counts the turn's summarizer calls
+    from 1 (0 for a self-write); `reasons` are the validation's codes. The
+    response itself is in the `llm_called` event before it.
+    """
+
+    event_type: ClassVar[str] = "summary_rejected"
+    IDS: ClassVar[str | None] = "reasons"
+    purpose: str
+    attempt: int
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SummarySkipped(Event):
+    """Every memory update of the turn was rejected: the raw record is all the memory keeps of it.
+
+    The fallback after the specific retry; `attempts` counts the rejected
+    updates and `reasons` joins their codes.
+    """
+
+    event_type: ClassVar[str] = "summary_skipped"
+    IDS: ClassVar[str | None] = "reasons"
+    record_id: str
+    attempts: int
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class IndexCreated(Event):
     """A title was put over a group of older summaries (capacity, `index` strategy)."""
 
@@ -460,6 +492,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         SummaryCreated,
         SummaryOverridden,
         OverrideRejected,
+        SummaryRejected,
+        SummarySkipped,
         IndexCreated,
         IndexFolded,
         SummaryArchived,

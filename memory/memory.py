@@ -21,11 +21,12 @@ from dataclasses import dataclass, replace
 
 from gate.admission import gate_verdict
 from gate.commands import LlmCall, PinConstraint, RecordTurn, StartEpisode
-from gate.decide import decide
+from gate.decide import decide, reasons_against
 from gate.erasure import Erase, answer_key, check_erase, index_key, merge_key, turn_key, values_to_erase
 from gate.errors import InvariantViolation
 from gate.invariants import check_i1, check_i2, check_i3, check_i5
 from gate.summary_format import parse_summary, split_memory_update
+from gate.validation import describe
 from ledger.events import (
     ContextRendered, Event, IndexCreated, IndexFolded, LlmCalled, SummaryCreated, ToolCalled,
 )
@@ -35,7 +36,10 @@ from memory.erasure import ErasureReceipt, mentions, personal_texts, receipt, sc
 from memory.cache import HotCache
 from memory.answering import NO_TOOLS, Answer, answer_with_tools, call_backend
 from memory.backends import Backend, Message, make_backend
-from memory.prompts import respond_messages, summarizer_messages, summarizer_retry_messages, tool_result_message
+from memory.prompts import (
+    respond_messages, summarizer_correction_messages, summarizer_messages, summarizer_retry_messages,
+    tool_result_message,
+)
 from memory.toolcalls import parse_tool_calls
 from memory.tools import ToolResult, run_tool
 from projections.config import MemoryConfig
@@ -326,36 +330,51 @@ class Memory:
         split = split_memory_update(talk.text)
         base = RecordTurn(turn=turn, user=user, agent=split.visible, occurred_at=occurred_at, source=source)
         gated = self._gated(user, source)
+        update = split.update
+        refused = update is not None and bool(reasons_against(self.state, base, update))
         if gated:
             command = replace(base, calls=talk.calls)  # the gate admits no memory update for this turn
-        elif split.update is not None:
-            command = replace(base, self_write=split.update, calls=talk.calls)
+        elif update is not None and not refused:
+            command = replace(base, self_write=update, calls=talk.calls)
         else:
             summarizer, attempts = self._summarize(turn, user, split.visible, source)
-            command = replace(base, summarizer=summarizer, calls=(*talk.calls, *attempts))
+            command = replace(base, summarizer=summarizer, calls=(*talk.calls, *attempts),
+                              rejected_self_write=update if refused else None)
         events = _after_their_calls(decide(self.state, command), talk.tool_events)
         recorded = self._commit([context, *events])
-        self_written = split.update is not None and not gated
+        self_written = update is not None and not refused and not gated
         return Reply(split.visible, recorded, self_written=self_written,
                      fallback=not self_written and not gated)
 
     def _summarize(self, turn: int, user: str, agent: str, source: str | None = None
                    ) -> tuple[LlmCall, tuple[LlmCall, ...]]:
-        """The summarizer call to decide on, and the attempt before it if the format had to be retried.
+        """The summarizer call to decide on, and the attempts before it that had to be retried.
 
-        A response that parses but has no `[OVERRIDES: ...]` tag is asked
-        for once more with a reminder of the format; the second response is
-        decided on whatever it holds.
+        A response that summary validation refuses is asked for once more,
+        the prompt naming what was wrong; a response that passes but has no
+        `[OVERRIDES: ...]` tag once more with a reminder of the format. At
+        most one retry of each kind: when the last response is refused too,
+        `decide` keeps the turn as a raw record only (`summary_skipped`).
         """
         cfg = self.state.config
         messages = summarizer_messages(self.state, turn=turn, user=clean_text(cfg, source, user),
                                        agent=clean_text(cfg, source, agent))
-        first = _as_call(self._call(messages, purpose="summarize", turn=turn).event)
-        draft = parse_summary(first.response)
-        if draft is None or draft.has_overrides_tag:
-            return first, ()
-        retry = self._call(summarizer_retry_messages(messages), purpose="summarize", turn=turn)
-        return _as_call(retry.event), (first,)
+        probe = RecordTurn(turn=turn, user=user, agent=agent, source=source)
+        calls: list[LlmCall] = []
+        reminded = corrected = False
+        while True:
+            call = _as_call(self._call(messages, purpose="summarize", turn=turn).event)
+            reasons = reasons_against(self.state, probe, call.response)
+            draft = parse_summary(call.response)
+            if reasons and not corrected:
+                corrected = True
+                messages = summarizer_correction_messages(messages, describe(reasons))
+            elif not reasons and draft is not None and not draft.has_overrides_tag and not reminded:
+                reminded = True
+                messages = summarizer_retry_messages(messages)
+            else:
+                return call, tuple(calls)
+            calls.append(call)
 
     def _converse(self, rendered: Rendered, user: str, turn: int) -> _Conversation:
         """The `respond` call, and the tool loop while it asks for tools; the final text is the reply."""

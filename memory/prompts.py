@@ -7,7 +7,7 @@ they mean.
 
 from __future__ import annotations
 
-from projections.render import Rendered, summary_line
+from projections.render import Rendered, defuse, summary_line
 from projections.state import EpisodeState
 from projections.tokens import count_tokens
 
@@ -58,7 +58,9 @@ def chain_summarizer_messages(
             break
         shown.append(line)
     chain = "\n".join(reversed(shown))
-    body = f"<ACTIVE_CHAIN>\n{chain}\n</ACTIVE_CHAIN>\n<NEW_TURN turn={turn}>\nUSER: {user}\nAGENT: {agent}\n</NEW_TURN>"
+    # The turn's words are defused: a tag someone typed (or a model echoed) cannot close the turn's block.
+    body = (f"<ACTIVE_CHAIN>\n{chain}\n</ACTIVE_CHAIN>\n<NEW_TURN turn={turn}>\nUSER: {defuse(user)}\n"
+            f"AGENT: {defuse(agent)}\n</NEW_TURN>")
     return [{"role": "system", "content": SUMMARIZER_SYSTEM}, {"role": "user", "content": body}]
 
 
@@ -118,6 +120,14 @@ def respond_messages(rendered: Rendered, user: str, *, tools: bool) -> list[dict
 def summarizer_retry_messages(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     """The same summarizer call once more, reminded of the exact format."""
     return [*messages, {"role": "user", "content": SUMMARIZER_FORMAT_REMINDER}]
+
+
+def summarizer_correction_messages(messages: list[dict[str, str]], problems: str) -> list[dict[str, str]]:
+    """The same summarizer call once more, told what was wrong with the answer it gave (not shown the
+    answer again: a model that echoes its prompt would only copy it)."""
+    note = (f"That answer cannot be stored: {problems}. Do not copy the prompt, its ids or its format "
+            "lines; write only what this turn says, or answer NONE.\n" + SUMMARIZER_FORMAT_REMINDER)
+    return [*messages, {"role": "user", "content": note}]
 
 
 def tool_result_message(tool: str, text: str) -> dict[str, str]:

@@ -33,7 +33,8 @@ def get_archived_summary(state: EpisodeState, summary_id: str) -> ToolResult:
     """Any summary by id; if it was superseded, walk `superseded_by` forward to the live successor."""
     s = state.summaries.get(summary_id)
     if s is None:
-        return ToolResult(False, f"no summary with id {summary_id!r}")
+        return ToolResult(False, f"no such id: no summary with id {summary_id!r} in this memory "
+                                 "(its ids are the ones shown, like s0003)")
     if s.redacted:
         return ToolResult(False, f"summary {summary_id} was erased")
     lines = [_describe(s)]
@@ -53,7 +54,8 @@ def get_archived_summary(state: EpisodeState, summary_id: str) -> ToolResult:
 def get_raw_record(state: EpisodeState, reference_id: str) -> ToolResult:
     r = state.raw.get(reference_id)
     if r is None:
-        return ToolResult(False, f"no raw record with id {reference_id!r}")
+        return ToolResult(False, f"no such id: no raw record with id {reference_id!r} in this memory "
+                                 "(its ids are the ones shown, like r0007)")
     if r.user == ERASED:
         return ToolResult(False, f"raw record {reference_id} was erased")
     when = f"; occurred_at {r.occurred_at}" if r.occurred_at else ""
@@ -88,7 +90,8 @@ def get_predecessor_summary(state: EpisodeState, fact_key: str, exclude_value: s
 def expand_index(state: EpisodeState, index_id: str) -> ToolResult:
     entry = state.indexes.get(index_id)
     if entry is None:
-        return ToolResult(False, f"no index entry with id {index_id!r}")
+        return ToolResult(False, f"no such id: no index entry with id {index_id!r} in this memory "
+                                 "(its ids are the ones shown, like i0001)")
     level = f" L{entry.level}" if entry.level > 1 else ""
     lines = [f"{entry.index_id} [INDEX{level} {entry.span}] {len(entry.members)} members"]
     for m in entry.members:

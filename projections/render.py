@@ -138,9 +138,20 @@ def index_title(state: EpisodeState, entry: IndexEntry) -> str:
     return head + body[: state.config.index_title_max_chars]
 
 
+#: The block tags of every prompt: the rendered parts' and the prompts' own (`memory/prompts.py`).
+PROMPT_TAGS: tuple[str, ...] = (*_TAGS.values(), "NEW_TURN", "MEMORY_UPDATE", "MEMORY", "EVICTED_TURNS")
+_PROMPT_TAG_OPEN = re.compile(r"<(?=\s*/?\s*(?:" + "|".join(PROMPT_TAGS) + r")(?![A-Za-z0-9]))", re.IGNORECASE)
+
+
+def defuse(text: str) -> str:
+    """`text` with every prompt tag's `<` made `‹`: inside a raw turn a tag is what someone typed (or a
+    model echoed), and must not open or close a block of the prompt it is shown in."""
+    return _PROMPT_TAG_OPEN.sub("‹", text)
+
+
 def turn_line(record_id: str, turn: int, user: str, agent: str) -> str:
-    """A raw turn as it is shown in a prompt."""
-    return f"[{record_id} turn {turn}] USER: {user} | AGENT: {agent}"
+    """A raw turn as it is shown in a prompt (the record itself keeps its text as it was)."""
+    return f"[{record_id} turn {turn}] USER: {defuse(user)} | AGENT: {defuse(agent)}"
 
 
 def _items(state: EpisodeState) -> dict[str, list[tuple[str, str]]]:

@@ -46,6 +46,8 @@ from ledger.events import (
     SummaryArchived,
     SummaryCreated,
     SummaryOverridden,
+    SummaryRejected,
+    SummarySkipped,
     ToolCalled,
     TurnRecorded,
     WindowEvicted,
@@ -223,6 +225,8 @@ EpisodeEvent = (
     | SummaryCreated
     | SummaryOverridden
     | OverrideRejected
+    | SummaryRejected
+    | SummarySkipped
     | IndexCreated
     | IndexFolded
     | SummaryArchived
@@ -331,7 +335,7 @@ def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
         case (
             RunStarted() | RunFinished() | LlmCalled() | ContextRendered()
             | ProbeAsked() | ToolCalled() | ProbeAnswered() | ProbeJudged() | EpisodeGold()
-            | CapacityMerged() | MergeRejected() | CompactionChecked()
+            | CapacityMerged() | MergeRejected() | CompactionChecked() | SummaryRejected() | SummarySkipped()
         ):
             return state  # recorded for audit and metrics; the memory itself does not change
         case BaselineWritten() | BaselineDropped():

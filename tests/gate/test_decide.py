@@ -116,7 +116,12 @@ def test_validate_overrides_is_a_pure_split() -> None:
 
 def test_long_summary_is_cut_and_marked() -> None:
     config = MemoryConfig(summary_max_tokens=5, tokenizer=ESTIMATOR)
-    _, events = turn(started(config), 1, "word " * 50 + "\n[FACTS: x=1]\n[OVERRIDES: none]")
+    # Fifty different words: one word fifty times is refused as repetition (gate/validation.py), not cut.
+    words = " ".join("the quick brown fox jumps over the lazy dog while seven wizards quietly judge boxing "
+                     "matches and pack my box with five dozen liquor jugs before sphinx of black quartz hears "
+                     "my vow then leaves town at dawn carrying maps bread water rope and a lantern for the "
+                     "long road north".split()[:50])
+    _, events = turn(started(config), 1, words + "\n[FACTS: x=1]\n[OVERRIDES: none]")
     created = next(e for e in events if isinstance(e, SummaryCreated))
     assert created.truncated and len(created.text.split()) <= 5
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import re
 import shutil
 import tempfile
@@ -47,6 +48,8 @@ from ledger.events import (
     OverrideRejected,
     SummaryCreated,
     SummaryOverridden,
+    SummaryRejected,
+    SummarySkipped,
     ToolCalled,
 )
 from ledger.store import Ledger, StreamKey
@@ -73,6 +76,10 @@ FILLER_WORDS = ("lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipis
 GARBAGE_ALPHABET = "abcdxyz !?;:,.=-\n\t"
 NONE_WORDS = {"", "none", "无", "null", "n/a", "-"}
 HUGE = 100_000
+#: Words of a long summary that is not a repetition: over the summary limit (cut) and under the refusal cap.
+_RNG = random.Random(7)
+LONG_WORDS = tuple("".join(_RNG.choice("bcdfghjklmnpqrstvwxz") + _RNG.choice("aeiou") for _ in range(3))
+                   for _ in range(120))
 #: The same generic reply every turn: erasing one raw record must not take every other turn with it.
 AGENT = "Noted."
 
@@ -403,9 +410,10 @@ class MemoryMachine(RuleBasedStateMachine):
 
     def _turn(self, user: str, agent: str, response: str, *, facts: Sequence[tuple[str, str]] = (),
               requested: Sequence[str] = (), created: bool, truncated: bool = False,
-              failure: str | None = None) -> TurnRef:
+              failure: str | None = None, refused: str | None = None) -> TurnRef:
         """Record a turn; `failure` makes its projection write fail: "crash" (the process dies) or
-        "transient" (the error is raised and the memory carries on)."""
+        "transient" (the error is raised and the memory carries on). `refused` names a validation reason
+        the response must be rejected for: then nothing is written and the turn falls back to its raw record."""
         t = self.model.turn + 1
         user, agent = user.format(t=t), agent.format(t=t)
         self.response = response.replace("<next>", self.model.next_summary_id())
@@ -428,6 +436,14 @@ class MemoryMachine(RuleBasedStateMachine):
         written = [e for e in events if isinstance(e, SummaryCreated)]
         overridden = [e.summary_id for e in events if isinstance(e, SummaryOverridden)]
         rejected = sum(len(e.rejected) for e in events if isinstance(e, OverrideRejected))
+        skipped = [e for e in events if isinstance(e, SummarySkipped)]
+        if refused is not None:
+            assert not created and len(skipped) == 1 and refused in skipped[0].reasons, (refused, skipped)
+            assert all(isinstance(e, SummaryRejected) and refused in e.reasons
+                       for e in events if isinstance(e, SummaryRejected))
+            event(f"turn: refused for {refused}")
+        else:
+            assert not skipped, skipped
         if created:
             sid = self.model.next_summary_id()
             applied, n_rejected = self.model.validate_overrides(facts, requested)
@@ -502,7 +518,7 @@ class MemoryMachine(RuleBasedStateMachine):
     @rule(
         target=turns,
         kind=st.sampled_from(["prose only", "no overrides tag", "none", "empty", "tags only", "garbage",
-                              "hallucinated", "duplicates", "huge"]),
+                              "hallucinated", "duplicates", "long", "huge"]),
         facts=fact_lists,
         ref=st.one_of(turns, hallucinated),
         garbage=st.text(alphabet=GARBAGE_ALPHABET, max_size=60),
@@ -519,7 +535,7 @@ class MemoryMachine(RuleBasedStateMachine):
         if kind == "prose only":
             return multiple(self._turn(user, agent, "the user talked about their week", created=True))
         if kind == "no overrides tag":
-            return multiple(self._turn(user, agent, contract(f"User: {said}", facts, None), facts=facts,
+            return multiple(self._turn(user, agent, contract(f"User said: {said}", facts, None), facts=facts,
                                        created=True))
         if kind == "none":
             return multiple(self._turn(user, agent, none_word, created=False))
@@ -529,25 +545,41 @@ class MemoryMachine(RuleBasedStateMachine):
             spellings, _ = self._overrides([ref], False)
             return multiple(self._turn(user, agent, contract("", (), spellings), created=False))
         if kind == "garbage":
-            created = bool(garbage.strip()) and garbage.strip().upper() != "NONE"
-            return multiple(self._turn(user, agent, garbage, created=created))
+            text = garbage.strip()
+            if not text or text.upper() == "NONE":
+                return multiple(self._turn(user, agent, garbage, created=False))
+            if not any(c.isalnum() for c in text):  # no word at all: refused, never stored as a note
+                return multiple(self._turn(user, agent, garbage, created=False, refused="garbage"))
+            # Letters: a note, unless it repeats a line or copies the format's '; ...' (also refused).
+            lines = [" ".join(x.split()).casefold() for x in garbage.splitlines()]
+            repeated = any(len(x) >= 8 and lines.count(x) >= 3 for x in lines)
+            ellipsis = re.search(r"[;]\s*\.\.\.\s*$", garbage, re.MULTILINE) is not None
+            if repeated or ellipsis:
+                return multiple(self._turn(user, agent, garbage, created=False,
+                                           refused="repetition" if repeated else "placeholder"))
+            return multiple(self._turn(user, agent, garbage, created=True))
         if kind == "hallucinated":
             ids = [h for h in (ref,) if isinstance(h, tuple)] or [("s0999", "s999")]
             spellings, requested = self._overrides([*ids, ("s4242", "s4242"), NEXT_ID], False)
-            return multiple(self._turn(user, agent, contract(f"User: {said}", facts, spellings), facts=facts,
+            return multiple(self._turn(user, agent, contract(f"User said: {said}", facts, spellings), facts=facts,
                                        requested=requested, created=True))
         if kind == "duplicates":
             spellings, requested = self._overrides([ref, ref], True)
             assert len(requested) <= 1
-            return multiple(self._turn(user, agent, contract(f"User: {said}", facts, spellings), facts=facts,
+            return multiple(self._turn(user, agent, contract(f"User said: {said}", facts, spellings), facts=facts,
                                        requested=requested, created=True))
-        assert kind == "huge"
+        if kind == "long":  # over the summary limit, not a repetition: cut and counted
+            kept = facts if huge_facts else []
+            response = contract("", kept, ["none"]) + "\n" + " ".join(LONG_WORDS)
+            assert CONFIG.summary_max_tokens < count_tokens(response, ESTIMATOR) < 4 * CONFIG.summary_max_tokens
+            return multiple(self._turn(user, agent, response, facts=kept, created=True, truncated=True))
+        assert kind == "huge"  # one phrase until 100k characters: refused whole, its facts with it
         kept = facts if huge_facts else []
         head = contract("", kept, ["none"]) + "\n"
         filler = " ".join(FILLER_WORDS[i % len(FILLER_WORDS)] for i in range(HUGE))
         response = (head + filler)[:HUGE]
         assert len(response) == HUGE
-        return multiple(self._turn(user, agent, response, facts=kept, created=True, truncated=True))
+        return multiple(self._turn(user, agent, response, created=False, refused="too_long"))
 
     @rule(target=turns, facts=fact_lists, refs=st.lists(st.one_of(turns, hallucinated), max_size=2))
     def crash_between_the_two_commits(self, facts: list[tuple[str, str]],

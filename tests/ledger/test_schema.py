@@ -38,6 +38,8 @@ from ledger.events import (
     SummaryArchived,
     SummaryCreated,
     SummaryOverridden,
+    SummaryRejected,
+    SummarySkipped,
     ToolCalled,
     TurnRecorded,
     WindowEvicted,
@@ -103,6 +105,8 @@ SAMPLE_EVENTS: tuple[Event, ...] = (
     ),
     SummaryOverridden(turn=3, summary_id="s-0001", superseded_by=("s-0002",)),
     OverrideRejected(turn=4, summary_id=None, rejected=("s-0009", "s-0010"), reason="unknown summary id"),
+    SummaryRejected(turn=4, purpose="summarize", attempt=2, reasons=("markup", "unknown_id")),
+    SummarySkipped(turn=4, record_id="r-0004", attempts=2, reasons=("markup", "unknown_id", "repetition")),
     IndexCreated(
         turn=8,
         index_id="i-0001",

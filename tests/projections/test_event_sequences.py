@@ -53,6 +53,8 @@ from ledger.events import (
     SummaryArchived,
     SummaryCreated,
     SummaryOverridden,
+    SummaryRejected,
+    SummarySkipped,
     ToolCalled,
     TurnRecorded,
     WindowEvicted,
@@ -149,7 +151,13 @@ class _Builder:
 
 def _noop(draw: st.DrawFn, turn: int) -> EpisodeEvent:
     """Events recorded for audit only: the memory does not change."""
-    kind = draw(st.sampled_from(["llm", "context", "tool", "merged", "merge rejected", "compaction"]))
+    kind = draw(st.sampled_from(["llm", "context", "tool", "merged", "merge rejected", "compaction",
+                                 "summary rejected", "summary skipped"]))
+    if kind == "summary rejected":
+        return SummaryRejected(turn=turn, purpose=draw(st.sampled_from(["summarize", "self_write"])),
+                               attempt=draw(st.integers(0, 3)), reasons=("markup", "unknown_id"))
+    if kind == "summary skipped":
+        return SummarySkipped(turn=turn, record_id=f"r{turn:04d}", attempts=2, reasons=("repetition",))
     if kind == "llm":
         return LlmCalled(turn=turn, purpose="summarize", backend="b", model="m", prompt_hash="h", text=draw(texts))
     if kind == "context":

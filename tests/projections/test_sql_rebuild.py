@@ -38,6 +38,8 @@ from ledger.events import (
     SummaryArchived,
     SummaryCreated,
     SummaryOverridden,
+    SummaryRejected,
+    SummarySkipped,
     TurnRecorded,
     WindowEvicted,
 )
@@ -259,6 +261,11 @@ raw_events = st.one_of(
               records=_ids(RIDS), summaries=_ids(SIDS), indexes=_ids(IIDS), pins=_ids(PIDS)),
     st.builds(OverrideRejected, turn=turns, summary_id=st.none() | st.sampled_from(SIDS), rejected=_ids(SIDS),
               reason=st.just("not in the chain")),
+    st.builds(SummaryRejected, turn=turns, purpose=st.sampled_from(("summarize", "self_write")),
+              attempt=st.integers(0, 3), reasons=st.lists(st.sampled_from(("markup", "unknown_id")), max_size=2)
+              .map(tuple)),
+    st.builds(SummarySkipped, turn=turns, record_id=st.sampled_from(RIDS), attempts=st.integers(1, 3),
+              reasons=st.just(("repetition",))),
     st.builds(ConstraintPinned, turn=turns, pin_id=st.sampled_from(PIDS), kind=st.sampled_from(("constraint", "open_loop")),
               text=small_text, origin=st.sampled_from(("declared", "summary", "detected")),
               record_id=st.none() | st.sampled_from(RIDS), summary_id=st.none() | st.sampled_from(SIDS)),
