@@ -557,6 +557,13 @@ def _negated_copula(clause: str) -> bool:
                           clause, re.IGNORECASE))
 
 
+_PAST_FRAME = re.compile(
+    r"^(?:back\s+(?:in|when|then)\b.*|when\s+i\s+was\b.*|years\s+ago|in\s+the\s+past|as\s+a\s+(?:kid|child|student)|"
+    r"(?:last|that)\s+(?:year|time)|at\s+my\s+old\s+\w+|in\s+(?:uni|college|school|high\s+school))$",
+    re.IGNORECASE,
+)
+
+
 def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> Clause:
     """Read one English sub-clause (no sentence punctuation inside).
 
@@ -568,6 +575,8 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         return None
     if correcting:
         clause = re.sub(r"\bshould\s+(?:be|read|say|have\s+been)\b", "is", clause, flags=re.IGNORECASE)
+    if _PAST_FRAME.match(clause):
+        return Blocked("a past frame")  # "back in uni, my X was V": what follows is the past
     m = _I_CHANGE.search(clause)
     if m:
         if _blocked(clause[: m.start()]):

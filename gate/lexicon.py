@@ -342,6 +342,8 @@ class _Reader:
                 self.topic, self.pending = None, []
             elif isinstance(read, Blocked):
                 self.topic, self.pending = None, []
+                if read.reason == "a past frame":
+                    index += 1  # the clause the frame governs is about the past
             else:
                 self.pending = [*self.pending[-2:], body]
                 if self.topic is not None and self.topic.bare:
