@@ -72,7 +72,7 @@ _BLOCKERS = frozenset(
     want wants wanted wanna hoping said says say saying told tells tell telling mentioned
     mention claims claimed claim thinks think thought believe believes believed heard hear
     according asked asks ask not don't doesn't didn't dont doesnt didnt never won't wont
-    wouldn't when whenever once until before after than unsure whose guess guessing isnt aint wasnt
+    wouldn't when whenever once until than unsure whose guess guessing isnt aint wasnt
     doesnt dont didnt cant cannot wouldnt shouldnt
     pretend pretending assume assuming bet dreamt dreamed dream swears swore swear insists insisted argues argued
     reckons writes wrote claiming
@@ -85,7 +85,8 @@ _OPENER_LABELS = frozenset(
     """.split()
 )
 _OPENER_PHRASES = ("heads up", "quick note", "quick update", "small update", "just so you know",
-                   "for the record", "for your records", "side note", "one more thing", "new info")
+                   "for the record", "for your records", "side note", "one more thing", "new info", "note to self",
+                   "remember this", "memo", "reminder to self", "fyi all", "important")
 
 _W = r"[^\W_][\w\-]*(?:\([\w]{1,3}\)[\w\-]*)?"
 _XW = r"[^\W_][\w\-'’]*(?:\([\w]{1,3}\)[\w\-]*)?"  # a slot word ("401(k)") that may carry a possessive, checked later
@@ -96,21 +97,22 @@ _ADV = (r"(?:(?P<adv>now|currently|still|actually|really|officially|finally|basi
         r"at\s+present|right\s+now|these\s+days|nowadays|technically|just)\s+)?")
 _ADV_CHANGE = frozenset({"now", "currently", "finally", "presently", "at present", "right now",
                          "these days", "nowadays", "actually"})
-_COPULA = (r"(?P<cop>(?<=\S)\s*=|(?<=[^\s\d])\s*:|\s+(?:(?:currently|now|still|usually|normally|actually)\s+)?(?:is|iz|si|'s|’s|"
+_COPULA = (r"(?P<cop>(?<=\S)\s*=|(?<=[^\s\d])\s*:|\s+na(?=\s)|\s+now(?=\s)|"
+           r"\s+(?:(?:currently|now|still|usually|normally|actually)\s+)?(?:is|iz|si|'s|’s|"
            r"it\s+is|it's|it’s|sits\s+at|stands\s+at|comes\s+to|reads|has\s+been|have\s+been|remains|stays|is\s+set\s+to|is\s+listed\s+as|reads|"
            r"stands\s+at|comes\s+to|sits\s+at|is\s+at|'s\s+at|equals|happens\s+to\s+be|has\s+become|became|"
            r"is\s+down\s+as|is\s+recorded\s+as|is\s+registered\s+as|is\s+saved\s+as|is\s+on\s+file\s+as|"
            r"ended\s+up\s+(?:being|as)|is\s+back\s+to|'s\s+back\s+to|is\s+now\s+back\s+to|was\s+\w+(?:\s+\w+){0,3}\s+and\s+is|"
            r"is\s+in\s+fact|is\s+actually)\b|\s*(?:→|->|=>))")
 _CHANGE_VERB = (
-    r"(?:(?:has|have|had)\s+(?:been\s+|just\s+|now\s+|finally\s+|recently\s+)*|(?:was|is|got|were|just|"
+    r"(?:(?:has|have|had)\s+(?:been\s+|just\s+|now\s+|finally\s+|recently\s+)*|(?:was|is|got|were|just|don|done|"
     r"recently|finally|officially|now)\s+(?:been\s+|just\s+)?)*"
     r"(?P<verb>changed|updated|switched|moved|shifted|swapped|bumped|reset|upgraded|downgraded|"
     r"raised|lowered|increased|decreased|reduced|transferred|relocated|reassigned|converted|"
     r"changed\s+over|switched\s+over|went\s+up|went\s+down|gone\s+up|gone\s+down|jumped|dropped|"
     r"fell|fallen|became|become|modified|adjusted|revised|corrected|amended|reverted|returned|went\s+back|"
     r"changed\s+back|switched\s+back|moved\s+back|bumped\s+up|bumped\s+down|renamed|reassigned|replaced|"
-    r"migrated|ported|rebooked|rescheduled|pushed|postponed|brought\s+forward|increased|cut)"
+    r"migrated|ported|rebooked|rescheduled|pushed|postponed|brought\s+forward|increased|cut|went|shifted)"
 )
 _FROM = r"(?:\s+from\s+(?P<old>.+?))?"
 _TO = r"\s+(?:over\s+|back\s+|up\s+|down\s+)?(?:to|into|as)\s+"
@@ -118,8 +120,9 @@ _TO = r"\s+(?:over\s+|back\s+|up\s+|down\s+)?(?:to|into|as)\s+"
 _MY = re.compile(r"\bmy\s+", re.IGNORECASE)
 _I_CHANGE = re.compile(
     r"\b(?:i|we|they|someone|somebody|hr|it|the\s+company|the\s+office|my\s+(?:company|employer|office|landlord|bank))"
-    r"(?:'ve|’ve|\s+have|\s+had|\s+just|\s+finally|\s+recently|\s+officially|\s+now)*\s+"
-    r"(?P<verb>changed|updated|switched|moved|set|swapped|bumped|reset|upgraded|downgraded|raised|"
+    r"(?:'ve|’ve|\s+have|\s+had|\s+just|\s+finally|\s+recently|\s+officially|\s+now|\s+went\s+ahead\s+and|"
+    r"\s+(?:just\s+|finally\s+)?went\s+and)*\s+"
+    r"(?P<verb>changed|updated|switched|moved|set|swapped|bumped|reset|upgraded|downgraded|raised|shifted|"
     r"lowered|increased|decreased|transferred|relocated|changed\s+over|switched\s+over|adjusted|"
     r"corrected|modified|amended)\s+my\s+" + _ADJ + _SLOT + _FROM + _TO + r"(?P<value>.+)$",
     re.IGNORECASE,
@@ -132,7 +135,8 @@ _BARE_PAST = re.compile(
     re.IGNORECASE,
 )
 _SWAPPED_OUT = re.compile(
-    r"\b(?:swapped|traded|replaced|switched|exchanged)\s+(?P<old>.+?)\s+(?:out\s+)?(?:for|with)\s+(?P<value>.+?)\s+(?:as|for)\s+"
+    r"\b(?:swapped|traded|replaced|switched|exchanged|dropped|ditched|dumped|traded\s+in|binned|chucked)\s+(?P<old>.+?)\s+"
+    r"(?:out\s+)?(?:for|with)\s+(?P<value>.+?)\s+(?:as|for)\s+"
     r"my\s+" + _ADJ + _SLOT + r"$",
     re.IGNORECASE,
 )
@@ -222,6 +226,14 @@ _BACK_TOPIC = re.compile(
     r"(?:\s+(?:lol|haha+|btw|fyi|rn|now|ok|okay|tho))*$",
     re.IGNORECASE,
 )
+_IF_YOU_NEED = re.compile(
+    r"^(?:if|in\s+case|whenever)\s+you\s+(?:ever\s+)?(?:need|want|wanna|have\s+to\s+know|are\s+asked\s+for)\s+(?:to\s+know\s+)?"
+    r"my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
+_GAVE_WRONG = re.compile(r"\b(?:i\s+)?(?:gave|told|sent)\s+you\s+the\s+wrong\s+" + _SLOT + r"(?:\s+(?:before|earlier|last\s+time))?$",
+                         re.IGNORECASE)
+_OUT_IN = re.compile(r"^out\s+with\s+(?P<old>.+?),?\s+in\s+with\s+(?P<value>.+?)\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT + r"$",
+                     re.IGNORECASE)
+_TERSE = re.compile(r"^(?:my\s+)?" + _ADJ + _SLOT + r"\s+(?:now|is\s+now)\s+(?P<value>.+)$", re.IGNORECASE)
 _OWNED_ALONE = re.compile(r"^(?:(?:so|and|oh|ok|okay|well|also|yeah|now|then)\s+)*my\s+" + _ADJ + _SLOT
                          + r"(?:\s+(?:lol|haha+|btw|though|tho))*$", re.IGNORECASE)
 _OF_ME_CHANGED = re.compile(
@@ -284,7 +296,7 @@ _ANAPHOR = re.compile(
     r"now(?:\s+it(?:'s|’s|\s+is))?\s+|"
     r"(?:the\s+)?new\s+one(?:'s|’s|\s+is|:)\s*|"
     r"(?:these\s+days|nowadays|currently|today)\s+it(?:'s|’s|\s+is)\s+|"
-    r"it\s+should\s+(?:be|say|read)\s+|mine(?:'s|’s|\s+is)\s+(?:now\s+)?|it\s+(?:reads|says)\s+|"
+    r"it\s+should\s+(?:be|say|read)\s+|mine(?:'s|’s|\s+is)\s+(?:now\s+)?|it\s+(?:reads|says)\s+|which(?:'s|’s|\s+is)\s+|"
     r"(?:it|that)(?:'s|’s|\s+is)\s+back\s+to\s+|back\s+to\s+|(?:it\s+)?went\s+back\s+to\s+|now\s+at\s+|"
     r"(?:and\s+)?(?:the\s+)?(?:new|current|updated)\s+(?:one|value)\s+(?:is|=|:)\s*"
     r")(?P<value>.+)$",
@@ -321,7 +333,7 @@ _VALUE_STOP = frozenset(
 )
 _VALUE_BAD_FIRST = frozenset({"not", "never", "no", "n't", "probably", "maybe", "perhaps", "possibly",
                               "likely", "either", "neither", "whatever", "unknown", "tbd", "still", "going", "gonna",
-                              "about", "supposed", "expected", "due", "set", "meant", "hopefully", "soon"})
+                              "supposed", "expected", "due", "meant", "hopefully", "soon"})
 _TRAIL = re.compile(
     r"(?:\s+|\s*[-–—]\s*)(?:now|anymore|any\s+more|today|these\s+days|nowadays|currently|at\s+the\s+moment|"
     r"right\s+now|as\s+of\s+(?:today|now|this\s+\w+|\w+day)|for\s+now|btw|by\s+the\s+way|fyi|"
@@ -331,7 +343,8 @@ _TRAIL = re.compile(
     r"if\s+(?:that|it)\s+matters|in\s+case\s+(?:that|it)\s+matters|just\s+fyi|for\s+reference|"
     r"for\s+the\s+record|as\s+well|too|yesterday|last\s+\w+|this\s+(?:morning|week|month|year|afternoon)|"
     r"earlier|recently|lately|a\s+while\s+ago|in\s+your\s+notes|in\s+my\s+profile|on\s+file|"
-    r"for\s+me|:\)|:-\)|!+)$",
+    r"for\s+me|only|itself|lah|leh|lor|liao|already|la|ah|o|sha|abeg|innit|mate|period|full\s+stop|yeah|yh|ya|eh|"
+    r"this\s+arvo|no\s+dramas|cheers|:\)|:-\)|!+)$",
     re.IGNORECASE,
 )
 _CHANGE_TRAIL = re.compile(r"\b(?:now|anymore|any\s+more|from\s+now\s+on|going\s+forward|starting\s+(?:today|now)|"
@@ -392,7 +405,7 @@ _CONNECTIVE = re.compile(
     r"then|also|at\s+your\s+(?:earliest\s+)?convenience|in\s+your\s+(?:notes|records|system|file)|for\s+your\s+"
     r"(?:records|reference|information)|in\s+the\s+system|on\s+file|in\s+my\s+(?:profile|record|file)|idk|ngl|fwiw|"
     r"by\s+(?:the|my|our|hr|admin|it)\b|many\s+thanks|cheers|regards|as\s+per|per\s+the|ty|tysm|thx|thank\s+u|atm|"
-    r"asap|pls|plz|k\b|kk|xx|x\b|sorry|apologies|oops|"
+    r"asap|pls|plz|k\b|kk|xx|x\b|sorry|apologies|oops|innit|mate|lah|leh|lor|liao|full\s+stop|from\s+(?!\d)|"
     r"and\s+(?:i|i'm|i've|it|it's|that|this|my|please|so|then|now|we|you)|please|pls|thanks|thank\s+you|just\s+so|"
     r"in\s+case|as\s+of|starting|effective|from\s+now|going\s+forward|for\s+now|btw|by\s+the\s+way|fyi|lol|"
     r"haha+|hehe|lmao|tbh|rn|right\s+now|at\s+the\s+moment|these\s+days|nowadays|now\s+that|after|before|"
@@ -542,7 +555,7 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
         return Topic(slot, True) if slot else None
     m = _MY_CONTRACTED.match(rest)
     if m and clean_slot(m["slot"]) is not None and not re.search(
-            r"\b(?:(?:that|this|it|which|who)(?:'s|’s|\s+is|\s+was)|for|about|regarding|of|with|to|on|re|concerning)\s*$",
+            r"\b(?:(?:that|this|it|which|who)(?:'s|’s)|is|was|are|were|for|about|regarding|of|with|to|on|re|concerning)\s*$",
             clause[:start], re.IGNORECASE):
         value = re.sub(r"^(?:been|become|gone\s+(?:up|down)\s+to|now\s+been)\s+", "", m["value"], flags=re.IGNORECASE)
         if re.match(r"(?:not|never|no\s+longer)\b", value, re.IGNORECASE):
@@ -591,6 +604,13 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             result = _found(m["slot"], m["value"], change=pattern is _REPLACE_MY, adj=m["adj"])
             if result is not None:
                 return result
+    m = _OUT_IN.match(clause)
+    if m:
+        return _found(m["slot"], m["value"], change=True, adj=m["adj"])
+    for pattern in (_IF_YOU_NEED, _GAVE_WRONG):
+        m = pattern.search(clause)
+        if m and clean_slot(m["slot"]):
+            return Topic(clean_slot(m["slot"]) or "", pattern is _GAVE_WRONG, bare=True)
     for pattern in (_OF_ME_CHANGED, _NEW_ALONE):
         m = pattern.match(clause)
         if m and clean_slot(m["slot"]):
@@ -677,6 +697,12 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     m = _OWNED_ALONE.match(clause)
     if m and clean_slot(m["slot"]):
         return Topic(clean_slot(m["slot"]) or "", False, bare=True)  # "my office floor" (it is 7F)
+    for pattern, change in ((_TERSE, True),):
+        m = pattern.match(clause)
+        if m and not _blocked(m["value"]):
+            result = _found(m["slot"], m["value"], change=change, adj=m["adj"])
+            if result is not None:
+                return result
     result = _label(clause)
     if result is not None:
         return result
@@ -703,7 +729,8 @@ def asked_slot(sentence: str) -> Topic | None:
 
 def bare_value(clause: str) -> str | None:
     """A clause that is only a value ("C12", "it's C12"), as the answer to a slot just named."""
-    clause = re.sub(r"^(?:(?:so|yeah|yep|ok|okay|well|um+|uh+|oh|and|like|easy|simple|honestly)\s*[,—–-]?\s+)+", "",
+    clause = re.sub(r"^(?:(?:so|yeah|yep|yes|ok|okay|well|um+|uh+|oh|and|like|easy|simple|honestly|correct|right|exactly|"
+                    r"indeed|sure)\s*[,—–-]?\s+)+", "",
                     clause.strip(), flags=re.IGNORECASE)
     value, _ = _clean_value(re.sub(r"^(?:it(?:'s|’s|\s+is)|its|that(?:'s|’s|\s+is)|mine(?:'s|’s|\s+is))\s+", "",
                                    clause, flags=re.IGNORECASE))

@@ -309,7 +309,9 @@ class _Reader:
             if not body or (_is_interrogative(body) and not _REQUEST.match(body)):
                 continue
             read = self.read(body)
-            if isinstance(read, Found) and self.pending and body.lower().startswith(read.value.lower()):
+            if (isinstance(read, Found) and self.pending and body.lower().startswith(read.value.lower())
+                    and not re.match(r"(?:yes|no|correct|right|ok|okay|sure|yeah|yep|exactly|indeed|so|well)\b",
+                                     self.pending[-1], re.IGNORECASE)):
                 # "nights, 22:00-06:00 is what I use as my shift": the value began before the comma.
                 text = ", ".join([*self.pending, body])
                 longer = _read(text, self.topic is not None, self.correcting, self.zh(text))
@@ -350,7 +352,12 @@ class _Reader:
                     self.topic = None  # a slot named on its own is answered in the clause right after it, or not at all
 
 
+_FILLERS = re.compile(r"(?<![\w'])(?:um+|uh+|erm+|er|hmm+|uhm)(?![\w'])[,]?", re.IGNORECASE)
+
+
 def _facts(text: str) -> Iterator[FactMention]:
+    text = _FILLERS.sub(lambda m: " " * len(m.group(0)), text)
+    text = re.sub(r"(?<=\s)\s+", " ", text)
     reader = _Reader(text)
     for sentence, asked in _sentences(text):
         subs = list(_sub_clauses(sentence, reader.zh(sentence)))
@@ -364,9 +371,11 @@ def _facts(text: str) -> Iterator[FactMention]:
                          else grammar_en.asked_slot(sentence))
             reader.topic = slot_only  # "oh and my locker? C12": the next sentence answers it
             if slot_only is None:
-                # A statement said as a question ("My city changed to Oslo?") still carries an explicit change.
+                # A statement said as a question ("My city changed to Oslo?") still carries an explicit change,
+                # and "you know how my X was 3F?" opens X for what follows.
                 yield from reader.sentence(subs, tagged=True)
-                reader.topic = None
+                if reader.topic is not None and not reader.topic.change:
+                    reader.topic = None
             continue
         if tagged:
             subs = subs[:-1]
