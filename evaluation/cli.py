@@ -139,6 +139,13 @@ def cli() -> None:
 @click.option("--judge-base-url", default=None)
 @click.option("--timeout", type=float, default=None, help="Seconds per HTTP request (default 60).")
 @click.option("--max-retries", type=int, default=None, help="Retries on 429/5xx/disconnects (default 4).")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Episodes (and systems) run on this many threads while they wait for the model; one thread "
+                   "writes the ledger, and the result is the same as with one worker.")
+@click.option("--rpm", type=click.IntRange(min=1), default=None,
+              help="At most this many requests a minute per HTTP endpoint, shared by all workers and purposes.")
+@click.option("--tpm", type=click.IntRange(min=1), default=None,
+              help="At most this many prompt tokens a minute per HTTP endpoint, shared like --rpm.")
 @click.option("--env-file", default=".env", show_default=True, type=click.Path(dir_okay=False),
               help="Read backend settings (and API keys) from this file when not in the environment.")
 @click.option("--replay-llm", "replay_llm", default=None, metavar="RUN",
@@ -180,7 +187,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
             env_file: str, replay_llm: str | None, inspect_path: str | None, question_types: str | None,
             max_turns: int | None, redis_url: str | None = None, gate_level: str = "off",
             context_budget: int = MemoryConfig().context_budget,
-            source_policies: dict[str, dict[str, Any]] | None = None, poison: bool = False) -> None:
+            source_policies: dict[str, dict[str, Any]] | None = None, poison: bool = False, workers: int = 1,
+            rpm: int | None = None, tpm: int | None = None) -> None:
     """Run memory systems over a dataset; the whole run goes into one ledger.
 
     A run id that exists but never finished (a crash, Ctrl-C) is resumed
@@ -193,6 +201,7 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
       ledgermem run --backend deepseek --limit 2          # DEEPSEEK_API_KEY from the environment or .env
       ledgermem run --replay-llm demo --run-id demo-again   # no model, no network
       ledgermem run --poison --source-policy web=remember:false --gate-level pattern
+      ledgermem run --backend deepseek --workers 16 --rpm 500 --tpm 400000
     """
     if dataset_path and synthetic:
         raise click.UsageError("give either --dataset or --synthetic, not both")
@@ -226,7 +235,7 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
                       summarize_base_url=summarize_base_url, judge_model=judge_model, judge_base_url=judge_base_url,
                       timeout=timeout, max_retries=max_retries, env_file=Path(env_file),
                       replay_llm=resolve_run(replay_llm, Path(runs_dir)) if replay_llm else None,
-                      cache=HotCache.connect(redis_url) if redis_url else None)
+                      cache=HotCache.connect(redis_url) if redis_url else None, workers=workers, rpm=rpm, tpm=tpm)
     selected = ds.episodes[:limit] if limit else ds.episodes
     total = len(opts.systems) * sum(len(e.turns) + len(e.probes) + memory_points for e in selected)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -280,6 +289,13 @@ def report_cmd(run: str, runs_dir: str) -> None:
 @click.option("--backend", default="heuristic", show_default=True, help="LLM backend (as for `run`).")
 @click.option("--model", default=None)
 @click.option("--base-url", default=None)
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Episodes (and systems) run on this many threads while they wait for the model; one thread "
+                   "writes the ledger, and the result is the same as with one worker.")
+@click.option("--rpm", type=click.IntRange(min=1), default=None,
+              help="At most this many requests a minute per HTTP endpoint, shared by all workers and purposes.")
+@click.option("--tpm", type=click.IntRange(min=1), default=None,
+              help="At most this many prompt tokens a minute per HTTP endpoint, shared like --rpm.")
 @click.option("--env-file", default=".env", show_default=True, type=click.Path(dir_okay=False))
 @click.option("--personal-data/--no-personal-data", default=True, show_default=True)
 @fails_cleanly
@@ -479,7 +495,7 @@ def erase_cmd(run: str, episode: str, system: str, slot: str | None, value: str 
     path = resolve_run(run, Path(runs_dir))
     receipt = erase_in_run(path, system=system, episode=episode, slot=slot, value=value, record_id=record_id,
                            subject=subject, legal_basis=legal_basis, exports=[Path(e) for e in exports],
-                           cache=HotCache.connect(redis_url) if redis_url else None)
+                           cache=HotCache.connect(redis_url) if redis_url else None, workers=workers, rpm=rpm, tpm=tpm)
     if as_json:
         click.echo(json.dumps(receipt.as_dict(), ensure_ascii=False, indent=2))
     else:

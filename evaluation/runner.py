@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import platform
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from evaluation.baselines import BASELINES, BaselineMemory
 from evaluation.datasets import Dataset, Episode, Probe
 from evaluation.errors import EvaluationError, RunExists, RunNotFound, UnknownSystem
+from evaluation.workers import WorkerPool
 from evaluation.judge import JUDGES, LlmJudge, StringJudge
 from evaluation.metrics import EpisodeOutcome, compute_metrics, outcomes_from_ledger, without_timing
 from ledger.events import EpisodeGold, Event, LlmCalled, ProbeAnswered, ProbeAsked, ProbeJudged, RunFinished, RunStarted
@@ -28,6 +30,8 @@ from ledger.parquet import MANIFEST, ParquetLedger
 from ledger.store import Ledger, StreamKey
 from ledger.schema import canonical_json
 from memory.backends import Backend, RoutedBackend, make_backend
+from memory.ratelimit import RateLimiter
+from memory.prompts import today_line
 from memory.replay_backend import ReplayBackend
 from gate.decide import decide
 from gate.erasure import Erase, values_to_erase
@@ -77,6 +81,11 @@ class RunOptions:
     replay_llm: Path | None = None  # answer every call from this recorded run's llm_called events
     # A Redis hot cache for three_layer's rendered layers; never recorded: it must not change any result.
     cache: HotCache | None = field(default=None, compare=False)
+    # How the run is executed, never recorded either: episodes on `workers` threads, and per HTTP endpoint
+    # (base URL) at most `rpm` requests and `tpm` prompt tokens a minute, shared by all workers and purposes.
+    workers: int = 1
+    rpm: int | None = None
+    tpm: int | None = None
 
     def recorded(self, backends: dict[str, Any] | None = None) -> dict[str, Any]:
         """What `run_started` records, and what a resumed run must match (never an API key)."""
@@ -97,7 +106,7 @@ class Backends:
 
 
 def _one_backend(name: str, purpose: str, opts: RunOptions, *, model: str | None, base_url: str | None,
-                 tokenizer: str) -> tuple[Backend, dict[str, Any]]:
+                 tokenizer: str, limiters: dict[str, RateLimiter]) -> tuple[Backend, dict[str, Any]]:
     if name == "heuristic":
         backend = make_backend(name, tokenizer=tokenizer)
         return backend, {"backend": name, "model": backend.model}
@@ -106,7 +115,10 @@ def _one_backend(name: str, purpose: str, opts: RunOptions, *, model: str | None
 
     flags = {"model": model, "base_url": base_url, "timeout_s": opts.timeout, "max_retries": opts.max_retries}
     settings, sources = resolve_http_settings(purpose, name, flags=flags, dotenv=opts.env_file)
-    http = OpenAICompatibleBackend(settings, tokenizer=tokenizer)
+    limiter = None
+    if opts.rpm is not None or opts.tpm is not None:  # one limiter per endpoint, whichever purposes use it
+        limiter = limiters.setdefault(settings.base_url, RateLimiter(rpm=opts.rpm, tpm=opts.tpm))
+    http = OpenAICompatibleBackend(settings, tokenizer=tokenizer, limiter=limiter)
     return http, {"backend": name, **settings.redacted(), "sources": dict(sources)}
 
 
@@ -116,8 +128,9 @@ def build_backends(opts: RunOptions, tokenizer: str) -> Backends:
         replayed = replay_backend(opts.replay_llm)
         return Backends(replayed, replayed, {"replay_llm": {"source": str(opts.replay_llm),
                                                             "recorded_calls": replayed.recorded}})
+    limiters: dict[str, RateLimiter] = {}
     answer, a_desc = _one_backend(opts.backend, "answer", opts, model=opts.model, base_url=opts.base_url,
-                                  tokenizer=tokenizer)
+                                  tokenizer=tokenizer, limiters=limiters)
     described = {"answer": a_desc}
 
     def own(purpose: str, name: str | None, model: str | None, base_url: str | None) -> Backend:
@@ -126,7 +139,8 @@ def build_backends(opts: RunOptions, tokenizer: str) -> Backends:
             described[purpose] = a_desc
             return answer
         backend, described[purpose] = _one_backend(name or opts.backend, purpose, opts, model=model or opts.model,
-                                                   base_url=base_url or opts.base_url, tokenizer=tokenizer)
+                                                   base_url=base_url or opts.base_url, tokenizer=tokenizer,
+                                                   limiters=limiters)
         return backend
 
     summarize = own("summarize", opts.summarize_backend, opts.summarize_model, opts.summarize_base_url)
@@ -266,6 +280,8 @@ def _prepare(opts: RunOptions, dataset: dict[str, Any], backends: dict[str, Any]
     """The run's ledger path, and whether an interrupted run of the same arguments is resumed."""
     parse_systems(",".join(opts.systems))
     opts.memory.validate()
+    if opts.workers < 1:
+        raise EvaluationError(f"workers must be at least 1, got {opts.workers!r}")
     if opts.judge not in JUDGES:
         raise EvaluationError(f"unknown judge {opts.judge!r}; judges: {', '.join(JUDGES)}")
     path = ledger_path(opts.runs_dir, opts.run_id)
@@ -318,8 +334,6 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
     backends = build_backends(opts, opts.memory.tokenizer)
     path, _ = _prepare(opts, data, backends.described)
     path.parent.mkdir(parents=True, exist_ok=True)
-    backend = backends.memory
-    judge = _judge(opts, backends.judge)
     tick = progress or (lambda what, n: None)
     with Ledger(path) as ledger, ProjectionStore(projection_path(path)) as projections:
         run_stream = StreamKey(opts.run_id)
@@ -329,10 +343,7 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
                 versions=_versions(opts.memory.tokenizer),
                 dataset=data,
             )], expected_version=0)
-        for system in opts.systems:
-            for ep in episodes:
-                memory = open_memory(ledger, projections, opts, system, ep, backend)
-                run_episode(memory, system, ep, tick, judge=judge, memory_points=opts.memory_points)
+        _run_streams(ledger, projections, opts, episodes, backends, tick)
         outcomes = outcomes_from_ledger(ledger, opts.run_id)
         metrics = compute_metrics(outcomes)
         if any(True for _ in ledger.read(stream=run_stream, event_types=["run_finished"])):
@@ -341,6 +352,29 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
         ledger.append(run_stream, [RunFinished(metrics=without_timing(metrics))],
                       expected_version=ledger.stream_version(run_stream))
     return RunResult(opts.run_id, path, metrics, outcomes)
+
+
+def _run_streams(ledger: Ledger, projections: ProjectionStore, opts: RunOptions, episodes: Sequence[Episode],
+                 backends: Backends, tick: Progress) -> None:
+    """Every system's stream of every episode, one after another or on `opts.workers` threads.
+
+    A replay (`replay_llm`) runs on one thread whatever `workers` says: it makes no requests to wait for, and
+    recorded responses to one prompt from several episodes are served in the order they were recorded.
+    """
+    pool = WorkerPool(opts.workers) if opts.workers > 1 and opts.replay_llm is None else None
+    backend = pool.unlocked(backends.memory) if pool else backends.memory
+    judge = _judge(opts, pool.unlocked(backends.judge) if pool else backends.judge)
+
+    def one(system: str, ep: Episode, ticked: Progress) -> None:
+        memory = open_memory(ledger, projections, opts, system, ep, backend)
+        run_episode(memory, system, ep, ticked, judge=judge, memory_points=opts.memory_points)
+
+    streams = [(system, ep) for system in opts.systems for ep in episodes]
+    if pool is None:
+        for system, ep in streams:
+            one(system, ep, tick)
+    else:
+        pool.run([partial(one, system, ep) for system, ep in streams], tick)
 
 
 def _gold_event(episode: Episode) -> EpisodeGold:
@@ -368,7 +402,7 @@ def run_episode(memory: AnyMemory, system: str, episode: Episode, tick: Progress
         tick("turn", 1)
     for probe in (*episode.probes, *memory_point_probes(memory, system, episode, memory_points)):
         if probe.probe_id not in done:
-            memory.commit(ask_probe(memory, probe, judge))
+            memory.commit(ask_probe(memory, probe, judge, lang=episode.lang))
         tick("probe", 1)
 
 
@@ -411,16 +445,19 @@ def memory_point_probes(memory: AnyMemory, system: str, episode: Episode, count:
     return out
 
 
-def ask_probe(memory: AnyMemory, probe: Probe, judge: StringJudge | LlmJudge | None = None) -> list[Event]:
-    """Ask one probe; all its events, to be committed together."""
+def ask_probe(memory: AnyMemory, probe: Probe, judge: StringJudge | LlmJudge | None = None, *,
+              lang: str | None = None) -> list[Event]:
+    """Ask one probe; all its events, to be committed together. A dated probe is asked on its date."""
     judge = judge or StringJudge()
     turn = memory.state.turn
-    answer = memory.answer(probe.question, probe_id=probe.probe_id)
+    today = today_line(probe.asked_at, lang) if probe.asked_at else None
+    answer = memory.answer(probe.question, probe_id=probe.probe_id, today=today)
     verdict = judge.judge(question=probe.question, gold=probe.answer, answer=answer.text, turn=turn,
                           probe_id=probe.probe_id)
     return [
         ProbeAsked(turn=turn, probe_id=probe.probe_id, probe_type=probe.type, slot=probe.fact_key,
-                   text=probe.question, gold=probe.answer, evidence=probe.evidence, poison=probe.poison),
+                   text=probe.question, gold=probe.answer, evidence=probe.evidence, poison=probe.poison,
+                   asked_at=probe.asked_at),
         *answer.events,
         ProbeAnswered(turn=turn, probe_id=probe.probe_id, text=answer.text, tool_calls=answer.tool_calls,
                       llm_calls=answer.llm_calls),

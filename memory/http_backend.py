@@ -32,6 +32,7 @@ import requests
 
 from ledger.errors import LedgermemError
 from memory.backends import Completion, Message
+from memory.ratelimit import RateLimiter
 from projections.tokens import count_tokens
 
 #: Statuses worth asking again: rate limits and server-side trouble.
@@ -162,6 +163,7 @@ class OpenAICompatibleBackend:
         session: requests.Session | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        limiter: RateLimiter | None = None,
     ) -> None:
         self.settings = settings
         self.name = settings.preset
@@ -174,6 +176,7 @@ class OpenAICompatibleBackend:
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
         self._url = settings.base_url.rstrip("/") + "/chat/completions"
+        self.limiter = limiter  # shared with every backend (and thread) that calls the same endpoint
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -205,7 +208,10 @@ class OpenAICompatibleBackend:
         attempts = max(0, s.max_retries) + 1
         reasons: list[str] = []
         last = _Attempt(reason="not attempted", retryable=False)
+        tokens = self._prompt_tokens(messages)
         for attempt in range(attempts):
+            if self.limiter is not None:
+                self.limiter.acquire(tokens)
             last = self._attempt(body, headers)
             if last.data is not None and last.text is not None:
                 self._record(f"{purpose}: attempt {attempt + 1}/{attempts}: ok")
@@ -216,8 +222,16 @@ class OpenAICompatibleBackend:
                 break
             delay = self._delay(attempt, last.retry_after)
             self._record(f"{purpose}: attempt {attempt + 1}/{attempts}: {last.reason}; retry in {delay:.3f}s")
-            self._sleep(delay)
+            if self.limiter is not None and last.status == 429:
+                self.limiter.pause(delay)  # the account is over its limit: every caller waits, not only this one
+            else:
+                self._sleep(delay)
         return Completion(text="", usage={}, retries=len(reasons) - 1, error=self._error(last, reasons))
+
+    def _prompt_tokens(self, messages: Sequence[Message]) -> int:
+        if self.limiter is None or self.limiter.tpm is None:
+            return 0
+        return count_tokens("\n".join(str(m.get("content", "")) for m in messages), self.tokenizer)
 
     def _attempt(self, body: Mapping[str, object], headers: Mapping[str, str]) -> _Attempt:
         s = self.settings

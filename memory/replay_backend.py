@@ -10,6 +10,7 @@ and prompt hash: a replay never invents a response.
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -48,26 +49,34 @@ class ReplayBackend:
             self.recorded += 1
         self.served = 0
         self.model = "replay"
-        self._last: dict[str, tuple[str, str]] = {}
+        self._lock = threading.Lock()
+        self._local = threading.local()  # per thread: with several workers, "just served" is this thread's call
 
     def complete(self, messages: Sequence[Message], *, purpose: str) -> Completion:
         key = (purpose, prompt_hash(messages))
-        queue = self._calls.get(key)
-        if not queue:
+        with self._lock:
+            queue = self._calls.get(key)
+            call = queue.popleft() if queue else None
+            self.served += call is not None
+        if call is None:
             known = sum(1 for (p, _), q in self._calls.items() if p == purpose and q)
             raise LlmNotRecorded(
                 f"no recorded {purpose!r} call with prompt hash {key[1]} in {self.source} "
                 f"({known} unserved {purpose!r} calls with other prompts remain); the replayed run asked "
                 "something the recorded run did not"
             )
-        call = queue.popleft()
-        self.served += 1
-        self._last[purpose] = (call.backend, call.model)
+        self._last()[purpose] = (call.backend, call.model)
         return Completion(text=call.text, usage=dict(call.usage), retries=call.retries, error=call.error)
 
     def identity(self, purpose: str) -> tuple[str, str]:
         """The backend and model that made the recorded call just served."""
-        return self._last.get(purpose, (self.name, self.model))
+        return self._last().get(purpose, (self.name, self.model))
+
+    def _last(self) -> dict[str, tuple[str, str]]:
+        if not hasattr(self._local, "last"):
+            self._local.last = {}
+        last: dict[str, tuple[str, str]] = self._local.last
+        return last
 
     @property
     def unserved(self) -> int:
