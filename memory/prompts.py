@@ -93,14 +93,20 @@ def answer_messages(rendered: Rendered, question: str, *, tools: bool, today: st
     ]
 
 
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
 def today_line(asked_at: str, lang: str | None = None) -> str:
     """"Today is 2023-05-30 (Tuesday) 23:40." for a question the dataset dates: relative dates need it."""
+    zh = lang == "zh"
     try:
         when = datetime.fromisoformat(asked_at.strip())
-        shown = f"{when:%Y-%m-%d} ({when:%A})" + (f" {when:%H:%M}" if (when.hour, when.minute) != (0, 0) else "")
-    except ValueError:
-        shown = asked_at.strip()  # a date the loaders could not read is shown as the dataset wrote it
-    return f"当前日期：{shown}。" if lang == "zh" else f"Today is {shown}."
+    except ValueError:  # a date the loaders could not read is shown as the dataset wrote it
+        shown = asked_at.strip()
+    else:
+        day = f"（星期{'一二三四五六日'[when.weekday()]}）" if zh else f" ({_WEEKDAYS[when.weekday()]})"  # not locale's
+        shown = f"{when:%Y-%m-%d}{day}" + (f" {when:%H:%M}" if (when.hour, when.minute) != (0, 0) else "")
+    return f"当前日期：{shown}。" if zh else f"Today is {shown}."
 
 
 

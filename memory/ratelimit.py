@@ -25,6 +25,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+LOG_LIMIT = 10_000  # decisions kept for inspection; older ones are dropped
+
 
 class RateLimiter:
     """At most `rpm` requests and `tpm` prompt tokens in any `period` seconds, and a shared pause."""
@@ -52,6 +54,8 @@ class RateLimiter:
         self.granted = 0  # requests let through
         self.waits = 0  # requests that had to wait (for room or for a pause)
         self.pauses = 0  # how many times a 429 paused every caller
+        #: The latest decisions in the order taken: ("grant", when, tokens) and ("pause", until, 0).
+        self.log: deque[tuple[str, float, int]] = deque(maxlen=LOG_LIMIT)
 
     def acquire(self, tokens: int = 0) -> None:
         """Wait until a request of `tokens` prompt tokens fits the limits and no pause holds, then count it."""
@@ -64,6 +68,7 @@ class RateLimiter:
                     self._sent.append((now, max(0, tokens)))
                     self._tokens += max(0, tokens)
                     self.granted += 1
+                    self.log.append(("grant", now, max(0, tokens)))
                     self.waits += waited
                     return
             waited = True
@@ -74,6 +79,7 @@ class RateLimiter:
         with self._lock:
             self._paused_until = max(self._paused_until, self._clock() + max(0.0, seconds))
             self.pauses += 1
+            self.log.append(("pause", self._paused_until, 0))
 
     def _delay(self, now: float, tokens: int) -> float:
         """Seconds until the request may go: 0 when it may go now."""
