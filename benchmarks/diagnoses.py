@@ -80,6 +80,19 @@ DIAGNOSES: dict[str, str] = {
         "(one `sha256(...).hexdigest()` per row), then DuckDB's spelling of the bytes; rows the SQL cannot "
         "vouch for are read back and checked with `canonical_bytes`."
     ),
+    "run_workers": (
+        "`evaluation/workers.py`: the workers share one writer lock and release it only while a model call "
+        "is in flight, so everything else a step does runs one worker at a time: `Memory._commit` "
+        "(`memory/memory.py`) with its ledger commit (`Ledger.append`), its projection-file commit "
+        "(`ProjectionStore.write`) and the two queries of `_finish_shredding` — the per-turn cost the "
+        "`turn_overhead` row measures — plus deciding, rendering and building prompts in Python. With N "
+        "workers a run cannot take less than that serial work, so the speed-up is bounded by (model latency "
+        "+ own work) / own work per step, which the note computes from the one-worker runs; on two cores "
+        "shared with other jobs the own work is several times its CPU time. At the latencies of hosted "
+        "models (1–5 s a call) the bound is far above 16; at 200 ms it is what this row shows. The ways to "
+        "raise it are those of `turn_overhead` (fewer commits and queries per turn), or committing several "
+        "workers' turns in one transaction."
+    ),
     "replay_memory": (
         "`projections/sql_rebuild.py` `rebuild_sql` keeps its result in DuckDB, so the peak is DuckDB's "
         "working memory. Without a `memory_limit` DuckDB keeps its working tables in memory (its default "

@@ -495,7 +495,7 @@ def erase_cmd(run: str, episode: str, system: str, slot: str | None, value: str 
     path = resolve_run(run, Path(runs_dir))
     receipt = erase_in_run(path, system=system, episode=episode, slot=slot, value=value, record_id=record_id,
                            subject=subject, legal_basis=legal_basis, exports=[Path(e) for e in exports],
-                           cache=HotCache.connect(redis_url) if redis_url else None, workers=workers, rpm=rpm, tpm=tpm)
+                           cache=HotCache.connect(redis_url) if redis_url else None)
     if as_json:
         click.echo(json.dumps(receipt.as_dict(), ensure_ascii=False, indent=2))
     else:

@@ -179,3 +179,19 @@ def test_a_pool_runs_every_job_and_raises_the_first_failure() -> None:
     assert sorted(finished) == list(range(20))
     with pytest.raises(ValueError, match="at least 1"):
         WorkerPool(0)
+
+
+def test_the_cli_takes_workers_and_refuses_zero(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from evaluation.cli import cli
+
+    args = ["run", "--episodes", "2", "--turns", "8", "--systems", "three_layer,naive_chain", "--runs-dir",
+            str(tmp_path), "--json"]
+    done = CliRunner().invoke(cli, [*args, "--run-id", "w", "--workers", "3"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["metrics"]["three_layer"]["probes"] > 0
+    refused = CliRunner().invoke(cli, [*args, "--run-id", "z", "--workers", "0"])
+    assert refused.exit_code == 2 and "--workers" in refused.output
+    assert not (tmp_path / "z").exists()
+    assert CliRunner().invoke(cli, [*args, "--run-id", "y", "--rpm", "0"]).exit_code == 2
