@@ -82,15 +82,21 @@ def throughput(scratch: Path, log: Progress, *, episodes: int, turns: int, laten
     speedup = (case.baseline_median_s() or 0.0) / case.median_s()
     case.met = speedup >= SPEEDUP_TARGET
     floor = calls[1] * latency_s
-    own = max((case.baseline_median_s() or 0.0) - floor, 1e-9)  # one worker's time not spent waiting for the model
+    own = (case.baseline_median_s() or 0.0) - floor  # one worker's time not spent waiting for the model
     case.extra |= {"workers": WORKERS, "latency_s": latency_s, "calls_per_run": calls[1], "speedup": speedup,
                    "serial_latency_floor_s": floor, "own_work_s": own, "load_average_1min": load}
-    case.notes.append(
-        f"{WORKERS} workers: ×{speedup:.1f} the one-worker throughput (medians); {calls[1]} model calls a run, "
-        f"{floor:.1f} s of pure latency in a row for one worker; every sample's ledger equals the one-worker "
-        "ledger stream by stream; one worker spends "
-        f"{own:.1f} s of its median run on its own work (deciding, folding, the two DuckDB commits per step), "
-        f"which one writer cannot overlap: with this machine's speed {WORKERS} workers can reach at most about "
-        f"×{(floor + own) / own:.1f}; load average " + " → ".join(f"{x:.1f}" for x in load) + " on "
-        f"{os.cpu_count()} cores (what the single writer does per turn is CPU work, slowed by other load)")
+    case.notes.append(notes(case.extra))
     return case
+
+
+def notes(extra: dict[str, Any]) -> str:
+    """The case's note, from its recorded figures."""
+    load = " → ".join(f"{x:.1f}" for x in extra["load_average_1min"])
+    return (
+        f"{extra['workers']} workers: ×{extra['speedup']:.1f} the one-worker throughput (medians); "
+        f"{extra['calls_per_run']} model calls a run, {extra['serial_latency_floor_s']:.1f} s of latency in a row "
+        f"for one worker, which spends {extra['own_work_s']:.1f} s more on its own work (HTTP, deciding, "
+        "folding, two DuckDB commits per step); the part of that done under the writer lock is what many "
+        f"workers cannot overlap; every sample's ledger equals the one-worker ledger stream by stream; load "
+        f"average {load} on {os.cpu_count()} cores"
+    )
