@@ -221,6 +221,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
             raise click.UsageError(f"synthetic data: {exc}") from None
     for note in ds.notes:
         err.print(f"note: {note}", markup=False)
+    if (rpm or tpm) and {backend, summarize_backend or backend, judge_backend or backend} == {"heuristic"}:
+        err.print("note: --rpm/--tpm limit requests to HTTP backends; this run makes none", markup=False)
     rid = run_id or "run-" + datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     personal = personal_data if personal_data is not None else bool(dataset_path)
     config = MemoryConfig(window_turns=window_turns, chain_budget=chain_budget, personal_data=personal,

@@ -195,3 +195,5 @@ def test_the_cli_takes_workers_and_refuses_zero(tmp_path: Path) -> None:
     assert refused.exit_code == 2 and "--workers" in refused.output
     assert not (tmp_path / "z").exists()
     assert CliRunner().invoke(cli, [*args, "--run-id", "y", "--rpm", "0"]).exit_code == 2
+    offline = CliRunner().invoke(cli, [*args, "--run-id", "x", "--rpm", "60", "--limit", "1"])
+    assert offline.exit_code == 0 and "limit requests to HTTP backends; this run makes none" in offline.stderr
