@@ -20,7 +20,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from benchmarks import synth
+from benchmarks import synth, throughput
 from benchmarks.breakdown import breakdown, planning_and_operators
 from benchmarks.measure import Case, Progress, timed
 from benchmarks.profiles import profile
@@ -50,9 +50,11 @@ CASE_IDS: tuple[str, ...] = (
     "replay_memory_sql_small",
     "replay_memory_sql_large",
     "replay_memory_fold",
+    "run_workers",
 )
 FAMILIES: tuple[str, ...] = (
     "turn_overhead", "bulk_import", "rebuild_sql", "rebuild_fold", "as_of", "verify", "replay_memory",
+    "run_workers",
 )
 TURN_MS_TARGET = 2.0
 TURN_GROWTH_LIMIT = 1.25  # median at the longest length over median at the shortest
@@ -80,6 +82,7 @@ class Sizes:
     verify_events: int
     memory_sql_sizes: tuple[int, int]
     memory_fold_sizes: tuple[int, int]
+    workers_run: tuple[int, int, float] = (16, 6, 0.2)  # episodes, turns each, model latency (s) per call
 
 
 FULL = Sizes(
@@ -91,6 +94,7 @@ QUICK = Sizes(
     turn_lengths=(10, 100, 500), turn_samples=5, sealed_length=100, import_events=20_000, runs=5,
     sql_sizes=(20_000, 100_000), fold_events=10_000, as_of_events=100_000, as_of_queries=25,
     verify_events=20_000, memory_sql_sizes=(20_000, 100_000), memory_fold_sizes=(5_000, 20_000),
+    workers_run=(4, 4, 0.05),
 )
 
 
@@ -600,6 +604,17 @@ def replay_memory(ctx: Context) -> list[Case]:
     return cases
 
 
+# -- run throughput with workers ------------------------------------------------------------
+
+
+def run_workers(ctx: Context) -> list[Case]:
+    episodes, turns, latency = ctx.sizes.workers_run
+    ctx.log(f"run throughput: {episodes} episodes × {turns} turns over loopback HTTP at {latency * 1000:.0f} ms "
+            f"a call, 1 worker and {throughput.WORKERS}, {ctx.sizes.runs} runs each")
+    return [throughput.throughput(ctx.fresh("run_workers"), ctx.log, episodes=episodes, turns=turns,
+                                  latency_s=latency, runs=ctx.sizes.runs)]
+
+
 RUNNERS: dict[str, Callable[[Context], list[Case]]] = {
     "turn_overhead": turn_overhead,
     "bulk_import": bulk_import,
@@ -608,4 +623,5 @@ RUNNERS: dict[str, Callable[[Context], list[Case]]] = {
     "replay_memory": replay_memory,  # before as_of: its large replay also writes the as-of projections
     "as_of": as_of_case,
     "verify": verify_case,
+    "run_workers": run_workers,
 }

@@ -80,6 +80,21 @@ DIAGNOSES: dict[str, str] = {
         "(one `sha256(...).hexdigest()` per row), then DuckDB's spelling of the bytes; rows the SQL cannot "
         "vouch for are read back and checked with `canonical_bytes`."
     ),
+    "run_workers": (
+        "`evaluation/workers.py`: the workers share one writer lock and release it only while a model call "
+        "is in flight, so everything else a step does runs one worker at a time: `Memory._commit` "
+        "(`memory/memory.py`) with its ledger commit (`Ledger.append`), its projection-file commit "
+        "(`ProjectionStore.write`) and the two queries of `_finish_shredding` — the per-turn cost the "
+        "`turn_overhead` row measures — plus deciding, rendering and building prompts in Python. A 16-worker "
+        "run takes about as long as the one-worker run's own work (its time beyond the latency floor, in the "
+        "note): that work, not the waiting, is what is left. It is CPU work more than lock contention: "
+        "letting the projection commit run outside the writer lock (its own lock, so another worker can "
+        "append meanwhile) measured no faster (16-worker runs 5.2–5.7 s either way, interleaved), because two "
+        "cores shared with other jobs leave no core idle to overlap it on; the same code measured ×4.4 at a "
+        "load average of 9 and ×9.1 at 5 (best runs ×13). At the latencies of hosted models (1–5 s a call) "
+        "the own work is a far smaller share; at 200 ms, raising the figure means less work per turn — the "
+        "candidates of `turn_overhead` (fewer commits and queries per turn)."
+    ),
     "replay_memory": (
         "`projections/sql_rebuild.py` `rebuild_sql` keeps its result in DuckDB, so the peak is DuckDB's "
         "working memory. Without a `memory_limit` DuckDB keeps its working tables in memory (its default "

@@ -372,7 +372,8 @@ class BaselineMemory:
     def render(self, budget: int | None = None) -> Rendered:
         return render(self.state, budget)
 
-    def answer(self, question: str, *, probe_id: str | None = None, budget: int | None = None) -> Answer:
+    def answer(self, question: str, *, probe_id: str | None = None, budget: int | None = None,
+               today: str | None = None) -> Answer:
         """The same answer contract and loop as `three_layer`, with no tools and no tool manual."""
         return answer_with_tools(self.backend, self.render(budget), question, turn=self.state.turn, tools=None,
-                                 max_iterations=self.max_tool_iterations, probe_id=probe_id)
+                                 max_iterations=self.max_tool_iterations, probe_id=probe_id, today=today)

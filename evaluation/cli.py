@@ -189,6 +189,13 @@ def cli() -> None:
               help="Stop the run after this many failed LLM calls in a row (a 401/403/404, a bad model or a "
                    "non-JSON reply stops it at once). Failed turns and probes are redone by running the same "
                    "command again.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Episodes (and systems) run on this many threads while they wait for the model; one thread "
+                   "writes the ledger, and the result is the same as with one worker.")
+@click.option("--rpm", type=click.IntRange(min=1), default=None,
+              help="At most this many requests a minute per HTTP endpoint, shared by all workers and purposes.")
+@click.option("--tpm", type=click.IntRange(min=1), default=None,
+              help="At most this many prompt tokens a minute per HTTP endpoint, shared like --rpm.")
 @click.option("--env-file", default=".env", show_default=True, type=click.Path(dir_okay=False),
               help="Read backend settings (and API keys) from this file when not in the environment.")
 @click.option("--replay-llm", "replay_llm", default=None, metavar="RUN",
@@ -237,7 +244,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
             question_types: str | None, max_turns: int | None, redis_url: str | None = None, gate_level: str = "off",
             context_budget: int = MemoryConfig().context_budget,
             source_policies: dict[str, dict[str, Any]] | None = None, poison: bool = False,
-            phrasing: str = "dev", distractor_rate: float = 0.15) -> None:
+            phrasing: str = "dev", distractor_rate: float = 0.15, workers: int = 1,
+            rpm: int | None = None, tpm: int | None = None) -> None:
     """Run memory systems over a dataset; the whole run goes into one ledger.
 
     A run id that exists but never finished (a crash, Ctrl-C, failed LLM
@@ -255,6 +263,7 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
       ledgermem run --replay-llm demo --run-id demo-again   # no model, no network
       ledgermem run --poison --source-policy web=remember:false --gate-level pattern
       ledgermem run --phrasing heldout --systems three_layer   # phrasing the fact grammar never saw
+      ledgermem run --backend deepseek --workers 16 --rpm 500 --tpm 400000
     """
     if dataset_path and synthetic:
         raise click.UsageError("give either --dataset or --synthetic, not both")
@@ -275,6 +284,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
             raise click.UsageError(f"synthetic data: {exc}") from None
     for note in ds.notes:
         err.print(f"note: {note}", markup=False)
+    if (rpm or tpm) and {backend, summarize_backend or backend, judge_backend or backend} == {"heuristic"}:
+        err.print("note: --rpm/--tpm limit requests to HTTP backends; this run makes none", markup=False)
     rid = run_id or "run-" + datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     personal = personal_data if personal_data is not None else bool(dataset_path)
     config = MemoryConfig(window_turns=window_turns, chain_budget=chain_budget, personal_data=personal,
@@ -290,7 +301,7 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
                       timeout=timeout, max_retries=max_retries, env_file=Path(env_file),
                       llm_flags=llm_flags(click.get_current_context()), max_failed_calls=max_failed_calls,
                       replay_llm=resolve_run(replay_llm, Path(runs_dir)) if replay_llm else None,
-                      cache=HotCache.connect(redis_url) if redis_url else None)
+                      cache=HotCache.connect(redis_url) if redis_url else None, workers=workers, rpm=rpm, tpm=tpm)
     selected = ds.episodes[:limit] if limit else ds.episodes
     total = len(opts.systems) * sum(len(e.turns) + len(e.probes) + memory_points for e in selected)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -358,6 +369,13 @@ def report_cmd(run: str, runs_dir: str) -> None:
 @click.option("--backend", default="heuristic", show_default=True, help="LLM backend (as for `run`).")
 @click.option("--model", default=None)
 @click.option("--base-url", default=None)
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Episodes (and systems) run on this many threads while they wait for the model; one thread "
+                   "writes the ledger, and the result is the same as with one worker.")
+@click.option("--rpm", type=click.IntRange(min=1), default=None,
+              help="At most this many requests a minute per HTTP endpoint, shared by all workers and purposes.")
+@click.option("--tpm", type=click.IntRange(min=1), default=None,
+              help="At most this many prompt tokens a minute per HTTP endpoint, shared like --rpm.")
 @click.option("--env-file", default=".env", show_default=True, type=click.Path(dir_okay=False))
 @click.option("--personal-data/--no-personal-data", default=True, show_default=True)
 @fails_cleanly

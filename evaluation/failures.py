@@ -23,6 +23,7 @@ be forgotten:
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -51,34 +52,54 @@ class RunStopped(EvaluationError):
 
 @dataclass(slots=True)
 class FailureGuard:
-    """Counts failed calls across the run and remembers the current unit's calls."""
+    """Counts failed calls across the run and remembers the current unit's calls.
+
+    The unit (turn, probe, its calls) belongs to the thread doing it, so that
+    episodes running on several workers each keep their own; the counts are
+    the run's, under a lock.
+    """
 
     max_failed_calls: int = MAX_FAILED_CALLS
     in_a_row: int = 0
     failed: int = 0
     last_error: str | None = None
-    turn: int = 0
-    probe_id: str | None = None
-    calls: list[LlmCalled] = field(default_factory=list)
+    _unit: threading.local = field(default_factory=threading.local, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def turn(self) -> int:
+        return int(getattr(self._unit, "turn", 0))
+
+    @property
+    def probe_id(self) -> str | None:
+        return getattr(self._unit, "probe_id", None)
+
+    @property
+    def calls(self) -> list[LlmCalled]:
+        if not hasattr(self._unit, "calls"):
+            self._unit.calls = []
+        return self._unit.calls  # type: ignore[no-any-return]
 
     def begin(self, turn: int, probe_id: str | None = None) -> None:
         """A new unit of work starts (a turn, a probe): its calls are collected apart."""
-        self.turn, self.probe_id, self.calls = turn, probe_id, []
+        self._unit.turn, self._unit.probe_id, self._unit.calls = turn, probe_id, []
 
     def observe(self, event: LlmCalled, completion: Completion) -> None:
         self.calls.append(event)
-        if completion.error is None:
-            self.in_a_row = 0
-            return
-        self.in_a_row += 1
-        self.failed += 1
-        self.last_error = " ".join(completion.error.split())
-        stop = None
-        if completion.fatal:
-            stop = "the server refused in a way no retry can fix"
-        elif self.in_a_row >= self.max_failed_calls:
-            stop = f"{self.in_a_row} LLM calls failed in a row (--max-failed-calls {self.max_failed_calls})"
-        raise LlmCallFailed(self.last_error, events=self.calls, stop=stop)
+        with self._lock:
+            if completion.error is None:
+                self.in_a_row = 0
+                return
+            self.in_a_row += 1
+            self.failed += 1
+            self.last_error = " ".join(completion.error.split())
+            stop = None
+            if completion.fatal:
+                stop = "the server refused in a way no retry can fix"
+            elif self.in_a_row >= self.max_failed_calls:
+                stop = f"{self.in_a_row} LLM calls failed in a row (--max-failed-calls {self.max_failed_calls})"
+            error = self.last_error
+        raise LlmCallFailed(error, events=self.calls, stop=stop)
 
     def wrap(self, backend: Backend) -> GuardedBackend:
         return GuardedBackend(backend, self)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import platform
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from evaluation.datasets import Dataset, Episode, Probe
 from evaluation.erasure import erase_in_run  # noqa: F401  (the CLI's import path; lives beside its scan)
 from evaluation.errors import EvaluationError, RunExists, RunNotFound, UnknownSystem
 from evaluation.failures import MAX_FAILED_CALLS, FailureGuard, GuardedBackend, LlmCallFailed, RunStopped
+from evaluation.workers import WorkerPool
 from evaluation.judge import JUDGES, LlmJudge, StringJudge
 from evaluation.metrics import EpisodeOutcome, compute_metrics, outcomes_from_ledger, without_timing
 from ledger.events import EpisodeGold, Event, LlmCalled, ProbeAnswered, ProbeAsked, ProbeJudged, RunFinished, RunStarted
@@ -30,6 +32,8 @@ from ledger.parquet import MANIFEST, ParquetLedger
 from ledger.store import Ledger, StreamKey
 from ledger.schema import canonical_json
 from memory.backends import Backend, RoutedBackend, make_backend
+from memory.ratelimit import RateLimiter
+from memory.prompts import today_line
 from memory.replay_backend import ReplayBackend
 from memory.cache import HotCache
 from memory.memory import Memory
@@ -79,6 +83,11 @@ class RunOptions:
     replay_llm: Path | None = None  # answer every call from this recorded run's llm_called events
     # A Redis hot cache for three_layer's rendered layers; never recorded: it must not change any result.
     cache: HotCache | None = field(default=None, compare=False)
+    # How the run is executed, never recorded either: episodes on `workers` threads, and per HTTP endpoint
+    # (base URL) at most `rpm` requests and `tpm` prompt tokens a minute, shared by all workers and purposes.
+    workers: int = 1
+    rpm: int | None = None
+    tpm: int | None = None
 
     def recorded(self, backends: dict[str, Any] | None = None) -> dict[str, Any]:
         """What `run_started` records, and what a resumed run must match (never an API key)."""
@@ -130,6 +139,7 @@ def build_backends(opts: RunOptions, tokenizer: str) -> Backends:
     described: dict[str, Any] = {}
     made: dict[str, Backend] = {}
     shared: dict[str, Backend] = {}  # one client per distinct settings
+    limiters: dict[str, RateLimiter] = {}
     for purpose in purposes:
         name = names[purpose]
         if name == "heuristic":
@@ -138,7 +148,10 @@ def build_backends(opts: RunOptions, tokenizer: str) -> Backends:
             continue
         settings, sources = resolve_http_settings(purpose, name, flags=_flags(opts, purpose), dotenv=opts.env_file)
         key = canonical_json(settings.redacted()) + str(hash(settings.api_key))
-        made[purpose] = shared.setdefault(key, OpenAICompatibleBackend(settings, tokenizer=tokenizer))
+        limiter = None
+        if opts.rpm is not None or opts.tpm is not None:  # one limiter per endpoint, whichever purposes use it
+            limiter = limiters.setdefault(settings.base_url, RateLimiter(rpm=opts.rpm, tpm=opts.tpm))
+        made[purpose] = shared.setdefault(key, OpenAICompatibleBackend(settings, tokenizer=tokenizer, limiter=limiter))
         described[purpose] = {"backend": name, **settings.redacted(), "sources": dict(sources)}
     routed = RoutedBackend(made["answer"], {p: made[p] for p in ("answer", "respond", "summarize")})
     return Backends(routed, made.get("judge", made["answer"]), described)
@@ -262,6 +275,8 @@ def _prepare(opts: RunOptions, dataset: dict[str, Any], backends: dict[str, Any]
     """The run's ledger path, and whether an interrupted run of the same arguments is resumed."""
     parse_systems(",".join(opts.systems))
     opts.memory.validate()
+    if opts.workers < 1:
+        raise EvaluationError(f"workers must be at least 1, got {opts.workers!r}")
     if opts.judge not in JUDGES:
         raise EvaluationError(f"unknown judge {opts.judge!r}; judges: {', '.join(JUDGES)}")
     path = ledger_path(opts.runs_dir, opts.run_id)
@@ -334,8 +349,6 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
     path, _ = _prepare(opts, data, backends.described)
     path.parent.mkdir(parents=True, exist_ok=True)
     guard = FailureGuard(opts.max_failed_calls)
-    backend = guard.wrap(backends.memory)
-    judge = _judge(opts, guard.wrap(backends.judge))
     tick = progress or (lambda what, n: None)
     label = backend_label(opts.recorded(backends.described))
     incomplete: list[str] = []
@@ -350,11 +363,7 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
         if isinstance(backends.memory, ReplayBackend):  # a resumed replay: what this run already made is served
             backends.memory.skip([r.event for r in ledger.read(run_id=opts.run_id, event_types=["llm_called"])
                                   if isinstance(r.event, LlmCalled)])
-        for system in opts.systems:
-            for ep in episodes:
-                memory = open_memory(ledger, projections, opts, system, ep, backend)
-                if not _run_or_keep_failure(memory, system, ep, tick, judge, opts):
-                    incomplete.append(f"{system}/{ep.episode_id}")
+        incomplete = _run_streams(ledger, projections, opts, episodes, backends, tick, guard)
         outcomes = outcomes_from_ledger(ledger, opts.run_id)
         metrics = compute_metrics(outcomes)
         if incomplete or any(True for _ in ledger.read(stream=run_stream, event_types=["run_finished"])):
@@ -378,6 +387,34 @@ def _run_or_keep_failure(memory: AnyMemory, system: str, ep: Episode, tick: Prog
                              "command resumes the run and redoes them") from None
         return False
     return True
+
+
+def _run_streams(ledger: Ledger, projections: ProjectionStore, opts: RunOptions, episodes: Sequence[Episode],
+                 backends: Backends, tick: Progress, guard: FailureGuard) -> list[str]:
+    """Every system's stream of every episode, one after another or on `opts.workers` threads.
+
+    Returns the streams that stopped at a failed LLM call (kept in the ledger, redone on resume). A replay
+    (`replay_llm`) runs on one thread whatever `workers` says: it makes no requests to wait for, and
+    recorded responses to one prompt from several episodes are served in the order they were recorded.
+    """
+    pool = WorkerPool(opts.workers) if opts.workers > 1 and opts.replay_llm is None else None
+    guarded, guarded_judge = guard.wrap(backends.memory), guard.wrap(backends.judge)
+    backend = pool.unlocked(guarded) if pool else guarded
+    judge = _judge(opts, pool.unlocked(guarded_judge) if pool else guarded_judge)
+    incomplete: list[str] = []
+
+    def one(system: str, ep: Episode, ticked: Progress) -> None:
+        memory = open_memory(ledger, projections, opts, system, ep, backend)
+        if not _run_or_keep_failure(memory, system, ep, ticked, judge, opts):
+            incomplete.append(f"{system}/{ep.episode_id}")
+
+    streams = [(system, ep) for system in opts.systems for ep in episodes]
+    if pool is None:
+        for system, ep in streams:
+            one(system, ep, tick)
+    else:
+        pool.run([partial(one, system, ep) for system, ep in streams], tick)
+    return sorted(incomplete)
 
 
 def _gold_event(episode: Episode) -> EpisodeGold:
@@ -414,11 +451,13 @@ def run_episode(memory: AnyMemory, system: str, episode: Episode, tick: Progress
         if probe.probe_id not in done:
             if guard is not None:
                 guard.begin(memory.state.turn, probe.probe_id)
-            memory.commit(ask_probe(memory, probe, judge))
+            memory.commit(ask_probe(memory, probe, judge, lang=episode.lang))
         tick("probe", 1)
 
 
 def _guard_of(backend: object) -> FailureGuard | None:
+    while not isinstance(backend, GuardedBackend) and hasattr(backend, "inner"):
+        backend = backend.inner  # a worker's backend wraps the guarded one
     return backend.guard if isinstance(backend, GuardedBackend) else None
 
 
@@ -461,16 +500,19 @@ def memory_point_probes(memory: AnyMemory, system: str, episode: Episode, count:
     return out
 
 
-def ask_probe(memory: AnyMemory, probe: Probe, judge: StringJudge | LlmJudge | None = None) -> list[Event]:
-    """Ask one probe; all its events, to be committed together."""
+def ask_probe(memory: AnyMemory, probe: Probe, judge: StringJudge | LlmJudge | None = None, *,
+              lang: str | None = None) -> list[Event]:
+    """Ask one probe; all its events, to be committed together. A dated probe is asked on its date."""
     judge = judge or StringJudge()
     turn = memory.state.turn
-    answer = memory.answer(probe.question, probe_id=probe.probe_id)
+    today = today_line(probe.asked_at, lang) if probe.asked_at else None
+    answer = memory.answer(probe.question, probe_id=probe.probe_id, today=today)
     verdict = judge.judge(question=probe.question, gold=probe.answer, answer=answer.text, turn=turn,
                           probe_id=probe.probe_id, probe_type=probe.type, distractor=probe.distractor)
     return [
         ProbeAsked(turn=turn, probe_id=probe.probe_id, probe_type=probe.type, slot=probe.fact_key,
-                   text=probe.question, gold=probe.answer, evidence=probe.evidence, poison=probe.poison),
+                   text=probe.question, gold=probe.answer, evidence=probe.evidence, poison=probe.poison,
+                   asked_at=probe.asked_at),
         *answer.events,
         ProbeAnswered(turn=turn, probe_id=probe.probe_id, text=answer.text, tool_calls=answer.tool_calls,
                       llm_calls=answer.llm_calls),

@@ -412,6 +412,8 @@ class ProbeAsked(Event):
     evidence: tuple[str, ...] = ()  # record ids the dataset names as evidence, if any
     #: A poisoning probe's planted false value: the metrics count how often it surfaces and is written back.
     poison: str | None = None
+    #: When the dataset says the question is asked (LongMemEval's question_date); the answer prompt says so.
+    asked_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -69,13 +69,14 @@ def answer_with_tools(
     tools: ToolRunner | None,
     max_iterations: int,
     probe_id: str | None = None,
+    today: str | None = None,
 ) -> Answer:
     """Render -> ask -> (tool calls -> results)* -> answer; every step is an event."""
     events: list[Event] = [
         ContextRendered(turn=turn, purpose="answer", item_ids=rendered.item_ids, parts=rendered.manifest(),
                         budget=rendered.budget, tokens=rendered.tokens, probe_id=probe_id)
     ]
-    messages = answer_messages(rendered, question, tools=tools is not None)
+    messages = answer_messages(rendered, question, tools=tools is not None, today=today)
     tool_calls = 0
     text = ""
     for iteration in range(max_iterations + 1):

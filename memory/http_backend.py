@@ -44,6 +44,7 @@ import requests
 
 from ledger.errors import LedgermemError
 from memory.backends import Completion, Message
+from memory.ratelimit import RateLimiter
 from projections.tokens import count_tokens
 
 #: Statuses worth asking again: rate limits and server-side trouble.
@@ -181,6 +182,7 @@ class OpenAICompatibleBackend:
         session: requests.Session | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        limiter: RateLimiter | None = None,
     ) -> None:
         self.settings = settings
         self.name = settings.preset
@@ -193,6 +195,7 @@ class OpenAICompatibleBackend:
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
         self._url = settings.base_url.rstrip("/") + "/chat/completions"
+        self.limiter = limiter  # shared with every backend (and thread) that calls the same endpoint
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -227,7 +230,10 @@ class OpenAICompatibleBackend:
         reasons: list[str] = []
         tried: list[dict[str, Any]] = []
         last = _Attempt(reason="not attempted", retryable=False)
+        tokens = self._prompt_tokens(messages)
         for attempt in range(attempts):
+            if self.limiter is not None:
+                self.limiter.acquire(tokens)
             started = time.perf_counter()
             last = self._attempt(body, headers)
             ms = round((time.perf_counter() - started) * 1000, 3)
@@ -244,9 +250,17 @@ class OpenAICompatibleBackend:
             delay = self._delay(attempt, last.retry_after, timed_out=last.timed_out)
             tried[-1]["wait_s"] = round(delay, 3)
             self._record(f"{purpose}: attempt {attempt + 1}/{attempts}: {last.reason}; retry in {delay:.3f}s")
-            self._sleep(delay)
+            if self.limiter is not None and last.status == 429:
+                self.limiter.pause(delay)  # the account is over its limit: every caller waits, not only this one
+            else:
+                self._sleep(delay)
         return Completion(text="", usage={}, retries=len(reasons) - 1, error=self._error(last, reasons),
                           attempts=tuple(tried), fatal=last.fatal)
+
+    def _prompt_tokens(self, messages: Sequence[Message]) -> int:
+        if self.limiter is None or self.limiter.tpm is None:
+            return 0
+        return count_tokens("\n".join(str(m.get("content", "")) for m in messages), self.tokenizer)
 
     def _attempt(self, body: Mapping[str, object], headers: Mapping[str, str]) -> _Attempt:
         s = self.settings

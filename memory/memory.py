@@ -415,11 +415,13 @@ class Memory:
     def tool(self, name: str, args: dict[str, str]) -> ToolResult:
         return run_tool(self.state, name, args)
 
-    def answer(self, question: str, *, probe_id: str | None = None, budget: int | None = None) -> Answer:
+    def answer(self, question: str, *, probe_id: str | None = None, budget: int | None = None,
+               today: str | None = None) -> Answer:
         """Answer with the tool loop; returns the answer and its events without appending them."""
         return answer_with_tools(
             self.backend, self.render(budget), question, turn=self.state.turn,
             tools=self.tool if self.tools else None, max_iterations=self.max_tool_iterations, probe_id=probe_id,
+            today=today,
         )
 
     def ask(self, question: str, *, budget: int | None = None) -> Answer:

@@ -7,6 +7,8 @@ they mean.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from projections.render import Rendered, defuse, summary_line
 from projections.state import EpisodeState
 from projections.tokens import count_tokens
@@ -82,12 +84,32 @@ def rolling_summary_messages(
             {"role": "user", "content": body}]
 
 
-def answer_messages(rendered: Rendered, question: str, *, tools: bool) -> list[dict[str, str]]:
+def answer_messages(rendered: Rendered, question: str, *, tools: bool, today: str | None = None
+                    ) -> list[dict[str, str]]:
+    """The answer contract; `today` is a line saying when the question is asked (see `today_line`)."""
     system = ANSWER_SYSTEM + ("\n" + TOOL_MANUAL if tools else "")
+    when = f"{today}\n" if today else ""
     return [
         {"role": "system", "content": system},
-        {"role": "user", "content": f"{rendered.text}\n\nQUESTION: {question}"},
+        {"role": "user", "content": f"{rendered.text}\n\n{when}QUESTION: {question}"},
     ]
+
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def today_line(asked_at: str, lang: str | None = None) -> str:
+    """"Today is 2023-05-30 (Tuesday) 23:40." for a question the dataset dates: relative dates need it."""
+    zh = lang == "zh"
+    try:
+        when = datetime.fromisoformat(asked_at.strip())
+    except ValueError:  # a date the loaders could not read is shown as the dataset wrote it
+        shown = asked_at.strip()
+    else:
+        day = f"（星期{'一二三四五六日'[when.weekday()]}）" if zh else f" ({_WEEKDAYS[when.weekday()]})"  # not locale's
+        shown = f"{when:%Y-%m-%d}{day}" + (f" {when:%H:%M}" if (when.hour, when.minute) != (0, 0) else "")
+    return f"当前日期：{shown}。" if zh else f"Today is {shown}."
+
 
 
 RESPOND_SYSTEM = """You are the agent in a live conversation. Reply to the user's message; the memory

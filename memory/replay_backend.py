@@ -11,6 +11,7 @@ prompt hash: a replay never invents a response.
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -52,21 +53,23 @@ class ReplayBackend:
             self.recorded += 1
         self.served = 0
         self.model = "replay"
-        self._last: dict[str, tuple[str, str]] = {}
+        self._lock = threading.Lock()
+        self._local = threading.local()  # per thread: with several workers, "just served" is this thread's call
 
     def complete(self, messages: Sequence[Message], *, purpose: str) -> Completion:
         key = (purpose, prompt_hash(messages))
-        queue = self._calls.get(key)
-        if not queue:
+        with self._lock:
+            queue = self._calls.get(key)
+            call = queue.popleft() if queue else None
+            self.served += call is not None
+        if call is None:
             known = sum(1 for (p, _), q in self._calls.items() if p == purpose and q)
             raise LlmNotRecorded(
                 f"no recorded {purpose!r} call with prompt hash {key[1]} in {self.source} "
                 f"({known} unserved {purpose!r} calls with other prompts remain); the replayed run asked "
                 "something the recorded run did not"
             )
-        call = queue.popleft()
-        self.served += 1
-        self._last[purpose] = (call.backend, call.model)
+        self._last()[purpose] = (call.backend, call.model)
         # The recorded latency and attempts, not the replay's: a replay reproduces every metric of the run.
         return Completion(text=call.text, usage=dict(call.usage), retries=call.retries, error=call.error,
                           attempts=tuple(dict(a) for a in call.attempts), latency_ms=call.latency_ms)
@@ -74,14 +77,21 @@ class ReplayBackend:
     def skip(self, calls: Iterable[LlmCalled]) -> None:
         """Count calls a resumed replay already made as served: a recorded failure and its redo stay apart."""
         for e in calls:
-            queue = self._calls.get((e.purpose, e.prompt_hash))
-            if queue:
-                queue.popleft()
-                self.served += 1
+            with self._lock:
+                queue = self._calls.get((e.purpose, e.prompt_hash))
+                if queue:
+                    queue.popleft()
+                    self.served += 1
 
     def identity(self, purpose: str) -> tuple[str, str]:
         """The backend and model that made the recorded call just served."""
-        return self._last.get(purpose, (self.name, self.model))
+        return self._last().get(purpose, (self.name, self.model))
+
+    def _last(self) -> dict[str, tuple[str, str]]:
+        if not hasattr(self._local, "last"):
+            self._local.last = {}
+        last: dict[str, tuple[str, str]] = self._local.last
+        return last
 
     @property
     def unserved(self) -> int:

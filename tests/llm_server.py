@@ -177,3 +177,38 @@ class ScriptedLlmServer:
             self._server.server_close()  # joins the handler threads
         if self._thread is not None:
             self._thread.join()
+
+
+def purpose_of(payload: Any) -> str:
+    """Which of ledgermem's contracts a request body speaks, read from its system message."""
+    from evaluation.judge import JUDGE_SYSTEM
+    from memory.prompts import RESPOND_SYSTEM, ROLLING_SYSTEM, SUMMARIZER_SYSTEM
+
+    messages = payload.get("messages", []) if isinstance(payload, dict) else []
+    system = next((str(m.get("content", "")) for m in messages if m.get("role") == "system"), "")
+    if system.startswith((SUMMARIZER_SYSTEM, ROLLING_SYSTEM.split("{", 1)[0])):
+        return "summarize"
+    if system.startswith(JUDGE_SYSTEM):
+        return "judge"
+    if system.startswith(RESPOND_SYSTEM):
+        return "respond"
+    return "answer"
+
+
+def heuristic_script(latency_s: float = 0.0, *, tokenizer: str = "estimate:v1") -> Callable[[Any], Behaviour]:
+    """A script that answers every request as the offline `heuristic` backend would, after `latency_s`.
+
+    The answer is a function of the request alone, so the server is a
+    deterministic model behind real HTTP: what the runner sends can be
+    compared across runs, and a slow model can be stood in for.
+    """
+    from memory.heuristic import HeuristicBackend
+
+    heuristic = HeuristicBackend(tokenizer=tokenizer)
+
+    def behave(payload: Any) -> Behaviour:
+        messages = payload.get("messages", []) if isinstance(payload, dict) else []
+        text = heuristic.complete(messages, purpose=purpose_of(payload)).text
+        return ("sleep", latency_s, text) if latency_s > 0 else ("ok", text)
+
+    return behave
