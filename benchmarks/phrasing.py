@@ -2,7 +2,8 @@
 
 `python -m benchmarks.phrasing [--episodes N] [--turns N] [--json PATH] [--markdown PATH]`
 
-For each language and each half of the phrasing corpus (``evaluation/phrasing``):
+For each language and each part of the phrasing corpus (``evaluation/phrasing``): the development
+half, the extra development phrasing by other writers, and the held-out half:
 the detector's recall and precision over every statement, update and
 distractor frame filled with every slot of that half, the question parser's
 accuracy on every question frame, and the end-to-end accuracy of
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluation.phrasing import HALVES, measure_detector, measure_questions
+from evaluation.phrasing import PARTS, measure_detector, measure_questions
 from evaluation.runner import RunOptions, run
 from evaluation.synthetic import generate_synthetic
 
@@ -72,7 +73,7 @@ def _end_to_end(lang: str, half: str, *, episodes: int, turns: int, seed: int, s
 def measure(*, episodes: int, turns: int, seed: int) -> list[Row]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="ledgermem-phrasing-") as scratch:
-        for half in HALVES:
+        for half in PARTS:
             for lang in ("en", "zh"):
                 print(f"measuring {lang} {half} ...", file=sys.stderr)
                 d = measure_detector(lang, half)
@@ -126,7 +127,8 @@ def markdown(rows: list[Row], *, command: str, episodes: int, turns: int, seed: 
         f"Produced by `{command}` ({episodes} synthetic episodes of {turns} turns per language and half, "
         f"seed {seed}, backend `heuristic`, string judge). The held-out half of `evaluation/phrasing/` was "
         "written before the fact grammar and the question parser and never used to tune them; the development "
-        "half is what they were written against.",
+        "half (`dev`) and the extra development phrasing other writers added (`extra`: casual, formal, varied, "
+        "regional, questions and distractors) are what they were developed against.",
         "",
         "Detector figures count every statement and update frame filled with every slot of the half (two "
         "values each); a distractor frame counts as taken when the detector returns any fact for it. "

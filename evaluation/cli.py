@@ -226,9 +226,10 @@ def cli() -> None:
 @context_options
 @click.option("--poison", is_flag=True,
               help="Synthetic: plant a false value from a web source in every episode and ask a poisoning probe.")
-@click.option("--phrasing", type=click.Choice(["dev", "heldout"]), default="dev", show_default=True,
-              help="Synthetic: the half of the phrasing corpus that user statements, updates and questions are "
-                   "drawn from (heldout: written before the fact grammar, never used to tune it).")
+@click.option("--phrasing", type=click.Choice(["dev", "extra", "heldout"]), default="dev", show_default=True,
+              help="Synthetic: the part of the phrasing corpus that user statements, updates and questions are "
+                   "drawn from (heldout: written before the fact grammar, never used to tune it; extra: more "
+                   "development phrasing by other writers).")
 @click.option("--distractor-rate", type=click.FloatRange(0.0, 1.0), default=0.15, show_default=True,
               help="Synthetic: share of small-talk turns replaced by distractors (another person's attribute, "
                    "a hypothetical, a negation, reported speech, a plan, a question naming a value).")

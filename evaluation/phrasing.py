@@ -27,10 +27,13 @@ from typing import Any, Literal
 
 from gate.lexicon import detect_facts, normalise_slot, parse_question
 
-__all__ = ["HALVES", "Corpus", "Frame", "load_corpus", "measure_detector", "measure_questions"]
+__all__ = ["HALVES", "PARTS", "Corpus", "Frame", "load_corpus", "measure_detector", "measure_questions"]
 
 HALVES = ("dev", "heldout")
-Half = Literal["dev", "heldout"]
+#: The halves, and "extra": more development phrasing by other writers (``{lang}.devN.json``), used to widen the
+#: rules beyond the dev half's author; like the dev half it may be read while writing rules, unlike the held-out.
+PARTS = ("dev", "extra", "heldout")
+Half = Literal["dev", "extra", "heldout"]
 Kind = Literal["statement", "update", "question", "distractor"]
 _KINDS = ("statement", "update", "question", "distractor")
 _ASKS = ("current", "previous", "before", "original")
@@ -83,19 +86,19 @@ def _check(name: str, data: Any) -> None:
 
 
 def _files(lang: str, half: str) -> list[str]:
-    """The corpus files of a half: ``{lang}.heldout.json``, or ``{lang}.dev.json`` and any ``{lang}.devN.json``."""
+    """The corpus files of a part: ``{lang}.dev.json``, ``{lang}.heldout.json``, or every ``{lang}.devN.json``."""
     folder = resources.files("evaluation").joinpath("phrasing")
     names = sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(".json"))
-    if half == "heldout":
-        return [n for n in names if n == f"{lang}.heldout.json"]
-    return [n for n in names if n == f"{lang}.dev.json" or (n.startswith(f"{lang}.dev") and n[len(lang) + 4:-5].isdigit())]
+    if half == "extra":
+        return [n for n in names if n.startswith(f"{lang}.dev") and n[len(lang) + 4:-5].isdigit()]
+    return [n for n in names if n == f"{lang}.{half}.json"]
 
 
 @cache
 def load_corpus(lang: str, half: str) -> Corpus:
     """The frames and slots of one language and half (a half may span several files)."""
-    if half not in HALVES:
-        raise PhrasingError(f"phrasing half must be one of {HALVES}, got {half!r}")
+    if half not in PARTS:
+        raise PhrasingError(f"phrasing half must be one of {PARTS}, got {half!r}")
     names = _files(lang, half)
     if not names:
         raise PhrasingError(f"no phrasing corpus {lang}.{half}.json (languages: en, zh)")

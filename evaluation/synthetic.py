@@ -47,7 +47,7 @@ from itertools import pairwise
 from typing import Literal
 
 from evaluation.datasets import Dataset, Episode, Probe, Turn
-from evaluation.phrasing import HALVES, Corpus, load_corpus
+from evaluation.phrasing import PARTS, Corpus, load_corpus
 
 __all__ = [
     "CONSTRAINT_TABLES",
@@ -240,8 +240,8 @@ def _validate(n_episodes: int, turns: int, langs: tuple[str, ...],
               updates_per_slot: tuple[int, int], slots_per_episode: int,
               constraints: int, open_loops: int, poison: bool = False,
               phrasing: str = "dev", distractor_rate: float = 0.0) -> None:
-    if phrasing not in HALVES:
-        raise ValueError(f"phrasing must be one of {HALVES}, got {phrasing!r}")
+    if phrasing not in PARTS:
+        raise ValueError(f"phrasing must be one of {PARTS}, got {phrasing!r}")
     if not 0.0 <= distractor_rate <= 1.0:
         raise ValueError(f"distractor_rate must be in 0..1, got {distractor_rate}")
     if n_episodes < 1:

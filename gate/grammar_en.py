@@ -311,7 +311,7 @@ _SLOT_STOPWORDS = frozenset(
     has have had do does did will would can could should may might must to from of in on at as by
     for with about now currently still always here there am very really lol haha pls thx btw fyi rn tho
     okay ok isnt aint wasnt arent dont doesnt isn't isn’t wasn't aren't don't doesn't can't won't didn't
-    changed updated moved switched
+    changed updated moved switched needs needed updating
     """.split()
 )
 _SLOT_BLOCK = frozenset(

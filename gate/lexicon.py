@@ -217,7 +217,7 @@ def _label_sentence(sentence: str) -> grammar_en.Clause:
         return None
     slot = (m["bslot"] or m["slot"] or "").strip()
     value = m["value"].strip().rstrip(".,!?;: ")
-    if m["bslot"] and re.search(r"——|[:：=]", value):  # "【个人信息登记】工位——7楼": a header, then the label
+    if m["bslot"] and re.search(r"——|(?<!\d)[:：]|[:：](?!\d)|=", value):  # "【个人信息登记】工位——7楼": a header, then the label
         return _label_sentence(value)
     marked = re.search(r"\s*[（(](?:updated|new|changed|revised|corrected|amended|current|latest|已更新|更新|新|已变更|"
                        r"变更|最新|已修改|请登记|请更新|请记录|请备注|登记|请注意)[）)]\s*$", slot, re.IGNORECASE)
@@ -532,10 +532,12 @@ def parse_question(question: str, slots: Iterable[str], values: dict[str, list[s
         if named:
             anchor = max(named, key=lambda item: len(item[0]))[0]
         else:
-            # Chinese names the value before the slot as often as after it ("在讯飞输入法之前，我的输入法"):
-            # read the anchor from the question as written; English with the slot blanked.
-            anchor = _textual_anchor(spaced if _HAS_CJK.search(spaced) and _turn_zh(spaced) else
-                                     spaced[:at] + blank + spaced[at + len(slot):])
+            anchor = _textual_anchor(spaced[:at] + blank + spaced[at + len(slot):])
+            if anchor is not None and _HAS_CJK.search(spaced) and f"{anchor}{spaced[at:at + len(slot)]}" in spaced:
+                # The value's own name ends with the slot's ("在讯飞输入法之前，我的输入法"): read it as written.
+                anchor = f"{anchor}{spaced[at:at + len(slot)]}"
+            elif anchor is None and _HAS_CJK.search(spaced):
+                anchor = _textual_anchor(spaced)
     if anchor is not None:
         return QuestionIntent(slot=slot, asks="before", anchor=anchor)
     if _BEFORE_WORDS.search(outside) and not _ORIGINAL.search(outside):
