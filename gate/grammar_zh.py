@@ -37,8 +37,9 @@ _CHANGE = (r"(?P<verb>改成|改为|改到|改回|换成|换为|换到|换回|�
            r"设为|设成|设置为|设置成|修改为|修改成|涨到|涨为|降低到|降低为|提高到|提高为|增加到|增加为|减少到|减少为|"
            r"变更为|变更成|改用|换用|成了|登记为|登记成|记为|记成|写成|写为|填为|填成|切换到|切换成|切换为|调换为|"
            r"更换为|更换成|替换为|替换成|确定为|确定成|核定为|调回|改回到|换回到|恢复为|恢复成|恢复到|切到|切成|切为|切回|"
-           r"换了成|改了成)")
-_COPULA = r"(?P<cop>是|(?<![华因作成认以行称更变改])为|(?<![联关体派院维干])系(?![统列数])|叫|叫做|在|(?<![0-9]):|(?<![0-9])：|=|＝)"
+           r"换了成|改了成|改做|改了做|变做|换做|转做|弄成|搞成|定了|设了|选了|→|->|换(?![了过掉成为到回用新个一])|"
+           r"变(?![了过掉成为到回化动更])(?=[A-Za-z0-9]))")
+_COPULA = r"(?P<cop>是|(?<![华因作成认以行更变改])为|(?<![联关体派院维干])系(?![统列数])|叫|叫做|在|(?<![0-9]):|(?<![0-9])：|=|＝)"
 _OWNER = (r"(?:本人的|本人|我(?:那个|这个|那|这)|我(?:平时|一直|现在|目前|常|经常|还)?(?:在用|用着|常用|用|登记|留|填|设|定|选)的|"
           r"我的|我)")
 _LEAD_ADJ = r"(?:现在的|目前的|新的|最新的|当前的|新)?"
@@ -49,7 +50,7 @@ _CHANGE_RE = re.compile(
 )
 _BA_RE = re.compile(
     rf"^(?:(?:麻烦|烦请|请)(?:您|你)?(?:帮我|帮忙)?|帮我|帮忙|现|我们|我|本人)?(?:{_ADV})?(?:把|将)\s*{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*"
-    rf"(?:(?:从|由)(?P<old>.{{1,24}}?))?\s*{_ADV}\s*{_CHANGE}\s*了?\s*(?P<value>.+)$"
+    rf"(?:(?:从|(?<![路理自缘])由)(?P<old>.{{1,24}}?))?\s*{_ADV}\s*{_CHANGE}\s*了?\s*(?P<value>.+)$"
 )
 _IS_RE = re.compile(rf"^{_OWNER}{_LEAD_ADJ}{_SLOT}\s*(?P<adv>{_ADV})\s*{_COPULA}\s*(?P<value>.+)$")
 _BARE_NOW_RE = re.compile(rf"^{_SLOT}\s*(?P<adv>(?:现在|目前|如今|已经|现已|已)+{_ADV})\s*(?:是|为)\s*(?P<value>.+)$")
@@ -59,6 +60,11 @@ _WAS_NOW_RE = re.compile(  # "工位变更：原3楼，现7楼"
     rf"(?:现|现在|改为|变更为|更新为|调整为|改成)(?:为|是)?(?P<value>.+)$"
 )
 _BARE_COPULA_RE = re.compile(rf"^{_SLOT}\s*(?:就|也|还|一直)?是\s*(?P<value>.+)$")
+_WAS_RE = re.compile(rf"^(?![0-9]){_SLOT}\s*(?:变更|更新|调整|修改|变动)?\s*[：:]\s*(?:由|原|原来|以前|之前)(?:为|是)?(?P<old>.+)$")
+_IF_YOU_NEED_RE = re.compile(rf"^(?:要是|如果|万一|假如)你(?:哪天|以后|之后|什么时候)?(?:需要|要|想要|想知道|用得上)(?:我的)?{_SLOT}$")
+_REMEMBER_SAID_RE = re.compile(rf"^(?:你)?还记得我(?:说|讲|提)过?(?:的)?(?:我的)?{_SLOT}(?:是|为)(?P<old>.+?)(?:吗|嘛|不)?$")
+_DIFFERENT_RE = re.compile(rf"^.{{0,8}}的{_SLOT}(?:跟|和|与)我(?:的)?不一样$")
+_IT_IS_THIS_RE = re.compile(rf"^{_OWNER}{_SLOT}(?:就是|是)(?:这个|这|它|这一个)$")
 _OWNED_SLOT_RE = re.compile(rf"^(?:本人的|本人|我(?:那个|这个|那|这)|我的){_SLOT}$")
 _VALUE_FIRST_RE = re.compile(
     rf"^(?P<value>.{{1,24}}?)(?:现在|目前)?(?:是|就是)(?:我(?:的|在用的|用的|现在用的|新的|现在的)?|本人的?){_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦)?$"
@@ -82,7 +88,7 @@ _ABOUT_RE = re.compile(
     rf"|(?:大家|他们|我们|同事们?|朋友们?)?(?:都)?(?:在)?(?:聊|说|问|讨论|比|对比|晒|比较)(?:起|了)?(?P<slot3>{_SLOT_CHARS}{{1,18}}?))$"
 )
 _ANAPHOR_RE = re.compile(
-    rf"^(?:不过|但是|但|而|所以)?\s*(?:{_ADV})\s*(?:新的|新)?(?:改成了?|换成了?|变成了?|调到了?|改为|更新为|变更为|是|为|就是|"
+    rf"^(?:不过|但是|但|而|所以)?\s*(?:{_ADV})\s*(?:新的|新)?(?:改成了?|换成了?|变成了?|调到了?|改为|更新为|变更为|现为|现是|现|是|为|就是|"
     rf"我是|我的是|我的呢是|我用的是|用的是|我用|我选了|我选的是|我定的是|我现在用|改)\s*(?P<value>.+)$"
 )
 _BACK_RE = re.compile(rf"^(?:这|那)?(?:就)?是我(?:的|新的|现在的|在用的|用的)?{_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦)?$")
@@ -110,8 +116,9 @@ _SLOT_BLOCK = frozenset({"意思", "天", "天哪", "想法", "问题", "看法"
                          "计划", "目标", "回答", "答案", "心情", "错", "错误", "习惯", "状态", "身体", "工作", "事",
                          "东西", "情况", "信息", "资料", "事项"})
 _VALUE_MARKERS = ("什么", "多少", "哪", "吗", "几", "谁", "怎么", "如何", "啥")
-_VALUE_BAD_START = ("不", "没", "也", "还", "就", "都", "否", "一样", "同样", "差不多", "这", "那", "挺", "很", "太",
-                    "有点", "不错", "好", "我", "你", "他", "她", "在", "是", "它")
+_VALUE_BAD_START = ("不是", "不再", "不用", "不要", "不会", "不想", "不知", "不清楚", "不确定", "不一样", "没", "也", "还",
+                    "就", "都", "否", "一样", "同样", "差不多", "这", "那", "挺", "很", "太", "有点", "不错", "好", "我", "你",
+                    "他", "她", "在", "是", "它")
 _TRAIL = re.compile(
     r"(?:了|啦|哦|喔|噢|哈|哈哈|呀|啊|嘛|的|哟|呢|噢|么|呗|咯|～|~|…|\.\.\.|！|!|。|，|,|；|;|\s)+$"
     r"|(?:了)?(?:现在|目前|如今|今天起|从今天起|从现在起|开始|以后|以后就是这个|为准|这个|喔|为止|特此告知|请查收|"
@@ -158,7 +165,7 @@ def _valid_value(value: str) -> bool:
 
 def bare_value(clause: str) -> str | None:
     """A clause that is only a value ("7楼", "3rd呀", "现在是7楼"), as the answer to a slot just named."""
-    body = re.sub(r"^(?:现在|目前|如今|新的|新)?(?:是|为|就是|改成了?|换成了?)?", "", clause.strip())
+    body = re.sub(r"^(?:(?:现在|目前|如今|新的|新)(?=是|为|就是)|现|现为)?(?:是|为|就是|改成了?|换成了?)?", "", clause.strip())
     value, _ = _clean_value(body)
     if not _valid_value(value) or len(value) > 24:
         return None
@@ -205,8 +212,8 @@ def _blocked(lead: str) -> bool:
 
 def _found(slot_raw: str, value_raw: str, *, change: bool) -> Clause:
     slot = _slot(slot_raw)
-    if slot is None:
-        return None
+    if slot is None or re.search(r"待定|暂定|未定|未确认|待确认|没关系|无关", value_raw):
+        return None  # "工位→7楼（待定）" is not settled
     value, tail_change = _clean_value(value_raw)
     if not _valid_value(value) or re.search(r"(?:不|没|未)$", value):
         return None
@@ -219,7 +226,8 @@ _PAST_FRAME = re.compile(
 _PAST_LEAD = re.compile(r"^(?:以前|之前|原来|原先|本来|过去|早先)(?:的)?\s*(?P<rest>.+)$")
 _HEDGE_TAIL = re.compile(r"(?:吧|吗|呢|对吧|是吧|对不对|是不是)[？?！!。.]*$")
 _BARE_IS_RE = re.compile(
-    rf"^{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*(?:其实|实际上|实际)?\s*(?:应该是|应是|应为|应当是|是|为|(?<![联关体派院维干])系(?![统列数]))"
+    rf"^{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*(?:其实|实际上|实际)?\s*(?:应该是|应是|应为|应当是|是|(?<![华因作成认以行更变改])为|"
+    rf"(?<![联关体派院维干])系(?![统列数]))"
     rf"\s*(?P<value>.+)$"
 )
 _OPENERS = re.compile(
@@ -227,6 +235,7 @@ _OPENERS = re.compile(
     r"和你说|跟你讲|说一下|提一下|记一下|请记住|记住|记得|注意|更正一下|更正|勘误|纠正一下|纠正|补充一下|补充一点|补充下信息|"
     r"补充|再补充一句|更新一下|更新|刚才说错了|我说错了|说错了|打错了|不好意思|抱歉|其实|实际上|最新消息|通知一下|提醒一下|"
     r"备注|另外说一下|特此告知|特此说明|特此通知|供您备查|烦请更新|烦请知悉|请知悉|您好|你好|hi|hello|btw|fyi|ok|okay|"
+    r"我记得|记得|印象中|呃+|嗯+那个|那个那个|就是说|"
     r"等下|等等|改了改了|对对|哈喽|嘿|诶对|话说回来|对了对了|跟你讲哦|跟你说哦|告诉你哦|烦请登记|请登记|登记一下|请更新|"
     r"烦请协助处理以下事项|有几点需要告知|以下是|如下)[哦啊呀哈~～！!]*[：:，,、\s]*",
     re.IGNORECASE,
@@ -262,6 +271,13 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             found = _found(left.slot, tail, change=True)
             if found is not None:
                 return found
+    clause = re.sub(r"(是|的|那个)\1+", r"\1", clause)  # a stutter: "我的工位是是7楼"
+    clause = re.sub(r"(?<=[\u4e00-\u9fff])(?:的部分|这样|這樣)(?=是|$)", "", clause)  # 台湾用语: "我工位的部分是7楼這樣"
+    if re.search(r"(?:说|发了?句|发了?条|写|写着|道|讲|问|喊|回)[了过]?[：:]?\s*[“\"「『]", clause):
+        return Blocked("quoted speech")  # 他在群里发了句“我的工位是7楼”: his words, not the user's
+    m = _REMEMBER_SAID_RE.match(clause)
+    if m and _slot(m["slot"]):
+        return Topic(_slot(m["slot"]) or "", True, bare=False)  # "还记得我说工位是3楼吗？现在变成7楼了"
     if _HEDGE_TAIL.search(clause):
         return Blocked("a question or a hedge")
     if _PAST_FRAME.match(clause):
@@ -331,6 +347,13 @@ def _core(body: str, topic_open: bool) -> Clause:
         found = _found(m["slot"], value, change=any(a in adv for a in _ADV_CHANGE) or "现在的" in body[:6])
         if found is not None:
             return found
+    for pattern, topic in ((_WAS_RE, Topic), (_IF_YOU_NEED_RE, Topic), (_DIFFERENT_RE, Topic)):
+        m = pattern.match(body)
+        if m and _slot(m["slot"]):
+            return Topic(_slot(m["slot"]) or "", pattern is _WAS_RE, bare=pattern is not _WAS_RE)
+    m = _IT_IS_THIS_RE.match(body)
+    if m and _slot(m["slot"]):
+        return Topic(_slot(m["slot"]) or "", False, back=True)  # "7楼——我的工位就是这个"
     m = _OWNED_SLOT_RE.match(body)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", False, bare=True)  # "我那个工位，是7楼"
@@ -340,7 +363,7 @@ def _core(body: str, topic_open: bool) -> Clause:
         if found is not None:
             return found
     m = _BARE_COPULA_RE.match(body)
-    if m and len(m["slot"].strip()) >= 2 and not re.search(r"不是|并非|不算", body):
+    if m and len(m["slot"].strip()) >= 2 and not re.search(r"并非|不算|(?:不是|并不是)我", body):
         found = _found(m["slot"], m["value"], change=False)  # "工位是7楼": a bare statement, said without 我的
         if found is not None:
             return found

@@ -85,7 +85,7 @@ _ZH_BREAK = re.compile(
 )
 # A whole sentence that is a label: "office floor - 7F", "工位：K2-33", "【工位】K2-33".
 _LABEL_SENTENCE = re.compile(
-    r"^\s*(?:【(?P<bslot>[^】]{1,24})】|(?P<slot>(?:my\s+|我的)?[^\W\d_][\w\- ()（）]{0,40}?))\s*(?:(?<=】)|(?<![0-9])[:=]|——|\s[-–—]+\s)\s*(?P<value>\S.*?)\s*$",
+    r"^\s*(?:【(?P<bslot>[^】]{1,24})】|(?P<slot>(?:my\s+|我的)?[^\W\d_][\w\- ()（）]{0,40}?))\s*(?:(?<=】)|(?<![0-9])[:=]|——|[|｜]|\s[-–—]+\s)\s*(?P<value>\S.*?)\s*$",
     re.IGNORECASE,
 )
 _EN_OWNER = re.compile(r"\b(?:my|i|i'm|i’m|i've|i’ve|we|they|me|mine)\b", re.IGNORECASE)
