@@ -452,6 +452,9 @@ def valid_value(value: str) -> bool:
         return False
     if first in _VALUE_BAD_FIRST or first in {"what", "which", "who", "where", "when", "how", "why"}:
         return False
+    if first in {"i", "i'm", "i’m", "i've", "i'd", "i'll", "we", "we're", "you", "you're", "he", "she", "they",
+                 "it's", "my", "our", "your", "his", "her", "their", "im", "ive"}:
+        return False  # a clause ("I adopted a cat"), not a value
     if first in {"a", "an", "the"} and len(words) == 1:
         return False
     if value[0] in "=<>!?":
@@ -482,15 +485,30 @@ def clean_slot(raw: str) -> str | None:
     return slot
 
 
+_PEOPLE = frozenset(
+    """
+    friend friends sister brother mom mum mother dad father wife husband partner boss colleague coworker co-worker
+    roommate flatmate housemate neighbor neighbour son daughter kid kids child children cousin aunt uncle niece
+    nephew boyfriend girlfriend fiance fiancee grandma grandpa grandmother grandfather parents family bestie buddy
+    mate pal teammate classmate landlord tenant dog cat pet
+    """.split()
+)
+
+
 def _found(slot_raw: str | None, value_raw: str, *, change: bool, adj: str | None = None) -> Clause:
     if slot_raw is None:
         return None
+    words = slot_raw.lower().split()
+    if words and words[0] in _PEOPLE and (len(words) > 1 or change):
+        return Blocked("someone else's")  # "my friend Rachel moved to Chicago", "my sister moved to Paris"
     if adj and adj.lower() in _ADJ_PAST:
         return Blocked("a past value (old/previous/original)")
     slot = clean_slot(slot_raw)
     if slot is None:
         return None
     value, trailed = _clean_value(value_raw)
+    value = re.sub(r"^(?:on|at|in|located\s+(?:at|in|on)|based\s+(?:at|in)|now\s+on)\s+(?=\S)", "", value,
+                   flags=re.IGNORECASE)  # "my office is on 3F"
     # "my X is V, not W" / "V rather than W": the contrast is not part of the value.
     value = re.split(r"\s+(?:not|rather\s+than|instead\s+of)\s+", value, maxsplit=1, flags=re.IGNORECASE)[0]
     value = value.strip().rstrip(_PUNCT + " ")
@@ -500,9 +518,42 @@ def _found(slot_raw: str | None, value_raw: str, *, change: bool, adj: str | Non
     return Found(slot, value, change or trailed or is_new)
 
 
+_FIELD_WORDS = frozenset(
+    """
+    name email e-mail phone mobile tel address department dept title company employer role team location city
+    country birthday dob age gender nationality website site handle username user id status subject date time
+    notes signature position level grade floor desk office manager extension ext postcode zip plan budget shift
+    """.split()
+)
+_SENTENCE_START = frozenset(
+    """
+    hey hi hello oh ah wow yes yeah yep no nope so well thanks thank ok okay haha lol really honestly actually
+    sure great cool nice awesome omg please sorry um uh hmm
+    """.split()
+)
+
+
+def label_value_ok(slot: str, value: str) -> bool:
+    """A label's value is a value, not a line of dialogue ("Caroline: Hey Mel, I adopted a cat").
+
+    A speaker's name before a colon looks like a label; what follows it then reads as a sentence: it opens
+    with a greeting or an interjection, or it is several words after a single capitalised name that is no
+    field name.
+    """
+    words = value.split()
+    if not words:
+        return False
+    if words[0].lower().strip(",.!?") in _SENTENCE_START:
+        return False
+    single_name = len(slot.split()) == 1 and slot[:1].isupper() and not slot.isupper()
+    return not (single_name and slot.lower() not in _FIELD_WORDS and len(words) > 1)
+
+
 def _label(clause: str) -> Clause:
     m = _LABEL.match(clause)
     if not m:
+        return None
+    if not label_value_ok(m["slot"], m["value"].strip()):
         return None
     head = m["slot"].lower()
     if head in _OPENER_LABELS or head in _OPENER_PHRASES or all(w in _OPENER_LABELS for w in head.split()):

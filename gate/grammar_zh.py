@@ -177,6 +177,8 @@ def bare_value(clause: str) -> str | None:
 def _slot(raw: str) -> str | None:
     """The user's own slot, normalised; None when someone else owns it or it is not a noun phrase."""
     slot = " ".join(raw.split()).strip()
+    if slot.startswith(("我们", "咱们")):
+        return None  # "我们搬到了7楼": ours, not a slot of the user's
     for prefix in ("把我的", "将我的", "本人的", "本人", "我那个", "我这个", "我现在用的", "我在用的", "我用的", "我常用的",
                    "我登记的", "我留的", "我的", "把", "将", "我"):
         if slot.startswith(prefix) and len(slot) > len(prefix):

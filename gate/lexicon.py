@@ -232,6 +232,8 @@ def _label_sentence(sentence: str) -> grammar_en.Clause:
         return None  # "BT-Hub-9QX — that's my new home Wi-Fi name" is not a label
     if slot.lower() in {"easy", "simple", "sure", "yes", "yeah", "well", "ok", "okay", "note", "ps", "fyi", "btw", "update"}:
         return None
+    if not _HAS_CJK.search(slot) and not grammar_en.label_value_ok(slot, value):
+        return None  # "Caroline: Hey Mel!" is a speaker's line, not a label
     arrow = re.split(r"\s*(?:→|->|=>|⇒|➡)\s*", value)
     if len(arrow) == 2 and arrow[1]:  # "slot: old → new"
         read = _label_sentence(f"{slot}: {arrow[1]}")
