@@ -343,7 +343,7 @@ _TRAIL = re.compile(
     r"if\s+(?:that|it)\s+matters|in\s+case\s+(?:that|it)\s+matters|just\s+fyi|for\s+reference|"
     r"for\s+the\s+record|as\s+well|too|yesterday|last\s+\w+|this\s+(?:morning|week|month|year|afternoon)|"
     r"earlier|recently|lately|a\s+while\s+ago|in\s+your\s+notes|in\s+my\s+profile|on\s+file|"
-    r"for\s+me|only|itself|lah|leh|lor|liao|already|la|ah|o|sha|abeg|innit|mate|period|full\s+stop|yeah|yh|ya|eh|"
+    r"for\s+me|itself|lah|leh|lor|liao|already|la|ah|o|sha|abeg|innit|mate|period|full\s+stop|yeah|yh|ya|eh|"
     r"this\s+arvo|no\s+dramas|cheers|:\)|:-\)|!+)$",
     re.IGNORECASE,
 )
