@@ -112,7 +112,8 @@ _CHANGE_VERB = (
     r"changed\s+over|switched\s+over|went\s+up|went\s+down|gone\s+up|gone\s+down|jumped|dropped|"
     r"fell|fallen|became|become|modified|adjusted|revised|corrected|amended|reverted|returned|went\s+back|"
     r"changed\s+back|switched\s+back|moved\s+back|bumped\s+up|bumped\s+down|renamed|reassigned|replaced|"
-    r"migrated|ported|rebooked|rescheduled|pushed|postponed|brought\s+forward|increased|cut|went|shifted)"
+    r"migrated|ported|rebooked|rescheduled|pushed|postponed|brought\s+forward|increased|cut|went|shifted|change|"
+    r"switch|update|move|shift)"
 )
 _FROM = r"(?:\s+from\s+(?P<old>.+?))?"
 _TO = r"\s+(?:over\s+|back\s+|up\s+|down\s+)?(?:to|into|as)\s+"
@@ -146,14 +147,16 @@ _GOT_MY_AT = re.compile(
     re.IGNORECASE,
 )
 _V_FOR_MY = re.compile(
-    r"(?:^|\b(?:i|we)(?:'ve|’ve|\s+have|\s+had|'m|’m|\s+am)?\s+(?:(?:just|now|finally|recently|usually|always|normally|please|"
+    r"(?:^(?:ended\s+up\s+|finally\s+|just\s+)?|\b(?:i|we)(?:'ve|’ve|\s+have|\s+had|'m|’m|\s+am)?\s+(?:ended\s+up\s+)?"
+    r"(?:(?:just|now|finally|recently|usually|always|normally|please|"
     r"generally|typically|mostly|currently|still)\s+)*)"
     r"(?P<verb>went\s+back\s+to|switched(?:\s+over|\s+back)?\s+to|changed\s+(?:over\s+|back\s+)?to|moved\s+(?:over\s+|back\s+)?to|"
     r"reverted\s+to|returned\s+to|gone\s+back\s+to|go\s+back\s+to|go\s+with|going\s+with|went\s+with|got|have|use|using|chose|picked|settled\s+on|"
     r"opted\s+for|stick\s+with|sticking\s+with|stuck\s+with|landed\s+on|ended\s+up\s+with|upgraded\s+to|downgraded\s+to|"
     r"bumped\s+(?:it\s+)?(?:up\s+|down\s+)?to|treat|consider|count|regard|take)\s+(?P<value>.+?)\s+(?:down\s+)?"
     r"(?:for|as|on)\s+my\s+" + _ADJ + _SLOT
-    + r"(?:\s+(?:now|these\s+days|lately|instead|too|as\s+well|lol|haha+|btw|fyi|rn))*$",
+    + r"(?:\s+(?:now|these\s+days|lately|instead|too|as\s+well|lol|haha+|btw|fyi|rn))*"
+    + r"(?:\s+(?:instead\s+of|rather\s+than|not)\s+.+)?$",
     re.IGNORECASE,
 )
 _IMPERATIVE = re.compile(
@@ -222,7 +225,7 @@ _WHAT_I_USE = re.compile(
 )
 _BACK_TOPIC = re.compile(
     r"^(?:and\s+|so\s+)?(?:that(?:'s|’s|\s+is|s)|this\s+is|it(?:'s|’s|\s+is)|which\s+is|those\s+are|that\s+would\s+be|"
-    r"thas)\s+(?:now\s+)?(?:my|the)\s+(?:new\s+|current\s+)?" + _SLOT + r"(?:\s+(?:now|these\s+days|currently))?"
+    r"thas)\s+(?:now\s+)?(?:my\s+(?:new\s+|current\s+)?|the\s+(?:new|current)\s+)" + _SLOT + r"(?:\s+(?:now|these\s+days|currently))?"
     r"(?:\s+(?:lol|haha+|btw|fyi|rn|now|ok|okay|tho))*$",
     re.IGNORECASE,
 )
@@ -233,6 +236,10 @@ _GAVE_WRONG = re.compile(r"\b(?:i\s+)?(?:gave|told|sent)\s+you\s+the\s+wrong\s+"
                          re.IGNORECASE)
 _OUT_IN = re.compile(r"^out\s+with\s+(?P<old>.+?),?\s+in\s+with\s+(?P<value>.+?)\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT + r"$",
                      re.IGNORECASE)
+_OUT_OLD = re.compile(r"^out\s+with\s+the\s+old\s+" + _SLOT + r",?\s+in\s+with\s+(?:the\s+new(?:\s+one)?\s*[:,]?\s*)?"
+                      r"(?P<value>.+)$", re.IGNORECASE)
+_REMEMBER_BEING = re.compile(r"\b(?:remember|recall)\s+(?:when\s+)?my\s+" + _ADJ + _SLOT
+                             + r"\s+(?:being|was|used\s+to\s+be)\s+(?P<old>.+)$", re.IGNORECASE)
 _TERSE = re.compile(r"^(?:my\s+)?" + _ADJ + _SLOT + r"\s+(?:now|is\s+now)\s+(?P<value>.+)$", re.IGNORECASE)
 _OWNED_ALONE = re.compile(r"^(?:(?:so|and|oh|ok|okay|well|also|yeah|now|then)\s+)*my\s+" + _ADJ + _SLOT
                          + r"(?:\s+(?:lol|haha+|btw|though|tho))*$", re.IGNORECASE)
@@ -265,7 +272,8 @@ _I_MEANT = re.compile(
     re.IGNORECASE,
 )
 _NEW_DROPPED = re.compile(
-    r"^(?:my\s+)?new\s+" + _SLOT + r"\s+(?:just\s+dropped|alert|incoming|unlocked|update|day|time|who\s+dis)\s*[:!\-–—]+\s*"
+    r"^(?:(?:ok|okay|so|and)\s+)?(?:my\s+)?new\s+" + _SLOT + r"\s+(?:just\s+dropped|alert|incoming|unlocked|update|day|time|"
+    r"who\s+dis)\s*[:!\-–—]*\s+"
     r"(?P<value>.+)$",
     re.IGNORECASE,
 )
@@ -405,7 +413,7 @@ _CONNECTIVE = re.compile(
     r"then|also|at\s+your\s+(?:earliest\s+)?convenience|in\s+your\s+(?:notes|records|system|file)|for\s+your\s+"
     r"(?:records|reference|information)|in\s+the\s+system|on\s+file|in\s+my\s+(?:profile|record|file)|idk|ngl|fwiw|"
     r"by\s+(?:the|my|our|hr|admin|it)\b|many\s+thanks|cheers|regards|as\s+per|per\s+the|ty|tysm|thx|thank\s+u|atm|"
-    r"asap|pls|plz|k\b|kk|xx|x\b|sorry|apologies|oops|innit|mate|lah|leh|lor|liao|full\s+stop|from\s+(?!\d)|"
+    r"asap|pls|plz|k\b|kk|xx|x\b|sorry|apologies|oops|innit|mate|lah|leh|lor|liao|full\s+stop|"
     r"and\s+(?:i|i'm|i've|it|it's|that|this|my|please|so|then|now|we|you)|please|pls|thanks|thank\s+you|just\s+so|"
     r"in\s+case|as\s+of|starting|effective|from\s+now|going\s+forward|for\s+now|btw|by\s+the\s+way|fyi|lol|"
     r"haha+|hehe|lmao|tbh|rn|right\s+now|at\s+the\s+moment|these\s+days|nowadays|now\s+that|after|before|"
@@ -509,6 +517,8 @@ def _found(slot_raw: str | None, value_raw: str, *, change: bool, adj: str | Non
     value, trailed = _clean_value(value_raw)
     value = re.sub(r"^(?:on|at|in|located\s+(?:at|in|on)|based\s+(?:at|in)|now\s+on)\s+(?=\S)", "", value,
                    flags=re.IGNORECASE)  # "my office is on 3F"
+    if change:
+        value = re.split(r"\s+from\s+", value, maxsplit=1, flags=re.IGNORECASE)[0]  # "shifted to V from O"
     # "my X is V, not W" / "V rather than W": the contrast is not part of the value.
     value = re.split(r"\s+(?:not|rather\s+than|instead\s+of)\s+", value, maxsplit=1, flags=re.IGNORECASE)[0]
     value = value.strip().rstrip(_PUNCT + " ")
@@ -658,6 +668,12 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     m = _OUT_IN.match(clause)
     if m:
         return _found(m["slot"], m["value"], change=True, adj=m["adj"])
+    m = _OUT_OLD.match(clause)
+    if m:
+        return _found(m["slot"], m["value"], change=True)
+    m = _REMEMBER_BEING.search(clause)
+    if m and clean_slot(m["slot"]):
+        return Topic(clean_slot(m["slot"]) or "", True)
     for pattern in (_IF_YOU_NEED, _GAVE_WRONG):
         m = pattern.search(clause)
         if m and clean_slot(m["slot"]):

@@ -85,7 +85,7 @@ _ZH_BREAK = re.compile(
 )
 # A whole sentence that is a label: "office floor - 7F", "工位：K2-33", "【工位】K2-33".
 _LABEL_SENTENCE = re.compile(
-    r"^\s*(?:【(?P<bslot>[^】]{1,24})】|(?P<slot>(?:my\s+|我的)?[^\W\d_][\w\- ()（）]{0,40}?))\s*(?:(?<=】)|(?<![0-9])[:=]|——|[|｜]|\s[-–—]+\s)\s*(?P<value>\S.*?)\s*$",
+    r"^\s*(?:【(?P<bslot>[^】]{1,24})】|(?P<slot>(?:my\s+|我的)?[^\W\d_][\w\- ()（）]{0,40}?))\s*(?:(?<=】)|(?<![0-9])[:=]|——|[|｜]|\s[-–—]+\s|\s*(?:->|→)\s*)\s*(?P<value>\S.*?)\s*$",
     re.IGNORECASE,
 )
 _EN_OWNER = re.compile(r"\b(?:my|i|i'm|i’m|i've|i’ve|we|they|me|mine)\b", re.IGNORECASE)
@@ -110,6 +110,9 @@ def is_question(text: str) -> bool:
     if stripped.endswith(("?", "？")):
         return True
     first = _FIRST_WORD.match(stripped)
+    if first and first.group(1).lower() == "which" and re.match(r"^\W*which(?:'s|’s|\s+is|\s+was)\s", stripped, re.I) \
+            and not re.search(r"\b(?:my|your)\b", stripped, re.I):
+        return False  # "..., which is V, ..." is a relative clause
     if first and first.group(1).lower() in _QUESTION_STARTERS:
         # "When it comes to my X, ..." is no question; "When is my meeting" is.
         return first.group(1).lower() not in _WH_NEEDS_AUX or bool(_AUX_AFTER_WH.match(stripped))
@@ -232,6 +235,8 @@ def _label_sentence(sentence: str) -> grammar_en.Clause:
         return None  # "BT-Hub-9QX — that's my new home Wi-Fi name" is not a label
     if slot.lower() in {"easy", "simple", "sure", "yes", "yeah", "well", "ok", "okay", "note", "ps", "fyi", "btw", "update"}:
         return None
+    if re.search(r"(?<![0-9])=|[a-z]\s*:(?!\d)", value, re.IGNORECASE) and not _HAS_CJK.search(value):
+        return None  # "x=1, y=2": several labels, read one by one
     if not _HAS_CJK.search(slot) and not grammar_en.label_value_ok(slot, value):
         return None  # "Caroline: Hey Mel!" is a speaker's line, not a label
     arrow = re.split(r"\s*(?:→|->|=>|⇒|➡)\s*", value)
@@ -312,6 +317,7 @@ class _Reader:
                 continue
             read = self.read(body)
             if (isinstance(read, Found) and self.pending and body.lower().startswith(read.value.lower())
+                    and _continues(self.pending[-1]) is False and re.match(r"[A-Z0-9£$€¥#]", self.pending[-1])
                     and not re.match(r"(?:yes|no|correct|right|ok|okay|sure|yeah|yep|exactly|indeed|so|well)\b",
                                      self.pending[-1], re.IGNORECASE)):
                 # "nights, 22:00-06:00 is what I use as my shift": the value began before the comma.
@@ -350,6 +356,8 @@ class _Reader:
                     index += 1  # the clause the frame governs is about the past
             else:
                 self.pending = [*self.pending[-2:], body]
+                if re.match(r"(?:not|no\s+longer|isn't|is\s+not|不再是|不是)\b", body, re.IGNORECASE):
+                    continue  # "my X? not 3F anymore — 7F": the old value, then the new one
                 if self.topic is not None and self.topic.bare:
                     self.topic = None  # a slot named on its own is answered in the clause right after it, or not at all
 
@@ -382,7 +390,8 @@ def _facts(text: str) -> Iterator[FactMention]:
         if tagged:
             subs = subs[:-1]
         plain = sentence.strip().rstrip(".,!?;: ")
-        label = None if asked or re.search(r"(?<!\d),|,(?!\d)", plain) else _label_sentence(plain)
+        head = re.split(r"[:：=|｜]|——|\s[-–—>→]+\s", plain, maxsplit=1)[0]
+        label = None if asked or re.search(r"(?<!\d),|,(?!\d)", head) else _label_sentence(plain)
         if isinstance(label, Found):
             yield FactMention(slot=normalise_slot(label.slot), value=label.value, change=label.change)
             reader.topic = None
