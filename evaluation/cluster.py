@@ -100,7 +100,7 @@ def parse_address(text: str) -> tuple[str, int | None]:
     local = LOCAL.fullmatch(text.strip())
     if local:
         return "local", int(local.group(1))
-    if ADDRESS.fullmatch(text.strip()):
+    if ADDRESS.fullmatch(text.strip()) and not text.strip().startswith("local:"):
         return text.strip(), None
     raise EvaluationError(f"--cluster {text!r}: give local:N (N worker processes here, 1-999) or a Dask "
                           "scheduler address such as tcp://10.0.0.5:8786")
@@ -143,7 +143,7 @@ def run_cluster(dataset: Dataset, opts: RunOptions, client: Any, *, shards: int 
     if opts.force:
         shutil.rmtree(root, ignore_errors=True)
     elif merged.exists():
-        raise RunExists(f"run {opts.run_id!r} is already merged at {merged}; pass --force to run it again, "
+        raise RunExists(f"run {opts.run_id!r} already has a ledger at {merged}; pass --force to run it again, "
                         "or choose another --run-id")
     episodes = dataset.episodes[: opts.limit] if opts.limit else dataset.episodes
     count = shards or max(1, len(client.scheduler_info().get("workers", {})))

@@ -249,3 +249,12 @@ def test_plan_cuts_contiguous_shards() -> None:
     assert plan_shards(["a", "b"], 5) == [("a",), ("b",)]
     with pytest.raises(Exception, match="at least 1"):
         plan_shards(["a"], 0)
+
+
+def test_run_refuses_a_bad_cluster_address_and_shards_without_a_cluster(tmp_path: Path) -> None:
+    base = ["run", "--episodes", "1", "--turns", "12", "--runs-dir", str(tmp_path), "--run-id", RUN]
+    bad = CliRunner().invoke(cli, [*base, "--cluster", "local:0"])
+    assert bad.exit_code == 1 and "give local:N" in bad.output and "'local:0'" in bad.output
+    alone = CliRunner().invoke(cli, [*base, "--shards", "2"])
+    assert alone.exit_code == 2 and "--shards goes with --cluster" in alone.output
+    assert not any(tmp_path.iterdir()), "nothing is written before the inputs are checked"
