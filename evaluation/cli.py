@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaluation import cli_judge, cli_serve, cli_sweep, cli_temporal
+from evaluation import cli_cluster, cli_judge, cli_serve, cli_sweep, cli_temporal
 from evaluation.cli_options import context_options, gate_level_option, llm_flags, llm_options
 from evaluation.failures import MAX_FAILED_CALLS
 from evaluation.datasets import load_dataset
@@ -233,6 +233,8 @@ def cli() -> None:
 @click.option("--distractor-rate", type=click.FloatRange(0.0, 1.0), default=0.15, show_default=True,
               help="Synthetic: share of small-talk turns replaced by distractors (another person's attribute, "
                    "a hypothetical, a negation, reported speech, a plan, a question naming a value).")
+@cli_cluster.cluster_option
+@cli_cluster.shards_option
 @fails_cleanly
 def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int, seed: int, systems: str,
             backend: str, run_id: str | None, runs_dir: str, limit: int | None, force: bool,
@@ -246,7 +248,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
             context_budget: int = MemoryConfig().context_budget,
             source_policies: dict[str, dict[str, Any]] | None = None, poison: bool = False,
             phrasing: str = "dev", distractor_rate: float = 0.15, workers: int = 1,
-            rpm: int | None = None, tpm: int | None = None) -> None:
+            rpm: int | None = None, tpm: int | None = None, cluster: str | None = None,
+            shards: int | None = None) -> None:
     """Run memory systems over a dataset; the whole run goes into one ledger.
 
     A run id that exists but never finished (a crash, Ctrl-C, failed LLM
@@ -265,6 +268,7 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
       ledgermem run --poison --source-policy web=remember:false --gate-level pattern
       ledgermem run --phrasing heldout --systems three_layer   # phrasing the fact grammar never saw
       ledgermem run --backend deepseek --workers 16 --rpm 500 --tpm 400000
+      ledgermem run --cluster local:4 --run-id demo-sharded   # 4 worker processes, shards merged
     """
     if dataset_path and synthetic:
         raise click.UsageError("give either --dataset or --synthetic, not both")
@@ -303,6 +307,13 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
                       llm_flags=llm_flags(click.get_current_context()), max_failed_calls=max_failed_calls,
                       replay_llm=resolve_run(replay_llm, Path(runs_dir)) if replay_llm else None,
                       cache=HotCache.connect(redis_url) if redis_url else None, workers=workers, rpm=rpm, tpm=tpm)
+    if cluster is not None:
+        if replay_llm or redis_url:
+            raise click.UsageError("--cluster takes no --replay-llm and no --redis")
+        cli_cluster.run_on_cluster(ds, opts, cluster, shards, as_json=as_json, out=out, err=err, table=metrics_table)
+        return
+    if shards is not None:
+        raise click.UsageError("--shards goes with --cluster")
     selected = ds.episodes[:limit] if limit else ds.episodes
     total = len(opts.systems) * sum(len(e.turns) + len(e.probes) + memory_points for e in selected)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -740,6 +751,7 @@ cli_temporal.register(cli, out, fails_cleanly)
 cli_serve.register(cli, out, fails_cleanly)
 cli_sweep.register(cli, out, fails_cleanly)
 cli_judge.register(cli, out, fails_cleanly)
+cli_cluster.register(cli, out, fails_cleanly, metrics_table)
 
 
 def main() -> None:

@@ -6,6 +6,7 @@
         ├── RunNotFound        no run with that id or path
         ├── UnknownSystem (also ValueError)
         ├── ReplayMismatch     a replay did not reproduce the live run
+        ├── MergeRefused       shard ledgers that cannot be merged into one run (named)
         └── ReportInputError   a run's CSV files cannot be read into a report
             ├── MissingRunFile (also FileNotFoundError)
             └── MissingColumn (also ValueError)
@@ -37,6 +38,10 @@ class UnknownSystem(EvaluationError, ValueError):
 
 class ReplayMismatch(EvaluationError):
     """Replaying the ledger did not give what the live run recorded."""
+
+
+class MergeRefused(EvaluationError):
+    """Shard ledgers that cannot become one run: a shard that fails verify, clashing streams or configurations."""
 
 
 class ReportInputError(EvaluationError):

@@ -81,6 +81,8 @@ class RunOptions:
     max_failed_calls: int = MAX_FAILED_CALLS  # failed LLM calls in a row that stop the run
     env_file: Path | None = Path(".env")
     replay_llm: Path | None = None  # answer every call from this recorded run's llm_called events
+    # One shard of a run (evaluation.cluster): only these episodes run; `run_started` records the whole dataset.
+    episode_ids: tuple[str, ...] | None = None
     # A Redis hot cache for three_layer's rendered layers; never recorded: it must not change any result.
     cache: HotCache | None = field(default=None, compare=False)
     # How the run is executed, never recorded either: episodes on `workers` threads, and per HTTP endpoint
@@ -342,6 +344,8 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
         opts = replace(opts, memory=replace(opts.memory, tokenizer=default_tokenizer()))
     episodes = dataset.episodes[: opts.limit] if opts.limit else dataset.episodes
     data = {"name": dataset.name, "source": dataset.source, "hash": dataset.content_hash(), "episodes": len(episodes)}
+    if opts.episode_ids is not None:
+        episodes = tuple(ep for ep in episodes if ep.episode_id in set(opts.episode_ids))
     backends = build_backends(opts, opts.memory.tokenizer)
     if backends.recorded is not None:  # a replay is labelled with the recorded run's backends
         opts = replace(opts, backend=str(backends.recorded.get("backend", opts.backend)),

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import duckdb
@@ -87,6 +87,23 @@ class KeyStore:
         if self._conn is not None:
             self._conn.executemany("INSERT INTO keys VALUES (?, ?)", [[k, v] for k, v in new.items()])
         self._keys.update(new)
+
+    def material(self) -> dict[str, bytes]:
+        """Every key by id: what a ledger built from this one's events (a merge of shards) needs to read them."""
+        return dict(self._keys)
+
+    def adopt(self, keys: Mapping[str, bytes]) -> list[str]:
+        """Add keys made by another store, durably; an id this store holds with other material is refused."""
+        clash = sorted(k for k, v in keys.items() if k in self._keys and self._keys[k] != bytes(v))
+        if clash:
+            raise LedgerCorrupt(f"{self.path}: key id(s) {', '.join(clash[:5])} are held here with other material")
+        new = {k: bytes(v) for k, v in keys.items() if k not in self._keys}
+        if new and self.read_only:
+            raise LedgerLocked(f"{self.path}: the key store is read-only")
+        if new and self._conn is not None:
+            self._conn.executemany("INSERT INTO keys VALUES (?, ?)", [[k, v] for k, v in new.items()])
+        self._keys.update(new)
+        return sorted(new)
 
     def seal(self, key_id: str, plaintext: str) -> str:
         nonce = os.urandom(12)
