@@ -381,13 +381,6 @@ def report_cmd(run: str, runs_dir: str) -> None:
 @click.option("--backend", default="heuristic", show_default=True, help="LLM backend (as for `run`).")
 @click.option("--model", default=None)
 @click.option("--base-url", default=None)
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Episodes (and systems) run on this many threads while they wait for the model; one thread "
-                   "writes the ledger, and the result is the same as with one worker.")
-@click.option("--rpm", type=click.IntRange(min=1), default=None,
-              help="At most this many requests a minute per HTTP endpoint, shared by all workers and purposes.")
-@click.option("--tpm", type=click.IntRange(min=1), default=None,
-              help="At most this many prompt tokens a minute per HTTP endpoint, shared like --rpm.")
 @click.option("--env-file", default=".env", show_default=True, type=click.Path(dir_okay=False))
 @click.option("--personal-data/--no-personal-data", default=True, show_default=True)
 @fails_cleanly
