@@ -29,6 +29,18 @@ def invoke(*args: str, cwd: Path):
         os.chdir(old)
 
 
+def _first_slot() -> str:
+    """A slot the user states in the first episode of the run the fixture makes (the corpus decides its name)."""
+    from evaluation.synthetic import generate_synthetic
+
+    facts = generate_synthetic(n_episodes=2, turns=12).episodes[0].facts
+    updated = [slot for slot, history in facts if len(history) > 1]
+    return (updated or [facts[0][0]])[0]
+
+
+SLOT = _first_slot()
+
+
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cwd = tmp_path_factory.mktemp("cli")
@@ -183,9 +195,11 @@ def test_replay_with_the_sql_engine_on_a_sealed_run_after_an_erasure(tmp_path: P
     from evaluation.synthetic import generate_synthetic
 
     data = tmp_path / "d.json"
-    data.write_text(json.dumps(dataset_to_json(generate_synthetic(n_episodes=2, turns=10))), encoding="utf-8")
+    dataset = generate_synthetic(n_episodes=2, turns=10)
+    data.write_text(json.dumps(dataset_to_json(dataset)), encoding="utf-8")
     assert invoke("run", "--dataset", str(data), "--run-id", "s", cwd=tmp_path).exit_code == 0
-    erased = invoke("erase", "s", "--episode", "syn-en-000", "--slot", "meeting time", "--legal-basis", "test",
+    slot = dataset.episodes[0].facts[0][0]  # a slot the user stated in syn-en-000
+    erased = invoke("erase", "s", "--episode", "syn-en-000", "--slot", slot, "--legal-basis", "test",
                     "--json", cwd=tmp_path)
     assert erased.exit_code == 0 and json.loads(erased.output)["clean"] is True
     for engine in ("python", "sql"):
@@ -197,10 +211,10 @@ def test_replay_with_the_sql_engine_on_a_sealed_run_after_an_erasure(tmp_path: P
 @pytest.mark.parametrize(
     "args, check",
     [
-        (["history", "--slot", "meeting time"], lambda d: d and d[-1]["valid_to_seq"] is None),
+        (["history", "--slot", SLOT], lambda d: d and d[-1]["valid_to_seq"] is None),
         (["as-of", "--turn", "6"], lambda d: set(d) == {"pinned", "window", "registry", "index", "chain", "indexed", "archive"}),
         (["diff", "5", "40"], lambda d: any(v["entered"] for v in d.values())),
-        (["blame", "--slot", "meeting time"], lambda d: d["records"] and d["records"][0]["record_id"].startswith("r")),
+        (["blame", "--slot", SLOT], lambda d: d["records"] and d["records"][0]["record_id"].startswith("r")),
         (["manifest"], lambda d: d and all(row["item_ids"] for row in d)),
         (["anomalies"], lambda d: set(d) == {"flip_flop", "stale_live"}),
     ],
