@@ -473,16 +473,22 @@ _ANCHOR_EN = re.compile(
     re.IGNORECASE,
 )
 _ANCHOR_ZH = re.compile(
-    r"(?:还没|没)(?:改成|换成|变成|调到|换到|改为|变为)\s*(?P<anchor2>(?:[^，,。？?！]|(?<=\d),(?=\d))+?)\s*(?:那会儿?|的时候|时候|时|之前|以前)"
+    r"(?:还没|没)(?:改成|换成|变成|调到|换到|改为|变为)\s*(?P<anchor2>(?:[^，,。？?！]|(?<=\d),(?=\d))+?)\s*(?:那会儿?|的时候|时候|(?<!小)时|之前|以前)"
     r"|(?:改成了?|换成了?|变成了?|改为|换到|调到|改到|变为|换为|升到|降到|是|在|到|用)\s*"
     r"(?P<anchor>[^，,。？?！\s](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*(?:之前|以前|前面)"
     r"|^\s*(?P<anchor3>[^，,。？?！\s我](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*(?:之前|以前)(?=那个|的|用的|我)"
 )
 _ANCHOR_JUNK = re.compile(
+    r"(?:最近|上一?次|这一?次|最新|最后)(?:一次)?的?(?:变更|更改|改动|修改|调整|更新|变化|换)|^(?:变更|更改|改动|修改|调整|更新|变化)$|"
     r"^(?:the|a|an|my|it|that|this|then|now|you|i|one|ones|before|change|update)$|^(?:this|that|these|the\s+(?:current|new|latest|last|present)|"
     r"now|the\s+change|it\s+changed|the\s+update|my\s+current|i\s|you\s|we\s|they\s|it\s|switching|changing|"
     r"the\s+switch|the\s+move)\b|^(?:什么|啥|哪个|多少|现在|这个|那个|换|改|上次换|上次改)$",
     re.IGNORECASE)
+
+
+_RECENT_CHANGE = re.compile(
+    r"(?:最近|上一?次|这一?次|最新|最后)(?:一次)?的?(?:变更|更改|改动|修改|调整|更新|变化|换)|"
+    r"\b(?:the\s+)?(?:last|latest|most\s+recent|recent)\s+(?:change|update|switch|edit)\b", re.IGNORECASE)
 
 
 def _textual_anchor(question: str) -> str | None:
@@ -491,6 +497,10 @@ def _textual_anchor(question: str) -> str | None:
         for m in pattern.finditer(question):
             group = next((g for g in ("anchor2", "anchor3", "anchor") if m.groupdict().get(g)), "anchor")
             anchor = (m.group(group) or "").strip().strip(_QUOTES + " ").rstrip(".")
+            if _ANCHOR_JUNK.match(anchor) or _RECENT_CHANGE.search(anchor):
+                continue
+            anchor = re.sub(r"^(?:the|a|an|my)\s+(?=\S)", "", anchor, flags=re.IGNORECASE)
+            anchor = re.sub(r"\s+(?:era|period|days|phase|thing|lol|haha+|one|times)$", "", anchor, flags=re.IGNORECASE)
             rest = question[m.end(group):] if m.group(group) else ""
             more = re.match(r"\s*,\s*([^,?!;]+?)\s*(?:[,?!;]|$)", rest) if pattern is _ANCHOR_EN else None
             if more and _continues(more.group(1)):  # "before Building C, Room 2.14?"
@@ -524,7 +534,8 @@ def parse_question(question: str, slots: Iterable[str], values: dict[str, list[s
     ``values`` maps a slot to the values the memory knows for it, oldest
     first; a known value named in the question with "before" is the anchor.
     """
-    spaced = fold(" ".join(question.split()))
+    written = " ".join(question.split())
+    spaced = fold(written)
     q = spaced.lower()
     hits = [(s, _mentions(q, fold(s).lower())) for s in slots if s]
     hits = [(s, at) for s, at in hits if at >= 0]
@@ -549,9 +560,13 @@ def parse_question(question: str, slots: Iterable[str], values: dict[str, list[s
                 anchor = f"{anchor}{spaced[at:at + len(slot)]}"
             elif anchor is None and _HAS_CJK.search(spaced):
                 anchor = _textual_anchor(spaced)
+                if anchor is not None and anchor in spaced[at:at + len(slot)]:
+                    anchor = None  # a piece of the slot's own name ("常用QQ号"), not a value
+            if anchor is not None and (pos := spaced.find(anchor)) >= 0:
+                anchor = written[pos:pos + len(anchor)]  # as written: "陳醫生", not its fold
     if anchor is not None:
         return QuestionIntent(slot=slot, asks="before", anchor=anchor)
-    if _BEFORE_WORDS.search(outside) and not _ORIGINAL.search(outside):
+    if (_BEFORE_WORDS.search(outside) or _RECENT_CHANGE.search(outside)) and not _ORIGINAL.search(outside):
         return QuestionIntent(slot=slot, asks="previous")  # "before the latest change", "换之前"
     if _ORIGINAL.search(outside):
         return QuestionIntent(slot=slot, asks="original")
