@@ -54,6 +54,7 @@ _BA_RE = re.compile(
 )
 _IS_RE = re.compile(rf"^{_OWNER}{_LEAD_ADJ}{_SLOT}\s*(?P<adv>{_ADV})\s*{_COPULA}\s*(?P<value>.+)$")
 _BARE_NOW_RE = re.compile(rf"^{_SLOT}\s*(?P<adv>(?:现在|目前|如今|已经|现已|已)+{_ADV})\s*(?:是|为)\s*(?P<value>.+)$")
+_TERSE_NOW_RE = re.compile(rf"^{_SLOT}\s*现(?:为|是)?(?P<value>[A-Za-z0-9].*)$")
 _LABEL_RE = re.compile(rf"^(?![0-9]){_SLOT}\s*(?P<cop>(?<![0-9])[:：]|[=＝]|——)\s*(?P<value>.+)$")
 _WAS_NOW_RE = re.compile(  # "工位变更：原3楼，现7楼"
     rf"^(?![0-9]){_SLOT}\s*(?:变更|更新|调整|修改|变动)?\s*[：:]\s*(?:由|原|原来|以前|之前)(?:为|是)?(?P<old>[^，,]+?)[，,]\s*"
@@ -84,7 +85,7 @@ _SORTED_RE = re.compile(
 _ABOUT_RE = re.compile(
     rf"^(?:(?:关于|至于|说到|对于|说起|提到|你(?:之前|刚才|上次|前面)?问(?:过)?(?:我)?|问)\s*{_OWNER}?{_SLOT}"
     rf"(?:的话|嘛|呢|啊|呀|这块儿?|方面|这个)?"
-    rf"|{_OWNER}?(?P<slot2>{_SLOT_CHARS}{{1,18}}?)(?:的话|这块儿?|这边|方面)"
+    rf"|{_OWNER}?(?P<slot2>{_SLOT_CHARS}{{1,18}}?)(?:的话|这块儿?|这边|方面|呢|嘛)"
     rf"|(?:大家|他们|我们|同事们?|朋友们?)?(?:都)?(?:在)?(?:聊|说|问|讨论|比|对比|晒|比较)(?:起|了)?(?P<slot3>{_SLOT_CHARS}{{1,18}}?))$"
 )
 _ANAPHOR_RE = re.compile(
@@ -111,14 +112,15 @@ _SLOT_STOP = ("我", "你", "他", "她", "它", "把", "将", "不", "没", "�
               "觉得", "认为", "是", "吗", "呢", "吧", "什么", "多少", "哪", "谁", "几", "现在", "目前", "如今", "以前",
               "之前", "原来", "刚才", "已经", "今天", "昨天", "明天", "被", "已", "一直", "这块", "这是", "就是", "并非",
               "并不", "不是", "绝非", "并未", "这次", "后来", "本人", "倘若", "如果", "但", "那是", "那", "们")
-_SLOT_WHOLE_STOP = frozenset({"的", "是", "了", "呢", "啊", "新的", "新", "旧的", "现在的", "目前的", "原来的", "这个", "那个"})
+_SLOT_WHOLE_STOP = frozenset({"的", "是", "了", "呢", "啊", "新的", "新", "旧的", "现在的", "目前的", "原来的", "这个", "那个",
+                              "嘛", "呀", "话", "的话"})
 _SLOT_BLOCK = frozenset({"意思", "天", "天哪", "想法", "问题", "看法", "建议", "理解", "意见", "感觉", "猜测",
                          "计划", "目标", "回答", "答案", "心情", "错", "错误", "习惯", "状态", "身体", "工作", "事",
                          "东西", "情况", "信息", "资料", "事项"})
 _VALUE_MARKERS = ("什么", "多少", "哪", "吗", "几", "谁", "怎么", "如何", "啥")
-_VALUE_BAD_START = ("不是", "不再", "不用", "不要", "不会", "不想", "不知", "不清楚", "不确定", "不一样", "没", "也", "还",
-                    "就", "都", "否", "一样", "同样", "差不多", "这", "那", "挺", "很", "太", "有点", "不错", "好", "我", "你",
-                    "他", "她", "在", "是", "它")
+_VALUE_BAD_START = ("不是", "不再", "不用", "不要", "不会", "不想", "不知", "不清楚", "不确定", "不一样", "没", "也", "还是",
+                    "就是", "都", "否", "一样", "同样", "差不多", "这", "那", "挺好", "很好", "太好", "有点", "不错", "好的",
+                    "我", "你", "他", "她", "在", "是", "它")
 _TRAIL = re.compile(
     r"(?:了|啦|哦|喔|噢|哈|哈哈|呀|啊|嘛|的|哟|呢|噢|么|呗|咯|～|~|…|\.\.\.|！|!|。|，|,|；|;|\s)+$"
     r"|(?:了)?(?:现在|目前|如今|今天起|从今天起|从现在起|开始|以后|以后就是这个|为准|这个|喔|为止|特此告知|请查收|"
@@ -274,7 +276,9 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             if found is not None:
                 return found
     clause = re.sub(r"(是|的|那个)\1+", r"\1", clause)  # a stutter: "我的工位是是7楼"
-    clause = re.sub(r"(?<=[\u4e00-\u9fff])(?:的部分|这样|這樣)(?=是|$)", "", clause)  # 台湾用语: "我工位的部分是7楼這樣"
+    clause = re.sub(r"[嗯呃]+", "", clause)  # voice fillers
+    clause = re.sub(r"(?:改|换|更新|调)一下(?=改|换|更新|调)", "", clause)  # "工位改一下改成7楼"
+    clause = re.sub(r"(?<=\S)(?:的部分|这样|這樣|这样子)(?=是|$)", "", clause)  # 台湾用语: "我工位的部分是7楼這樣"
     if re.search(r"(?:说|发了?句|发了?条|写|写着|道|讲|问|喊|回)[了过]?[：:]?\s*[“\"「『]", clause):
         return Blocked("quoted speech")  # 他在群里发了句“我的工位是7楼”: his words, not the user's
     m = _REMEMBER_SAID_RE.match(clause)
@@ -291,7 +295,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         m = _IS_RE.match("我的" + past["rest"].removeprefix("我的").removeprefix("我")) or _BARE_IS_RE.match(past["rest"])
         slot = _slot(m["slot"]) if m else None
         return Topic(slot, True) if slot else Blocked("a past value")
-    if owner_at > 0 and _blocked(lead):
+    if owner_at > 0 and _blocked(lead) and not re.search(r"是\s*$", lead):
         return Blocked("lead-in")
     if owner_at > 0 and (re.search(r"是\s*$", lead) or not re.search(r"[把将][\s]*$", lead) and _slot_like(lead)):
         body = clause  # "工位我选了7楼": the slot stands before 我
@@ -309,6 +313,8 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
 
 def _slot_like(lead: str) -> bool:
     """A lead-in before 我 that is itself a slot ("工位我选了7楼"), not an opener or a time."""
+    if re.search(r"请|注意|麻烦|烦请|帮|知悉|确认|告知|记得|提醒", lead):
+        return False
     return bool(re.search(r"[A-Za-z\u4e00-\u9fff]", lead)) and _slot(re.sub(r"(?:这块儿?|这边|方面|嘛|呢|的话)?[，,\s]*$", "", lead)) is not None and not re.search(
         r"[，,：:]|开始|以来|起|后|时候|今天|昨天|最近|上周|这周|本周|[\d一二三四五六七八九十上下本这每]+个?月|今年|去年|明年|"
         r"\d+年|\d+日|号$", lead)
@@ -342,7 +348,7 @@ def _core(body: str, topic_open: bool) -> Clause:
     m = _IS_RE.match(body)
     if m:
         value = m["value"]
-        if re.match(r"(?:可|并|绝|也|都|才|又|根本|从来)?(?:不是|不|没)", value):
+        if re.match(r"(?:可|并|绝|也|都|才|又|根本|从来)?(?:不是|不再|不在|不算|没有|没)", value):
             slot = _slot(m["slot"])  # "我的工位不是3楼，是7楼": only what follows is a fact
             return Topic(slot, True) if slot else Blocked("negated")
         adv = m["adv"] or ""
@@ -359,7 +365,7 @@ def _core(body: str, topic_open: bool) -> Clause:
     m = _OWNED_SLOT_RE.match(body)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", False, bare=True)  # "我那个工位，是7楼"
-    m = _BARE_NOW_RE.match(body)
+    m = _BARE_NOW_RE.match(body) or _TERSE_NOW_RE.match(body)
     if m:
         found = _found(m["slot"], m["value"], change=True)
         if found is not None:

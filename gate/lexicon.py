@@ -181,6 +181,8 @@ def _turn_zh(text: str) -> bool:
         return True
     if _EN_OWNER.search(text):
         return False
+    if re.search(r"[的是了在把为]", text):
+        return True
     return bool(_ZH_PUNCT.search(text)) or len(_HAS_CJK.findall(text)) >= len(re.findall(r"[A-Za-z]+", text))
 
 
@@ -356,7 +358,7 @@ class _Reader:
                     index += 1  # the clause the frame governs is about the past
             else:
                 self.pending = [*self.pending[-2:], body]
-                if re.match(r"(?:not|no\s+longer|isn't|is\s+not|不再是|不是)\b", body, re.IGNORECASE):
+                if re.match(r"(?:not|no\s+longer|isn't|is\s+not)\b|不再是|不是|我的(?:嘛|呢|话|啊)$", body, re.IGNORECASE):
                     continue  # "my X? not 3F anymore — 7F": the old value, then the new one
                 if self.topic is not None and self.topic.bare:
                     self.topic = None  # a slot named on its own is answered in the clause right after it, or not at all
