@@ -170,7 +170,7 @@ _MY_CHANGE = re.compile(r"my\s+" + _ADJ + _SLOT + r"\s+" + _CHANGE_VERB + _FROM 
 _MY_FROM_TO = re.compile(r"my\s+" + _ADJ + _SLOT + r"\s+(?:went|changed|moved|switched|jumped|shifted|"
                          r"has\s+gone|has\s+changed)\s+from\s+(?P<old>.+?)\s+to\s+(?P<value>.+)$", re.IGNORECASE)
 _MY_NO_LONGER = re.compile(
-    r"my\s+" + _ADJ + _SLOT + r"\s+(?:is|'s|’s)\s+(?:no\s+longer|not\s+(?:still\s+)?|n't\s+)(?P<old>.+?)"
+    r"my\s+" + _ADJ + _SLOT + r"\s+(?:(?:is|'s|’s)\s+)?(?:no\s+longer|no\s+more|not\s+(?:still\s+)?|n't\s+)(?P<old>.+?)"
     r"(?:\s+(?:anymore|any\s+more|any\s+longer))?$",
     re.IGNORECASE,
 )
@@ -230,7 +230,8 @@ _BACK_TOPIC = re.compile(
     re.IGNORECASE,
 )
 _IF_YOU_NEED = re.compile(
-    r"^(?:if|in\s+case|whenever)\s+you\s+(?:ever\s+)?(?:need|want|wanna|have\s+to\s+know|are\s+asked\s+for)\s+(?:to\s+know\s+)?"
+    r"^(?:if|in\s+case|whenever)\s+(?:you|anyone|someone|somebody|they|people)\s+(?:ever\s+)?(?:need|needs|want|wants|"
+    r"wanna|ask|asks|asked|have\s+to\s+know|are\s+asked\s+for)\s+(?:for\s+|about\s+|to\s+know\s+)?"
     r"my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
 _GAVE_WRONG = re.compile(r"\b(?:i\s+)?(?:gave|told|sent)\s+you\s+the\s+wrong\s+" + _SLOT + r"(?:\s+(?:before|earlier|last\s+time))?$",
                          re.IGNORECASE)
@@ -238,9 +239,10 @@ _OUT_IN = re.compile(r"^out\s+with\s+(?P<old>.+?),?\s+in\s+with\s+(?P<value>.+?)
                      re.IGNORECASE)
 _OUT_OLD = re.compile(r"^out\s+with\s+the\s+old\s+" + _SLOT + r",?\s+in\s+with\s+(?:the\s+new(?:\s+one)?\s*[:,]?\s*)?"
                       r"(?P<value>.+)$", re.IGNORECASE)
-_REMEMBER_BEING = re.compile(r"\b(?:remember|recall)\s+(?:when\s+)?my\s+" + _ADJ + _SLOT
+_REMEMBER_BEING = re.compile(r"\b(?:remember|recall)\s+(?:when\s+)?(?:i\s+(?:said|told\s+you|mentioned)\s+(?:that\s+)?)?my\s+" + _ADJ + _SLOT
                              + r"\s+(?:being|was|used\s+to\s+be)\s+(?P<old>.+)$", re.IGNORECASE)
 _TERSE = re.compile(r"^(?:my\s+)?" + _ADJ + _SLOT + r"\s+(?:now|is\s+now)\s+(?P<value>.+)$", re.IGNORECASE)
+_NOTED = re.compile(r"^(?:the\s+)?" + _SLOT + r"\s+(?:is|'s|’s|=)\s+(?P<value>.+)$", re.IGNORECASE)
 _OWNED_ALONE = re.compile(r"^(?:(?:so|and|oh|ok|okay|well|also|yeah|now|then)\s+)*my\s+" + _ADJ + _SLOT
                          + r"(?:\s+(?:lol|haha+|btw|though|tho))*$", re.IGNORECASE)
 _OF_ME_CHANGED = re.compile(
@@ -272,7 +274,7 @@ _I_MEANT = re.compile(
     re.IGNORECASE,
 )
 _NEW_DROPPED = re.compile(
-    r"^(?:(?:ok|okay|so|and)\s+)?(?:my\s+)?new\s+" + _SLOT + r"\s+(?:just\s+dropped|alert|incoming|unlocked|update|day|time|"
+    r"^(?:(?:ok|okay|so|and)\s+)?(?:my\s+)?new\s+" + _SLOT + r"\s+(?:just\s+dropped|alert|incoming|unlocked|update|"
     r"who\s+dis)\s*[:!\-–—]*\s+"
     r"(?P<value>.+)$",
     re.IGNORECASE,
@@ -517,7 +519,8 @@ def _found(slot_raw: str | None, value_raw: str, *, change: bool, adj: str | Non
     value, trailed = _clean_value(value_raw)
     value = re.sub(r"^(?:on|at|in|located\s+(?:at|in|on)|based\s+(?:at|in)|now\s+on)\s+(?=\S)", "", value,
                    flags=re.IGNORECASE)  # "my office is on 3F"
-    if change:
+    if change and re.search(r"\b(?:changed|shifted|moved|switched|updated|transferred|went|got)\b", slot_raw + " " + value_raw,
+                            re.IGNORECASE) and re.search(r"\bto\b", value_raw + " to", re.IGNORECASE):
         value = re.split(r"\s+from\s+", value, maxsplit=1, flags=re.IGNORECASE)[0]  # "shifted to V from O"
     # "my X is V, not W" / "V rather than W": the contrast is not part of the value.
     value = re.split(r"\s+(?:not|rather\s+than|instead\s+of)\s+", value, maxsplit=1, flags=re.IGNORECASE)[0]
@@ -644,9 +647,14 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     ``correcting``: the turn says an earlier statement was wrong ("erratum",
     "I misspoke"), so "my X should read V" states the corrected value.
     """
-    clause = strip_opener_label(clause.strip().strip(_QUOTES + " "))
+    stripped = clause.strip().strip(_QUOTES + " ")
+    clause = strip_opener_label(stripped)
     if not clause:
         return None
+    if clause != stripped:  # "note to self: phone plan is V": a note the user writes down, "my" left out
+        m = _NOTED.match(clause)
+        if m and (found := _found(m["slot"], m["value"], change=False)) is not None:
+            return found
     if correcting:
         clause = re.sub(r"\bshould\s+(?:be|read|say|have\s+been)\b", "is", clause, flags=re.IGNORECASE)
     if _PAST_FRAME.match(clause):

@@ -318,18 +318,22 @@ class _Reader:
             if not body or (_is_interrogative(body) and not _REQUEST.match(body)):
                 continue
             read = self.read(body)
-            if (isinstance(read, Found) and self.pending and body.lower().startswith(read.value.lower())
-                    and _continues(self.pending[-1]) is False and re.match(r"[A-Z0-9£$€¥#]", self.pending[-1])
-                    and not re.match(r"(?:yes|no|correct|right|ok|okay|sure|yeah|yep|exactly|indeed|so|well)\b",
-                                     self.pending[-1], re.IGNORECASE)):
+            lead = []
+            for piece in reversed(self.pending):  # the value-like pieces right before this clause
+                if not (_continues(piece) or re.fullmatch(r"[a-z][\w\-]*(?:\s+[\w\-]+){0,2}", piece.strip())) or re.match(
+                        r"(?:yes|no|correct|right|ok|okay|sure|yeah|yep|exactly|indeed|so|well|got|i|we)\b", piece, re.I):
+                    break
+                lead.insert(0, piece)
+            if isinstance(read, Found) and lead and body.lower().startswith(read.value.lower()):
                 # "nights, 22:00-06:00 is what I use as my shift": the value began before the comma.
-                text = ", ".join([*self.pending, body])
+                text = ", ".join([*lead, body])
                 longer = _read(text, self.topic is not None, self.correcting, self.zh(text))
                 if isinstance(longer, Found) and longer.value.endswith(read.value) and len(longer.value) > len(read.value):
                     read = longer
             if isinstance(read, (Found, Anaphor)):
                 value = read.value
-                while index < len(subs) and not self.zh(body) and _continues(subs[index]):
+                at_end = body.rstrip(" .!?;:").lower().endswith(value.lower().rstrip(" .!?;:"))
+                while at_end and index < len(subs) and not self.zh(body) and _continues(subs[index]):
                     value = grammar_en.clean_value(f"{value}, {subs[index].strip().rstrip('.!?;')}")
                     index += 1
                 read = Found(read.slot, value, read.change) if isinstance(read, Found) else Anaphor(value, read.change)
@@ -367,8 +371,15 @@ class _Reader:
 _FILLERS = re.compile(r"(?<![\w'])(?:um+|uh+|erm+|er|hmm+|uhm)(?![\w'])[,]?", re.IGNORECASE)
 
 
+_STUTTER = re.compile(r"\b((?:[a-z']+\s+){2,3})\1")
+_ME_AS_MY = re.compile(r"\b(changed|updated|set|moved|switched|got|sorted|swapped|upgraded)\s+me\s+(?=[a-z])", re.IGNORECASE)
+
+
 def _facts(text: str) -> Iterator[FactMention]:
     text = _FILLERS.sub(lambda m: " " * len(m.group(0)), text)
+    text = _STUTTER.sub(r"\1", text)  # "change my change my X to V"
+    text = _ME_AS_MY.sub(r"\1 my ", text)  # "changed me phone plan to V" (British, Australian)
+    text = re.sub(r"\bmyy+\b", "my", text, flags=re.IGNORECASE)
     text = re.sub(r"(?<=\s)\s+", " ", text)
     reader = _Reader(text)
     for sentence, asked in _sentences(text):
