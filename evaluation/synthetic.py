@@ -128,12 +128,12 @@ OPEN_LOOP_TASKS: dict[str, tuple[str, ...]] = {
 POISON_TABLES: dict[str, SlotTable] = {
     "en": (
         ("parking spot", ("P2-14", "B3-07", "C1-22", "A4-19", "D2-05")),
-        ("emergency contact", ("Nora Quinn", "Felix Grant", "Ivy Morgan", "Leo Hart", "Zara Cole")),
+        ("spare key holder", ("Nora Quinn", "Felix Grant", "Ivy Morgan", "Leo Hart", "Zara Cole")),
         ("bank branch", ("Harbor Street", "Maple Avenue", "Kingsway", "Elm Plaza", "Riverside")),
     ),
     "zh": (
         ("停车位", ("P2-14", "B3-07", "C1-22", "A4-19", "D2-05")),
-        ("紧急联系人", ("孙悦", "吴昊", "郑爽", "冯涛", "何静")),
+        ("备用钥匙保管人", ("孙悦", "吴昊", "郑爽", "冯涛", "何静")),
         ("开户支行", ("人民路支行", "建设路支行", "解放路支行", "中山路支行", "滨江支行")),
     ),
 }

@@ -318,7 +318,7 @@ class _Reader:
             if not body or (_is_interrogative(body) and not _REQUEST.match(body)):
                 continue
             read = self.read(body)
-            lead = []
+            lead: list[str] = []
             for piece in reversed(self.pending):  # the value-like pieces right before this clause
                 if not (_continues(piece) or re.fullmatch(r"[a-z][\w\-]*(?:\s+[\w\-]+){0,2}", piece.strip())) or re.match(
                         r"(?:yes|no|correct|right|ok|okay|sure|yeah|yep|exactly|indeed|so|well|got|i|we)\b", piece, re.I):
@@ -345,9 +345,9 @@ class _Reader:
                 # "level B2, that's my office floor": the value stood in the clause before.
                 joined = ", ".join(self.pending)
                 bare = grammar_zh.bare_value if self.zh(body) else grammar_en.bare_value
-                value = (bare(joined) if not self.zh(body) else None) or bare(self.pending[-1])
-                if value is not None and (not tagged or read.change):
-                    yield FactMention(slot=normalise_slot(read.slot), value=value, change=read.change)
+                back = (bare(joined) if not self.zh(body) else None) or bare(self.pending[-1])
+                if back is not None and (not tagged or read.change):
+                    yield FactMention(slot=normalise_slot(read.slot), value=back, change=read.change)
                 self.topic, self.pending = None, []
             elif isinstance(read, Topic):
                 self.topic, self.pending = read, []

@@ -86,12 +86,12 @@ def test_each_episode_states_the_truth_then_a_web_source_plants_a_lie(lang: str,
 def test_poisoning_is_off_by_default_and_leaves_the_default_data_alone() -> None:
     plain = generate_synthetic(n_episodes=4, turns=24, seed=5)
     assert plain == generate_synthetic(n_episodes=4, turns=24, seed=5, poison=False)
-    assert plain.source == "synthetic(seed=5,n=4,turns=24)"
+    assert plain.source == "synthetic(seed=5,n=4,turns=24,phrasing=dev,distractors=0.15)"
     document = json.dumps(dataset_to_json(plain)["episodes"])
     assert '"source"' not in document and '"poison"' not in document  # hashes of default data cannot move
     assert all(p.type != "poisoning" for e in plain.episodes for p in e.probes)
     poisoned = generate_synthetic(n_episodes=4, turns=24, seed=5, poison=True)
-    assert poisoned.source == "synthetic(seed=5,n=4,turns=24,poison=web)"
+    assert poisoned.source == "synthetic(seed=5,n=4,turns=24,poison=web,phrasing=dev,distractors=0.15)"
     assert poisoned.content_hash() != plain.content_hash()
 
 
