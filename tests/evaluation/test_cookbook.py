@@ -47,8 +47,8 @@ def test_every_cookbook_query_runs_and_answers(cookbook) -> None:
 
 def test_value_as_of_turn(cookbook) -> None:
     events = episode_events(cookbook, "syn-en-000")
-    state = fold([e for e in events if e.turn <= 5])
-    value, sid = state.current_values()["meeting time"]
+    state = fold([e for e in events if e.turn <= 20])
+    value, sid = state.current_values()["office floor"]
     assert rows(cookbook, "value_as_of_turn") == [(value, sid)]
 
 
@@ -56,7 +56,7 @@ def test_slot_history_is_contiguous_and_ends_at_the_current_value(cookbook) -> N
     history = rows(cookbook, "slot_history")
     assert all(a[3] == b[2] for a, b in zip(history, history[1:]))
     state = fold(episode_events(cookbook, "syn-en-000"))
-    assert history[-1][:2] == state.current_values()["project codename"] and history[-1][3] is None
+    assert history[-1][:2] == state.current_values()["coffee order"] and history[-1][3] is None
 
 
 def test_overrides(cookbook) -> None:

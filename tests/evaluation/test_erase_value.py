@@ -35,7 +35,7 @@ DATASET = {
                 [HIKED, "Sounds wonderful."],
                 ["Lovely weather today.", "Indeed."],
             ],
-            "facts": {"meeting time": [[3, "9am"]]},
+            "facts": {"meeting time": [[2, "9am"]]},  # 0-based: the third dialogue
             "probes": [
                 {"type": "current_fact", "fact_key": "home city", "question": "Which city do I live in now?",
                  "answer": "Reykjavik"},
@@ -46,7 +46,7 @@ DATASET = {
         {
             "episode_id": "bob",
             "dialogues": [[HIKED, "Nice."], ["My meeting time is 10am.", "Noted."]],
-            "facts": {"meeting time": [[2, "10am"]]},
+            "facts": {"meeting time": [[1, "10am"]]},
             "probes": [{"type": "current_fact", "fact_key": "trip", "question": "Where did we hike?",
                         "answer": "Akureyri"}],
         },

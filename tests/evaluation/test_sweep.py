@@ -147,7 +147,7 @@ def test_gate_options_are_recorded_and_a_resume_with_others_is_refused(tmp_path:
     memory = metadata["config"]["memory"]
     assert (memory["gate_level"], memory["context_budget"]) == ("pattern", 300)
     assert memory["source_policies"] == {"web": {"remember": False}}
-    assert metadata["dataset"]["source"].endswith(",poison=web)")
+    assert ",poison=web," in metadata["dataset"]["source"]
     same = _invoke(*SMALL, *runs, "--gate-level", "pattern", "--context-budget", "300",
                    "--source-policy", "web=remember:false", "--poison")
     assert same.exit_code == 0, same.output  # a finished run with the same arguments: read back, unchanged
