@@ -325,6 +325,7 @@ def chain_hash(prev_hash: str, canonical: bytes) -> str:
 
 #: System-time columns: they describe when and how fast, not what happened.
 SYSTEM_TIME_COLUMNS = frozenset({"latency_ms"})
+_ATTEMPT_TIME = frozenset({"latency_ms", "wait_s"})
 
 
 def event_id_for(stream: tuple[str, str, str], version: int, encoded: EncodedEvent) -> str:
@@ -334,5 +335,10 @@ def event_id_for(stream: tuple[str, str, str], version: int, encoded: EncodedEve
     same ids and a retried append is recognised whatever its latency was.
     """
     columns = {k: v for k, v in encoded.columns.items() if k not in SYSTEM_TIME_COLUMNS}
-    material = canonical_json([*stream, version, encoded.event_type, columns, encoded.payload])
+    payload = encoded.payload
+    if '"attempts":[{' in payload:  # an LLM call's attempts carry their timing too
+        data = json.loads(payload)
+        data["attempts"] = [{k: v for k, v in a.items() if k not in _ATTEMPT_TIME} for a in data["attempts"]]
+        payload = canonical_json(data)
+    material = canonical_json([*stream, version, encoded.event_type, columns, payload])
     return hashlib.sha256(material.encode("utf-8")).hexdigest()[:32]

@@ -51,6 +51,9 @@ def by_stream(path: Path) -> dict[tuple, dict[str, object]]:
     for row in rows:
         payload = json.loads(row["payload"])
         payload.pop("latency_ms", None)
+        for attempt in payload.get("attempts", []):  # each HTTP attempt's timing is system time too
+            attempt.pop("latency_ms", None)
+            attempt.pop("wait_s", None)
         kept = {k: v for k, v in row.items() if k not in INTERLEAVED and k != "payload"}
         out[tuple(row[k] for k in STREAM)] = kept | {"payload": payload}
     return out
