@@ -591,7 +591,10 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
     for pattern in (_MY_FROM_TO, _MY_CHANGE, _MY_NEEDS):
         m = pattern.match(rest)
         if m and clean_slot(m["slot"]) is not None:
-            return _found(m["slot"], m["value"], change=True, adj=m["adj"])
+            value = m["value"]
+            if m.groupdict().get("old"):
+                value = _split_from_to(f"{m['old']} to {value}")
+            return _found(m["slot"], value, change=True, adj=m["adj"])
     for pattern in (_MY_NOT_ANYMORE, _MY_NO_LONGER, _MY_ISNT):
         m = pattern.match(rest)
         if m:
@@ -627,6 +630,25 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
         adv = (m["adv"] or "").lower()
         return _found(m["slot"], value, change=adv in _ADV_CHANGE, adj=m["adj"])
     return None
+
+
+_FRAGMENT = re.compile(r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|quarter|half|\d{1,2})",
+                       re.IGNORECASE)
+
+
+def _split_from_to(span: str) -> str:
+    """The new value of "from OLD to NEW" when either holds "to" ("quarter to seven"): the split whose sides
+    are both whole values, not a stranded number word ("quarter" | "seven to 06:50")."""
+    parts = re.split(r"\s+to\s+", span, flags=re.IGNORECASE)
+    if len(parts) <= 2:
+        return parts[-1]
+    best, score = parts[-1], -1
+    for cut in range(1, len(parts)):
+        old, new = " to ".join(parts[:cut]), " to ".join(parts[cut:])
+        points = sum(not _FRAGMENT.fullmatch(side.strip()) for side in (old, new))
+        if points > score:  # ties keep the earlier cut: a new value is more often the longer side
+            best, score = new, points
+    return best
 
 
 def _negated_copula(clause: str) -> bool:
