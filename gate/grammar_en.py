@@ -86,7 +86,8 @@ _OPENER_LABELS = frozenset(
 )
 _OPENER_PHRASES = ("heads up", "quick note", "quick update", "small update", "just so you know",
                    "for the record", "for your records", "side note", "one more thing", "new info", "note to self",
-                   "remember this", "memo", "reminder to self", "fyi all", "important")
+                   "remember this", "memo", "reminder to self", "fyi all", "important", "decision made",
+                   "final answer", "done deal", "settled")
 
 _W = r"[^\W_][\w\-]*(?:\([\w]{1,3}\)[\w\-]*)?"
 _XW = r"[^\W_][\w\-'’]*(?:\([\w]{1,3}\)[\w\-]*)?"  # a slot word ("401(k)") that may carry a possessive, checked later
@@ -230,7 +231,8 @@ _BACK_TOPIC = re.compile(
     re.IGNORECASE,
 )
 _IF_YOU_NEED = re.compile(
-    r"^(?:if|in\s+case|whenever)\s+(?:you|anyone|someone|somebody|they|people)\s+(?:ever\s+)?(?:need|needs|want|wants|"
+    r"^(?:if|in\s+case|whenever)\s+(?:you|anyone|someone|somebody|they|people|something|anything|a\s+form|the\s+form|"
+    r"an\s+app|a\s+website)\s+(?:ever\s+)?(?:need|needs|want|wants|"
     r"wanna|ask|asks|asked|have\s+to\s+know|are\s+asked\s+for)\s+(?:for\s+|about\s+|to\s+know\s+)?"
     r"my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
 _GAVE_WRONG = re.compile(r"\b(?:i\s+)?(?:gave|told|sent)\s+you\s+the\s+wrong\s+" + _SLOT + r"(?:\s+(?:before|earlier|last\s+time))?$",
@@ -285,7 +287,8 @@ _ABOUT_MY = re.compile(
     r"re|concerning|on|for|with)\s+(?:my\s+|the\s+)?" + _ADJ + _SLOT + r"(?:\s+(?:goes|is\s+concerned))?$", re.IGNORECASE)
 _VALUE_FIRST = re.compile(
     r"^(?P<value>[^\s].{0,40}?)\s+(?:is|'s|’s)\s+(?:now\s+|currently\s+|officially\s+)?my\s+" + _ADJ + _SLOT
-    + r"(?:\s+(?:now|these\s+days|nowadays|currently|at\s+the\s+moment))?$",
+    + r"(?:\s+(?:now|these\s+days|nowadays|currently|at\s+the\s+moment|from\s+here\s+on|from\s+now\s+on|going\s+forward|"
+    + r"for\s+good|lol|haha+|btw))*$",
     re.IGNORECASE,
 )
 _USE_AS = re.compile(
@@ -295,7 +298,7 @@ _USE_AS = re.compile(
     + r"(?:\s+(?:now|these\s+days|nowadays|currently))?$",
     re.IGNORECASE,
 )
-_LABEL = re.compile(r"^(?:my\s+)?" + _ADJ + r"(?P<slot>[^\W\d_][\w\-]*(?:[ ][\w\-]+){0,3})\s*(?P<sep>[:=])(?![=>])\s*"
+_LABEL = re.compile(r"^(?:my\s+)?" + _ADJ + r"(?P<slot>(?=\S*[^\W\d_])[^\W_][\w\-()]*(?:[ ][\w\-()]+){0,3})\s*(?P<sep>[:=])(?![=>])\s*"
                     r"(?P<value>\S.*)$", re.IGNORECASE)
 _BARE_CHANGE = re.compile(r"^(?:the\s+)?" + _SLOT + r"\s+" + _CHANGE_VERB + _FROM + _TO + r"(?P<value>.+)$",
                           re.IGNORECASE)
@@ -308,7 +311,8 @@ _ANAPHOR = re.compile(
     r"(?:these\s+days|nowadays|currently|today)\s+it(?:'s|’s|\s+is)\s+|"
     r"it\s+should\s+(?:be|say|read)\s+|mine(?:'s|’s|\s+is)\s+(?:now\s+)?|it\s+(?:reads|says)\s+|which(?:'s|’s|\s+is)\s+|"
     r"(?:it|that)(?:'s|’s|\s+is)\s+back\s+to\s+|back\s+to\s+|(?:it\s+)?went\s+back\s+to\s+|now\s+at\s+|"
-    r"(?:and\s+)?(?:the\s+)?(?:new|current|updated)\s+(?:one|value)\s+(?:is|=|:)\s*"
+    r"(?:and\s+)?(?:the\s+)?(?:new|current|updated)\s+(?:one|value)\s+(?:is|=|:)\s*|the\s+answer\s+is\s+|its\s+|"
+    r"it\s+is\s+|(?:now\s+)?it'?s\s+"
     r")(?P<value>.+)$",
     re.IGNORECASE,
 )
@@ -369,7 +373,7 @@ _PUNCT = ".,!?;:。，！？；：…"
 _SYMBOLS = re.compile(r"[\s\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d]+$")
 _PAREN_ASIDE = re.compile(
     r"\s*\((?:finally|new|updated|again|yay|lol|haha|fyi|btw|i\s+think|if\s+that\s+helps|just\s+fyi|as\s+of\s+[^()]*|"
-    r"previously\s+[^()]*|was\s+[^()]*|formerly\s+[^()]*|not\s+[^()]*|before\s+[^()]*|since\s+[^()]*|"
+    r"previously\s+[^()]*|was\s+[^()]*|formerly\s+[^()]*|not\s+[^()]*|before\s+[^()]*|since\s+[^()]*|mine|my\s+own|"
     r"effective\s+[^()]*|from\s+[^()]*|changed\s+[^()]*|:\)|:-\))\)$",
     re.IGNORECASE,
 )
@@ -505,7 +509,8 @@ _PEOPLE = frozenset(
 )
 
 
-def _found(slot_raw: str | None, value_raw: str, *, change: bool, adj: str | None = None) -> Clause:
+def _found(slot_raw: str | None, value_raw: str, *, change: bool, adj: str | None = None,
+           cut_from: bool = False) -> Clause:
     if slot_raw is None:
         return None
     words = slot_raw.lower().split()
@@ -519,8 +524,7 @@ def _found(slot_raw: str | None, value_raw: str, *, change: bool, adj: str | Non
     value, trailed = _clean_value(value_raw)
     value = re.sub(r"^(?:on|at|in|located\s+(?:at|in|on)|based\s+(?:at|in)|now\s+on)\s+(?=\S)", "", value,
                    flags=re.IGNORECASE)  # "my office is on 3F"
-    if change and re.search(r"\b(?:changed|shifted|moved|switched|updated|transferred|went|got)\b", slot_raw + " " + value_raw,
-                            re.IGNORECASE) and re.search(r"\bto\b", value_raw + " to", re.IGNORECASE):
+    if cut_from:
         value = re.split(r"\s+from\s+", value, maxsplit=1, flags=re.IGNORECASE)[0]  # "shifted to V from O"
     # "my X is V, not W" / "V rather than W": the contrast is not part of the value.
     value = re.split(r"\s+(?:not|rather\s+than|instead\s+of)\s+", value, maxsplit=1, flags=re.IGNORECASE)[0]
@@ -594,7 +598,7 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
             value = m["value"]
             if m.groupdict().get("old"):
                 value = _split_from_to(f"{m['old']} to {value}")
-            return _found(m["slot"], value, change=True, adj=m["adj"])
+            return _found(m["slot"], value, change=True, adj=m["adj"], cut_from=pattern is _MY_CHANGE)
     for pattern in (_MY_NOT_ANYMORE, _MY_NO_LONGER, _MY_ISNT):
         m = pattern.match(rest)
         if m:
@@ -685,7 +689,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     if m:
         if _blocked(clause[: m.start()]):
             return Blocked("lead-in")
-        return _found(m["slot"], m["value"], change=True, adj=m["adj"])
+        return _found(m["slot"], m["value"], change=True, adj=m["adj"], cut_from=not m["old"])
     m = _REPLACE.match(clause)
     if m:
         return _found(m["slot"], m["value"], change=True, adj=m["adj"])

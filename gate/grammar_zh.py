@@ -37,7 +37,7 @@ _CHANGE = (r"(?P<verb>改成|改为|改到|改回|换成|换为|换到|换回|�
            r"设为|设成|设置为|设置成|修改为|修改成|涨到|涨为|降低到|降低为|提高到|提高为|增加到|增加为|减少到|减少为|"
            r"变更为|变更成|改用|换用|成了|登记为|登记成|记为|记成|写成|写为|填为|填成|切换到|切换成|切换为|调换为|"
            r"更换为|更换成|替换为|替换成|确定为|确定成|核定为|调回|改回到|换回到|恢复为|恢复成|恢复到|切到|切成|切为|切回|"
-           r"换了成|改了成|改做|改了做|变做|换做|转做|弄成|搞成|定了|设了|选了|→|->|换(?![了过掉成为到回用新个一])|"
+           r"换了成|改了成|记录为|记录成|存为|保存为|标记为|改做|改了做|变做|换做|转做|弄成|搞成|定了|设了|选了|→|->|换(?![了过掉成为到回用新个一])|"
            r"变(?![了过掉成为到回化动更])(?=[A-Za-z0-9]))")
 _COPULA = r"(?P<cop>是|(?<![华因作成认以行更变改])为|(?<![联关体派院维干])系(?![统列数])|叫|叫做|在|(?<![0-9]):|(?<![0-9])：|=|＝)"
 _OWNER = (r"(?:本人的|本人|我(?:那个|这个|那|这)|我(?:平时|一直|现在|目前|常|经常|还)?(?:在用|用着|常用|用|登记|留|填|设|定|选)的|"
@@ -54,7 +54,7 @@ _BA_RE = re.compile(
 )
 _IS_RE = re.compile(rf"^{_OWNER}{_LEAD_ADJ}{_SLOT}\s*(?P<adv>{_ADV})\s*{_COPULA}\s*(?P<value>.+)$")
 _BARE_NOW_RE = re.compile(rf"^{_SLOT}\s*(?P<adv>(?:现在|目前|如今|已经|现已|已)+{_ADV})\s*(?:是|为)\s*(?P<value>.+)$")
-_TERSE_NOW_RE = re.compile(rf"^{_SLOT}\s*现(?:为|是)?(?P<value>[A-Za-z0-9].*)$")
+_TERSE_NOW_RE = re.compile(rf"^{_SLOT}\s*现(?:为|是)?(?![在场金代象实])(?P<value>\S{{2,}})$")
 _LABEL_RE = re.compile(rf"^(?![0-9]){_SLOT}\s*(?P<cop>(?<![0-9])[:：]|[=＝]|——)\s*(?P<value>.+)$")
 _WAS_NOW_RE = re.compile(  # "工位变更：原3楼，现7楼"
     rf"^(?![0-9]){_SLOT}\s*(?:变更|更新|调整|修改|变动)?\s*[：:]\s*(?:由|原|原来|以前|之前)(?:为|是)?(?P<old>[^，,]+?)[，,]\s*"
@@ -66,6 +66,7 @@ _IF_YOU_NEED_RE = re.compile(rf"^(?:要是|如果|万一|假如)你(?:哪天|以
 _REMEMBER_SAID_RE = re.compile(rf"^(?:你)?还记得我(?:说|讲|提)过?(?:的)?(?:我的)?{_SLOT}(?:是|为)(?P<old>.+?)(?:吗|嘛|不)?$")
 _DIFFERENT_RE = re.compile(rf"^.{{0,8}}的{_SLOT}(?:跟|和|与)我(?:的)?不一样$")
 _IT_IS_THIS_RE = re.compile(rf"^{_OWNER}{_SLOT}(?:就是|是)(?:这个|这|它|这一个)$")
+_PAREN_VALUE_RE = re.compile(rf"^{_OWNER}{_SLOT}\s*[（(](?P<value>[^（）()]+)[）)]\s*(?:一直|从来|还是|也)?(?:没变过?|没改过?|不变|没换过?)$")
 _OWNED_SLOT_RE = re.compile(rf"^(?:本人的|本人|我(?:那个|这个|那|这)|我的){_SLOT}$")
 _VALUE_FIRST_RE = re.compile(
     rf"^(?P<value>.{{1,24}}?)(?:现在|目前)?(?:是|就是)(?:我(?:的|在用的|用的|现在用的|新的|现在的)?|本人的?){_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦)?$"
@@ -77,6 +78,7 @@ _TOPIC_FRONT_RE = re.compile(  # "工位我选了7楼", "工位我用的是7楼"
 _TOPIC_RE = re.compile(
     rf"^{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*{_ADV}\s*(?:换了|改了|变了|调了|更新了|更改了|变动了|有变化|有变动|换过了|改过了|换掉了|"
     rf"改掉了|换新的了|换新了|换了新的|改新的了|也换了|又换了|又改了|又变了|变啦|换啦|改啦|弄好了|搞定了|办好了|定下来了|"
+    rf"(?:那边|这边)?(?:帮我)?(?:更新|改|换)一下|我?重新(?:弄|换|改|搞|设)了(?:一个|个新的)?|"
     rf"不再是.+?了?|已经不是.+?了?|不是.+?了|以前是.+?|之前是.+?|原来是.+?|本来是.+?)(?:哈|啊|呀|哦|嘛|哟|啦|呢)?$"
 )
 _SORTED_RE = re.compile(
@@ -85,7 +87,7 @@ _SORTED_RE = re.compile(
 _ABOUT_RE = re.compile(
     rf"^(?:(?:关于|至于|说到|对于|说起|提到|你(?:之前|刚才|上次|前面)?问(?:过)?(?:我)?|问)\s*{_OWNER}?{_SLOT}"
     rf"(?:的话|嘛|呢|啊|呀|这块儿?|方面|这个)?"
-    rf"|{_OWNER}?(?P<slot2>{_SLOT_CHARS}{{1,18}}?)(?:的话|这块儿?|这边|方面|呢|嘛)"
+    rf"|{_OWNER}?(?P<slot2>{_SLOT_CHARS}{{1,18}}?)(?:的话|这块儿?|这边|方面|呢|嘛|的部分)(?:喔|哦|啊|呀|呢)?"
     rf"|(?:大家|他们|我们|同事们?|朋友们?)?(?:都)?(?:在)?(?:聊|说|问|讨论|比|对比|晒|比较)(?:起|了)?(?P<slot3>{_SLOT_CHARS}{{1,18}}?))$"
 )
 _ANAPHOR_RE = re.compile(
@@ -93,7 +95,7 @@ _ANAPHOR_RE = re.compile(
     rf"我是|我的是|我的呢是|我用的是|用的是|我用|我选了|我选的是|我定的是|我现在用|改)\s*(?P<value>.+)$"
 )
 _BACK_RE = re.compile(rf"^(?:这|那)?(?:就)?是我(?:的|新的|现在的|在用的|用的)?{_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦)?$")
-_DEHUA_RE = re.compile(rf"^{_OWNER}?{_SLOT}的话\s*(?:是|为|就是)?\s*(?P<value>.+)$")
+_DEHUA_RE = re.compile(rf"^{_OWNER}?{_SLOT}的话\s*(?:是|为|就是|就)?\s*(?P<value>.+)$")
 
 _LEAD_BLOCKERS = (
     "如果", "假如", "要是", "万一", "假设", "但愿", "希望", "想", "打算", "准备", "计划", "考虑", "可能", "也许",
@@ -122,7 +124,7 @@ _VALUE_BAD_START = ("不是", "不再", "不用", "不要", "不会", "不想", 
                     "就是", "都", "否", "一样", "同样", "差不多", "这", "那", "挺好", "很好", "太好", "有点", "不错", "好的",
                     "我", "你", "他", "她", "在", "是", "它")
 _TRAIL = re.compile(
-    r"(?:了|啦|哦|喔|噢|哈|哈哈|呀|啊|嘛|的|哟|呢|噢|么|呗|咯|～|~|…|\.\.\.|！|!|。|，|,|；|;|\s)+$"
+    r"(?:了|啦|哦|喔|噢|哈|哈哈|呀|啊|嘛|的|哟|呢|噢|么|呗|咯|捏|耶|齁|囉|咧|句号|逗号|～|~|…|\.\.\.|！|!|。|，|,|；|;|\s)+$"
     r"|(?:了)?(?:现在|目前|如今|今天起|从今天起|从现在起|开始|以后|以后就是这个|为准|这个|喔|为止|特此告知|请查收|"
     r"请知悉|谢谢|多谢|感谢|麻烦了|辛苦了)$"
 )
@@ -134,7 +136,9 @@ _MAX_VALUE_CHARS = 40
 
 
 def _clean_value(raw: str) -> tuple[str, bool]:
-    value = raw.strip()
+    value = re.sub(r"^(?:那个|就是|就|呃|嗯)+(?=\S)", "", raw.strip())
+    if value.count("（") + value.count("(") > value.count("）") + value.count(")"):
+        value = re.split(r"[（(][^（）()]*$", value)[0]  # "7楼（如有疑问": an aside cut by a comma
     change = False
     previous = None
     while value != previous:
@@ -239,7 +243,7 @@ _OPENERS = re.compile(
     r"和你说|跟你讲|说一下|提一下|记一下|请记住|记住|记得|注意|更正一下|更正|勘误|纠正一下|纠正|补充一下|补充一点|补充下信息|"
     r"补充|再补充一句|更新一下|更新|刚才说错了|我说错了|说错了|打错了|不好意思|抱歉|其实|实际上|最新消息|通知一下|提醒一下|"
     r"备注|另外说一下|特此告知|特此说明|特此通知|供您备查|烦请更新|烦请知悉|请知悉|您好|你好|hi|hello|btw|fyi|ok|okay|"
-    r"我记得|记得|印象中|呃+|嗯+那个|那个那个|就是说|"
+    r"我记得|记得|印象中|呃+|嗯+那个|那个那个|就是说|欸|诶|哎呀|唉|小爱同学|天猫精灵|小度小度|小度|hey siri|siri|"
     r"等下|等等|改了改了|对对|哈喽|嘿|诶对|话说回来|对了对了|跟你讲哦|跟你说哦|告诉你哦|烦请登记|请登记|登记一下|请更新|"
     r"烦请协助处理以下事项|有几点需要告知|以下是|如下)[哦啊呀哈~～！!]*[：:，,、\s]*",
     re.IGNORECASE,
@@ -257,7 +261,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     while previous != clause:
         previous = clause
         clause = _OPENERS.sub("", clause).strip()
-    clause = re.sub(r"^(?:现在|目前|如今|最近)(?=[^的是为])", "", clause)  # "现在工位换用7楼"
+    clause = re.sub(r"^(?:现在|目前|如今|最近|最终|最后|后来)(?=[^的是为])", "", clause)  # "现在工位换用7楼"
     clause = re.sub(r"^【[^】]{1,16}】\s*(?=\S)", "", clause)  # a form's header: "【个人信息登记】工位——7楼"
     clause = re.sub(r"^(?:\d{1,2}[)）.、]|[一二三四五六七八九十]+[、.）)]|[（(]\d{1,2}[)）]|[•·*])\s*", "", clause)  # list items
     if not clause:
@@ -281,9 +285,18 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     clause = re.sub(r"(?<=\S)(?:的部分|这样|這樣|这样子)(?=是|$)", "", clause)  # 台湾用语: "我工位的部分是7楼這樣"
     if re.search(r"(?:说|发了?句|发了?条|写|写着|道|讲|问|喊|回)[了过]?[：:]?\s*[“\"「『]", clause):
         return Blocked("quoted speech")  # 他在群里发了句“我的工位是7楼”: his words, not the user's
+    m = _IF_YOU_NEED_RE.match(clause)
+    if m and _slot(m["slot"]):
+        return Topic(_slot(m["slot"]) or "", False, bare=True)  # "要是你哪天需要我的工位，就是7楼"
+    m = _PAREN_VALUE_RE.match(clause)
+    if m and (found := _found(m["slot"], m["value"], change=False)) is not None:
+        return found  # "我的工位（7楼）一直没变过"
     m = _REMEMBER_SAID_RE.match(clause)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", True, bare=False)  # "还记得我说工位是3楼吗？现在变成7楼了"
+    topic = re.fullmatch(r"(?:那|至于)?(?P<slot>.+?)(?:呢|嘛)", clause)
+    if topic and _slot(topic["slot"]):
+        return Topic(_slot(topic["slot"]) or "", False, bare=True)  # "工位呢，我是7楼": as for my desk
     if _HEDGE_TAIL.search(clause):
         return Blocked("a question or a hedge")
     if _PAST_FRAME.match(clause):
@@ -297,7 +310,8 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         return Topic(slot, True) if slot else Blocked("a past value")
     if owner_at > 0 and _blocked(lead) and not re.search(r"是\s*$", lead):
         return Blocked("lead-in")
-    if owner_at > 0 and (re.search(r"是\s*$", lead) or not re.search(r"[把将][\s]*$", lead) and _slot_like(lead)):
+    if owner_at > 0 and (re.search(r"是\s*$|(?:帮|请|让|给|跟|和|替)\s*$", lead)
+                         or not re.search(r"[把将][\s]*$", lead) and _slot_like(lead)):
         body = clause  # "工位我选了7楼": the slot stands before 我
     else:
         body = clause[owner_at:] if owner_at > 0 else clause

@@ -73,7 +73,7 @@ _LAST_WORD = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]+)$")
 _EN_BREAK = re.compile(
     r"(?<!\d),|,(?!\d)|\s+[-–—]+\s+|\s*—\s*|\s+(?:and|but|so)\s+(?=(?:my\s|i\s|i'|now\b|it\b|it'|then\b))"
     r"|\s+\((?=was\b|previously\b|formerly\b|before\b|not\b)|(?:^|\s+)\d{1,2}[)）]\s+|\s+[•·]\s+"
-    r"|\s+(?=(?:but\s+|and\s+|lol\s+|so\s+)?(?:now\s+)?it(?:'s|’s|\s+is)\s)",
+    r"|\s+(?=(?:but\s+|and\s+|lol\s+|haha+\s+|so\s+)?(?:now\s+)?it(?:'s|’s|\s+is|s)\s)",
     re.IGNORECASE,
 )
 # In Chinese chat a space between Chinese characters separates clauses ("说错了 工位是7楼"); a dash between
@@ -81,11 +81,11 @@ _EN_BREAK = re.compile(
 _ZH_BREAK = re.compile(
     r"(?<!\d),|,(?!\d)|、|\s+[-–—]+\s+|(?<!\d)—(?!—)|(?<!—)—(?![\d—])|～|~"
     r"|(?<=[了啊哈呀哦吧呢啦嘛嗯哎喔呗咯下])\s+|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])"
-    r"|(?<=[\u4e00-\u9fff])\s+(?=[A-Za-z]{2})|(?<=[A-Za-z0-9])\s+(?=[\u4e00-\u9fff]{2})"
+    r"|(?<=[\u4e00-\u9fff])\s+(?=[A-Za-z])|(?<=[A-Za-z0-9])\s+(?=[\u4e00-\u9fff]{2})"
 )
 # A whole sentence that is a label: "office floor - 7F", "工位：K2-33", "【工位】K2-33".
 _LABEL_SENTENCE = re.compile(
-    r"^\s*(?:【(?P<bslot>[^】]{1,24})】|(?P<slot>(?:my\s+|我的)?[^\W\d_][\w\- ()（）]{0,40}?))\s*(?:(?<=】)|(?<![0-9])[:=]|——|[|｜]|\s[-–—]+\s|\s*(?:->|→)\s*)\s*(?P<value>\S.*?)\s*$",
+    r"^\s*(?:【(?P<bslot>[^】]{1,24})】|(?P<slot>(?:my\s+|我的)?(?=[\w()]*[^\W\d_])[^\W_][\w\- ()（）]{0,40}?))\s*(?:(?<=】)|(?<![0-9])[:=]|——|[|｜]|\s[-–—]+\s|\s*(?:->|→)\s*)\s*(?P<value>\S.*?)\s*$",
     re.IGNORECASE,
 )
 _EN_OWNER = re.compile(r"\b(?:my|i|i'm|i’m|i've|i’ve|we|they|me|mine)\b", re.IGNORECASE)
@@ -93,6 +93,8 @@ _EN_OWNER = re.compile(r"\b(?:my|i|i'm|i’m|i've|i’ve|we|they|me|mine)\b", re
 _QUESTION_STARTERS = frozenset("what which where when who how why do does did is are can whats what's".split())
 _EXTRA_STARTERS = frozenset("why whose whom has have was were will would could should am shall may".split())
 _ZH_QUESTION_MARKERS = ("什么", "吗", "多少", "几", "哪", "啥")
+# "哪天" in "要是你哪天需要" and "几乎" ask nothing.
+_ZH_QUESTION = re.compile(r"什么|吗|多少|几(?![乎])|(?<!要是你)(?<!如果你)(?<!万一)哪(?![怕])|啥")
 _FIRST_WORD = re.compile(r"^[\s\"'“‘(\[]*([A-Za-z']+)")
 
 
@@ -116,7 +118,7 @@ def is_question(text: str) -> bool:
     if first and first.group(1).lower() in _QUESTION_STARTERS:
         # "When it comes to my X, ..." is no question; "When is my meeting" is.
         return first.group(1).lower() not in _WH_NEEDS_AUX or bool(_AUX_AFTER_WH.match(stripped))
-    return any(marker in stripped for marker in _ZH_QUESTION_MARKERS)
+    return bool(_ZH_QUESTION.search(stripped))
 
 
 _INVERTED = re.compile(
@@ -170,11 +172,15 @@ _ZH_FUNCTION = re.compile(r"[我的是了在把改换为吗呢吧你他她也都
 _ZH_PUNCT = re.compile(r"[，。？！：；、（）【】“”]")
 
 
+_ADDRESS = re.compile(r"[A-Za-z0-9_.+\-]+@[A-Za-z0-9_.\-]+|https?://[!-~]+|www\.[!-~]+")
+
+
 def _turn_zh(text: str) -> bool:
     """A turn is read as Chinese when it speaks Chinese: "我", Chinese punctuation, or mostly Chinese characters.
 
     "my 工位 is 7楼" is English with a Chinese slot; "我的office floor是3rd" is Chinese with a Latin one.
     """
+    text = _ADDRESS.sub(" ", text)  # "leo.w@me.com" says nothing about the language, nor "me"
     if not _HAS_CJK.search(text):
         return False
     if re.search(r"我|本人", text):
@@ -286,6 +292,7 @@ class _Reader:
         self.correcting = bool(_CORRECTION_ZH.search(text) or _CORRECTION_EN.search(text))
         self.pending: list[str] = []  # sub-clauses of this sentence that read as nothing yet
         self.turn_zh = _turn_zh(text)
+        self.loose: str | None = None  # a whole sentence that read as nothing ("3rd floor."), for "That's my X"
 
     def zh(self, clause: str) -> bool:
         """Read ``clause`` with the Chinese grammar: in a Chinese turn, unless it is English about "my" slot."""
@@ -310,7 +317,9 @@ class _Reader:
         return read
 
     def sentence(self, subs: list[str], *, tagged: bool) -> Iterator[FactMention]:
-        self.pending = []
+        self.pending = [self.loose] if self.loose else []
+        self.loose = None
+        yielded = False
         index = 0
         while index < len(subs):
             body = subs[index].rstrip(".,!?;: ")
@@ -340,6 +349,7 @@ class _Reader:
             if isinstance(read, Found):
                 if not tagged or read.change:
                     yield FactMention(slot=normalise_slot(read.slot), value=read.value, change=read.change)
+                    yielded = True
                 self.topic, self.pending = None, []
             elif isinstance(read, Topic) and read.back and self.pending:
                 # "level B2, that's my office floor": the value stood in the clause before.
@@ -366,6 +376,8 @@ class _Reader:
                     continue  # "my X? not 3F anymore — 7F": the old value, then the new one
                 if self.topic is not None and self.topic.bare:
                     self.topic = None  # a slot named on its own is answered in the clause right after it, or not at all
+        if not yielded and len(subs) == 1 and self.pending and len(subs[0].split()) <= 6 and not self.zh(subs[0]):
+            self.loose = self.pending[-1]  # "3rd floor. That's my office floor": the next sentence may name it
 
 
 _FILLERS = re.compile(r"(?<![\w'])(?:um+|uh+|erm+|er|hmm+|uhm)(?![\w'])[,]?", re.IGNORECASE)
@@ -373,8 +385,6 @@ _FILLERS = re.compile(r"(?<![\w'])(?:um+|uh+|erm+|er|hmm+|uhm)(?![\w'])[,]?", re
 
 _STUTTER = re.compile(r"\b((?:[a-z']+\s+){2,3})\1")
 _ME_AS_MY = re.compile(r"\b(changed|updated|set|moved|switched|got|sorted|swapped|upgraded)\s+me\s+(?=[a-z])", re.IGNORECASE)
-
-
 def _facts(text: str) -> Iterator[FactMention]:
     text = _FILLERS.sub(lambda m: " " * len(m.group(0)), text)
     text = _STUTTER.sub(r"\1", text)  # "change my change my X to V"
@@ -467,7 +477,7 @@ _BEFORE_WORDS = re.compile(
 _PREVIOUS = re.compile(
     r"\b(?:previous(?:ly)?|prior|former(?:ly)?|old|older|last|earlier|before|used\s+to|use\s+to|was\s+it|had\s+been|"
     r"what\s+was|did\s+i\s+have|had\s+before|back\s+then|the\s+one\s+before)\b"
-    r"|以前|之前|原来|原先|上一个|上个|先前|过去|换之前|改之前|旧的|老的|曾经",
+    r"|以前|之前|原来|原先|上一个|上个|上一次|上次|先前|过去|换之前|改之前|旧的|老的|曾经",
     re.IGNORECASE,
 )
 _CURRENT_MARK = re.compile(r"\b(?:now|currently|current|at\s+the\s+moment|right\s+now|these\s+days|today|still|"
@@ -478,7 +488,7 @@ _OTHER_OWNER_EN = re.compile(
 
 
 _ANCHOR_EN = re.compile(
-    r"\bbefore\s+(?:it|that|this)?\s*(?:was\s+|got\s+|had\s+been\s+)?(?:became|become|changed\s+(?:to|over\s+to)|"
+    r"\b(?:before|prior\s+to|ahead\s+of)\s+(?:it|that|this)?\s*(?:was\s+|got\s+|had\s+been\s+)?(?:became|become|changed\s+(?:to|over\s+to)|"
     r"switched\s+(?:to|over\s+to)|went\s+(?:to|up\s+to|down\s+to)|turned\s+into|moved\s+to|updated\s+to|was\s+set\s+to|"
     r"is|was)?\s*(?:i\s+(?:changed|switched|moved|updated|set)\s+(?:it\s+)?to\s+|the\s+(?:change|switch|move)\s+to\s+|"
     r"(?:switching|changing|moving)\s+(?:it\s+)?to\s+)?(?P<anchor>[^\s?,—–;!].*?)\s*(?:[?;!]|\s[—–]|[—–]\s|(?<!\d)[—–]|"
@@ -487,7 +497,8 @@ _ANCHOR_EN = re.compile(
 )
 _ANCHOR_ZH = re.compile(
     r"(?:还没|没)(?:改成|换成|变成|调到|换到|改为|变为)\s*(?P<anchor2>(?:[^，,。？?！]|(?<=\d),(?=\d))+?)\s*(?:那会儿?|的时候|时候|(?<!小)时|之前|以前)"
-    r"|(?:改成了?|换成了?|变成了?|改为|换到|调到|改到|变为|换为|升到|降到|是|在|到|用)\s*"
+    r"|(?:变更为|变更成|更新为|更新成|调整为|调整成|切换到|切换为|改成了?|换成了?|变成了?|改为|换到|调到|改到|变为|换为|升到|降到|"
+    r"是|在|到|用)\s*"
     r"(?P<anchor>[^，,。？?！\s](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*(?:之前|以前|前面)"
     r"|^\s*(?P<anchor3>[^，,。？?！\s我](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*(?:之前|以前)(?=那个|的|用的|我)"
 )
@@ -501,7 +512,8 @@ _ANCHOR_JUNK = re.compile(
 
 _RECENT_CHANGE = re.compile(
     r"(?:最近|上一?次|这一?次|最新|最后)(?:一次)?的?(?:变更|更改|改动|修改|调整|更新|变化|换)|"
-    r"\b(?:the\s+)?(?:last|latest|most\s+recent|recent)\s+(?:change|update|switch|edit)\b", re.IGNORECASE)
+    r"\b(?:the\s+)?(?:last|latest|most\s+recent|recent)\s+(?:change|update|switch|edit)\b|"
+    r"\blast\s+(?:amended|changed|updated|edited|modified)\b", re.IGNORECASE)
 
 
 def _textual_anchor(question: str) -> str | None:
@@ -512,8 +524,13 @@ def _textual_anchor(question: str) -> str | None:
             anchor = (m.group(group) or "").strip().strip(_QUOTES + " ").rstrip(".")
             if _ANCHOR_JUNK.match(anchor) or _RECENT_CHANGE.search(anchor):
                 continue
-            anchor = re.sub(r"^(?:the|a|an|my)\s+(?=\S)", "", anchor, flags=re.IGNORECASE)
-            anchor = re.sub(r"\s+(?:era|period|days|phase|thing|lol|haha+|one|times)$", "", anchor, flags=re.IGNORECASE)
+            anchor = re.sub(r"^(?:变更为|变更成|更新为|更新成|调整为|调整成|切换到|切换为|改成了?|换成了?|变成了?|改为|变为|换为)",
+                            "", anchor)
+            anchor = re.sub(r"\s+(?:took\s+effect|kicked\s+in|came\s+in|started|began|happened|was\s+set|came\s+along)$", "",
+                            anchor, flags=re.IGNORECASE)
+            anchor = re.sub(r"\s+(?:lol|haha+)$", "", anchor, flags=re.IGNORECASE)
+            era = re.match(r"^(?:the\s+)?(?P<v>.+?)\s+(?:era|phase)$", anchor, re.IGNORECASE)
+            anchor = era["v"] if era else anchor  # "the Lebara bundle era" names Lebara bundle; "the Swans" is a value
             rest = question[m.end(group):] if m.group(group) else ""
             more = re.match(r"\s*,\s*([^,?!;]+?)\s*(?:[,?!;]|$)", rest) if pattern is _ANCHOR_EN else None
             if more and _continues(more.group(1)):  # "before Building C, Room 2.14?"
