@@ -92,7 +92,7 @@ _OPENER_PHRASES = ("heads up", "quick note", "quick update", "small update", "ju
 _W = r"[^\W_][\w\-]*(?:\([\w]{1,3}\)[\w\-]*)?"
 _XW = r"[^\W_][\w\-'’]*(?:\([\w]{1,3}\)[\w\-]*)?"  # a slot word ("401(k)") that may carry a possessive, checked later
 _SLOT = rf"(?P<slot>{_XW}(?:\s+{_XW}){{0,4}}?)"
-_ADJ = r"(?:(?P<adj>new|current|present|updated|actual|real|usual|regular|official|latest|old|previous|former|original|first)\s+)?"
+_ADJ = r"(?:(?P<adj>new|current|present|updated|actual|real|usual|regular|official|latest(?!\s+(?:[\w-]+\s+)?(?:time|date|hour|day|deadline)\b)|old|previous|former|original|first)\s+)?"
 _ADJ_PAST = frozenset({"old", "previous", "former", "original", "first"})
 _ADV = (r"(?:(?P<adv>now|currently|still|actually|really|officially|finally|basically|presently|in\s+fact|"
         r"at\s+present|right\s+now|these\s+days|nowadays|technically|just)\s+)?")
