@@ -348,8 +348,17 @@ class OpenAICompatibleBackend:
 
     def _scrub(self, text: str) -> str:
         # A server may echo what it was sent; the key must not reach the ledger through an error.
+        # A short key (a dummy such as "x" for a local server) is replaced only where it stands as a whole
+        # token, so that it does not mangle the words around it; a real key is replaced wherever it occurs.
         key = self.settings.api_key
-        return text.replace(key, "[redacted]") if key else text
+        if not key:
+            return text
+        if len(key) >= _WHOLE_KEY_LENGTH:
+            return text.replace(key, "[redacted]")
+        return re.sub(rf"(?<![\w\-.]){re.escape(key)}(?![\w\-.])", "[redacted]", text)
+
+
+_WHOLE_KEY_LENGTH = 8  # keys at least this long are scrubbed as substrings, shorter ones as whole tokens
 
 
 def _own_error(exc: BaseException) -> LedgermemError | None:

@@ -338,3 +338,12 @@ def test_the_server_leaves_no_thread_behind(sleep: RecordingSleep) -> None:
             backend_for(server, sleep, timeout_s=0.1, max_retries=0) as backend:
         assert "timeout" in (backend.complete(MESSAGES, purpose="answer").error or "")
     assert set(threading.enumerate()) == before and server.errors == []
+
+
+def test_a_short_dummy_key_is_scrubbed_only_as_a_whole_token(sleep: RecordingSleep, closed_port: int) -> None:
+    """A local server's dummy key ("x") must not turn "exhausted" into "e[redacted]hausted"; the key alone still goes."""
+    with backend_for(f"http://127.0.0.1:{closed_port}/v1", sleep, api_key="x", max_retries=0) as backend:
+        completion = backend.complete(MESSAGES, purpose="answer")
+        assert completion.error and "exhausted" in completion.error and "[redacted]" not in completion.error
+        assert backend._scrub('bad key "x" given') == 'bad key "[redacted]" given'
+        assert backend._scrub("x-ray and max") == "x-ray and max"
