@@ -36,7 +36,7 @@ from evaluation.runner import SYSTEMS, RunOptions, erase_in_run, open_run, parse
 from evaluation.synthetic import generate_synthetic
 from gate.errors import InvariantViolation
 from gate.invariants import audit
-from ledger.errors import LedgermemError
+from ledger.errors import LedgerLocked, LedgermemError
 from memory.cache import HotCache
 from memory.netguard import network_disabled
 from ledger.parquet import export, import_dataset
@@ -689,8 +689,22 @@ def sql_cmd(run: str, keys: str | None, query: str, runs_dir: str, as_json: bool
     """
     import duckdb
 
+    from evaluation.catalog import Snapshots
+
     path = resolve_run(run, Path(runs_dir))
-    with open_run(path, keys=Path(keys) if keys else None) as (ledger, _):
+    with contextlib.ExitStack() as stack:
+        try:
+            ledger, _ = stack.enter_context(open_run(path, keys=Path(keys) if keys else None))
+        except LedgerLocked:
+            # Its writer holds the ledger or its key store: query a private copy of the ledger as of now
+            # (the key store is never copied, so sealed values read as [sealed] until the writer is done).
+            snapshots = Snapshots(refresh=0.0)
+            stack.callback(snapshots.close)
+            copy = snapshots.ledger_for(path)
+            ledger, _ = stack.enter_context(open_run(copy))
+            err.print(f"note: run {run!r} is being written; querying a snapshot of its ledger up to seq "
+                      f"{ledger.last_seq} (sealed values read as [sealed] until the writer closes it)",
+                      markup=False)
         try:
             result = ledger.conn.execute(query)
         except duckdb.Error as exc:

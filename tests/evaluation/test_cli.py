@@ -245,3 +245,38 @@ def test_audit_of_a_run_with_nothing_to_compare_reports_i4_as_not_applicable(tmp
     report = json.loads(invoke("audit", "n", "--json", cwd=tmp_path).output)
     i4 = next(c for c in report["checks"] if c["invariant"] == "I4")["detail"]
     assert i4["recall"] is None and i4["streams"][0]["against"] == "nothing to compare"
+
+
+HOLD = """
+import sys, time, duckdb
+conns = [duckdb.connect(p) for p in sys.argv[1:]]  # a writer's lock, as a running `ledgermem run` holds it
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("held", ["ledger", "key store"])
+def test_sql_reads_a_sealed_run_while_its_writer_holds_it(tmp_path: Path, held: str) -> None:
+    """DuckDB lets no other process open a file its writer holds: `sql` answers from a snapshot, sealed values
+    read as [sealed] (the key store is never copied), and says so."""
+    assert invoke("run", "--run-id", "live", "--episodes", "1", "--turns", "8", "--systems", "three_layer",
+                  "--personal-data", cwd=tmp_path).exit_code == 0
+    run = tmp_path / "runs" / "live"
+    query = "SELECT count(*) AS n, min(user_text) AS text FROM raw_records"
+    closed = invoke("sql", "live", query, "--json", cwd=tmp_path)
+    assert closed.exit_code == 0
+    rows = json.loads(closed.stdout)
+    assert rows[0]["n"] == 8 and rows[0]["text"] != "[sealed]"
+    files = [run / "ledger.duckdb", run / "ledger.keys.duckdb"] if held == "ledger" else [run / "ledger.keys.duckdb"]
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, *map(str, files)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        live = invoke("sql", "live", query, "--json", cwd=tmp_path)
+        assert live.exit_code == 0, live.output
+        assert json.loads(live.stdout) == [{"n": 8, "text": "[sealed]"}]
+        assert "is being written; querying a snapshot" in live.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
