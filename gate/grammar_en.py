@@ -370,7 +370,8 @@ _QUOTES = "\"'“”‘’「」『』`*"
 _PUNCT = ".,!?;:。，！？；：…"
 
 
-_SYMBOLS = re.compile(r"[\s\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d]+$")
+EMOJI_CHARS = "\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d"  # pictographs, dingbats, joiners
+_SYMBOLS = re.compile(rf"[\s{EMOJI_CHARS}]+$")
 _PAREN_ASIDE = re.compile(
     r"\s*\((?:finally|new|updated|again|yay|lol|haha|fyi|btw|i\s+think|if\s+that\s+helps|just\s+fyi|as\s+of\s+[^()]*|"
     r"previously\s+[^()]*|was\s+[^()]*|formerly\s+[^()]*|not\s+[^()]*|before\s+[^()]*|since\s+[^()]*|mine|my\s+own|"

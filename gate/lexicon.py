@@ -67,7 +67,7 @@ _ABBREVIATIONS = frozenset(
 )
 # "!" and "?" end a sentence unless a letter or digit follows ("qwerty!9" is one value).
 _SENTENCE_END = re.compile(r"\.(?=\s|$)|[;。\n]+|[！？]+[!?]*|[!?]+(?![A-Za-z0-9])")
-_EMOJI = re.compile(r"[\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d]+")
+_EMOJI = re.compile(f"[{grammar_en.EMOJI_CHARS}]+")
 _LAST_WORD = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]+)$")
 # A comma between two digits is a thousands separator; a dash between words is part of a name.
 _EN_BREAK = re.compile(
