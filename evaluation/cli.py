@@ -681,7 +681,8 @@ def sql_cmd(run: str, keys: str | None, query: str, runs_dir: str, as_json: bool
     """Run a SQL query (DuckDB dialect) against a run's ledger and projections, read-only.
 
     Tables: events, summary_versions, fact_versions, index_versions, raw_records, window_versions,
-    pin_versions.
+    pin_versions. One read-only statement (SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN), run in a
+    sandbox that opens no file but the run's: ATTACH, COPY, SET, PRAGMA, CREATE, ... are refused.
 
     \b
     Example:
@@ -689,8 +690,13 @@ def sql_cmd(run: str, keys: str | None, query: str, runs_dir: str, as_json: bool
     """
     import duckdb
 
+    from evaluation import sandbox
     from evaluation.catalog import Snapshots
 
+    try:
+        sandbox.read_only(query)  # refused before the run is opened
+    except duckdb.Error as exc:
+        raise SqlError(f"query failed: {str(exc).splitlines()[0]}") from exc
     path = resolve_run(run, Path(runs_dir))
     with contextlib.ExitStack() as stack:
         try:
@@ -706,11 +712,9 @@ def sql_cmd(run: str, keys: str | None, query: str, runs_dir: str, as_json: bool
                       f"{ledger.last_seq} (sealed values read as [sealed] until the writer closes it)",
                       markup=False)
         try:
-            result = ledger.conn.execute(query)
+            names, rows = sandbox.execute(ledger.conn, query)
         except duckdb.Error as exc:
             raise SqlError(f"query failed: {str(exc).splitlines()[0]}") from exc
-        names = [d[0] for d in result.description or ()]
-        rows = result.fetchall()
     if as_json:
         click.echo(json.dumps([dict(zip(names, r)) for r in rows], ensure_ascii=False, default=str, indent=2))
         return
@@ -742,7 +746,18 @@ def verify_cmd(run: str, runs_dir: str, as_json: bool) -> None:
       ledgermem verify demo
     """
     path = resolve_run(run, Path(runs_dir))
-    with Ledger(path, read_only=True) as ledger:
+    with contextlib.ExitStack() as stack:
+        try:
+            ledger = stack.enter_context(Ledger(path, read_only=True))
+        except LedgerLocked:
+            # Its writer holds the ledger: verify a private copy of it as of now (whole commits only).
+            from evaluation.catalog import Snapshots
+
+            snapshots = Snapshots(refresh=0.0)
+            stack.callback(snapshots.close)
+            ledger = stack.enter_context(Ledger(snapshots.ledger_for(path), read_only=True))
+            err.print(f"note: run {run!r} is being written; verifying a snapshot of its ledger up to seq "
+                      f"{ledger.last_seq}", markup=False)
         report = ledger.verify()
     if as_json:
         click.echo(json.dumps(vars_of(report)))

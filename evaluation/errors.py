@@ -7,6 +7,7 @@
         ├── UnknownSystem (also ValueError)
         ├── ReplayMismatch     a replay did not reproduce the live run
         ├── MergeRefused       shard ledgers that cannot be merged into one run (named)
+        ├── SqlRefused (also PermissionError)  a query the SQL sandbox does not run (evaluation.sandbox)
         └── ReportInputError   a run's CSV files cannot be read into a report
             ├── MissingRunFile (also FileNotFoundError)
             └── MissingColumn (also ValueError)
@@ -42,6 +43,10 @@ class ReplayMismatch(EvaluationError):
 
 class MergeRefused(EvaluationError):
     """Shard ledgers that cannot become one run: a shard that fails verify, clashing streams or configurations."""
+
+
+class SqlRefused(EvaluationError, PermissionError):
+    """A query on a run that is not one read-only statement, or that reaches outside the run's files."""
 
 
 class ReportInputError(EvaluationError):

@@ -228,12 +228,18 @@ def open_run(path: Path, *, keys: Path | None = None) -> Iterator[tuple[Ledger, 
     `path` is a ledger file (its projection file beside it) or a Parquet
     export directory (its projections are folded from the events into
     memory, decrypted with `keys` if given: an export carries no keys).
+
+    Both connections are sealed by `evaluation.sandbox.lock_down` once the
+    run's files are attached: they read the run and nothing else.
     """
+    from evaluation.sandbox import lock_down
+
     if Path(path).is_dir():
         with ParquetLedger(path, keys=KeyStore(keys, read_only=True) if keys else None) as ledger:
             proj = ProjectionStore.over(ledger.conn)
             proj.fill(ledger)
             ledger.conn.create_function("decrypt", _decrypt_with(ledger), ["VARCHAR"], "VARCHAR")
+            lock_down(ledger.conn, files=ledger.files)  # the export's files stay readable: `events` reads them
             yield ledger, proj
         return
     with Ledger(path, read_only=True) as ledger, ProjectionStore(projection_path(path), read_only=True) as proj:
@@ -241,6 +247,8 @@ def open_run(path: Path, *, keys: Path | None = None) -> Iterator[tuple[Ledger, 
         ledger.conn.execute(f"ATTACH '{quoted}' AS projections (READ_ONLY)")
         ledger.conn.execute("SET search_path = 'main,projections'")
         ledger.conn.create_function("decrypt", _decrypt_with(ledger), ["VARCHAR"], "VARCHAR")
+        lock_down(ledger.conn)
+        lock_down(proj.conn)
         yield ledger, proj
 
 
