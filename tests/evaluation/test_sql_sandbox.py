@@ -93,6 +93,7 @@ ATTACKS = {
     "create temp table": "CREATE TEMP TABLE t AS SELECT 1 AS x",
     "export database": "EXPORT DATABASE '{dump}'",
     "install": "INSTALL httpfs",
+    "read over the network": "SELECT * FROM read_csv('https://example.com/data.csv')",
     "detach": "DETACH projections",
 }
 
@@ -113,14 +114,17 @@ REFUSAL = {
     "create temp table": "CREATE",
     "export database": "EXPORT",
     "install": "INSTALL",
+    "read over the network": 'Cannot access file "https://example.com/data.csv"',
     "detach": "DETACH",
 }
 
 # Statements DuckDB's sandbox itself refuses (a temporary table, DETACH and a multi-statement string touch no
-# file, so only the statement check stops them; INSTALL is left out here because unlocked it would need the
-# network to succeed, and is tried locked in the test of open_run's connections).
-DATABASE_REFUSES = [k for k in ATTACKS if k not in ("create temp table", "detach", "install",
+# file, so only the statement check stops them). Unlocked, the network ones would need the network to
+# succeed, so they have no control here.
+DATABASE_REFUSES = [k for k in ATTACKS if k not in ("create temp table", "detach",
                                                     "attach other ledger read-write, delete")]
+NETWORK = ("install", "read over the network")
+DATABASE_CASES = [(a, True) for a in DATABASE_REFUSES] + [(a, False) for a in DATABASE_REFUSES if a not in NETWORK]
 
 
 def fill(query: str, targets: dict[str, Path]) -> str:
@@ -171,8 +175,8 @@ def attempt(conn: duckdb.DuckDBPyConnection, query: str) -> list[tuple[object, .
     return rows
 
 
-@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "control-unlocked"])
-@pytest.mark.parametrize("attack", DATABASE_REFUSES)
+@pytest.mark.parametrize("attack, sandboxed", DATABASE_CASES,
+                         ids=[f"{a}-{'sandboxed' if s else 'control-unlocked'}" for a, s in DATABASE_CASES])
 def test_duckdb_itself_refuses_what_the_statement_check_would_catch(
     runs: Runs, tmp_path: Path, attack: str, sandboxed: bool
 ) -> None:
