@@ -22,7 +22,11 @@ attacks they name:
 What it does not do: it does not hide anything *inside* the run (every table
 and the raw ledger bytes of the attached files stay readable, that is the
 point), it bounds neither time nor memory of a query, and Python code in the
-same process (a notebook cell) can always open files by other means.
+same process (a notebook cell) can always open files by other means. DuckDB's
+allow-list does not tell reading from writing: an export's own Parquet files
+(and the in-memory tables an export is folded into) are kept from a `COPY` or
+an `INSERT` by the statement check alone, so code that runs SQL it did not
+write must pass it through `read_only` (or `execute`) as `ledgermem sql` does.
 """
 
 from __future__ import annotations
