@@ -553,7 +553,8 @@ def audit_cmd(run: str, keys: str | None, runs_dir: str, at_seq: int | None, i4_
         if any(s["source"] != "exempt" for s in i4["streams"]):
             out.print(i4_table(i4["streams"]))
         out.print(f"checkpoint: {anchored}", markup=False)
-        out.print("audit: all invariants hold" if report.ok else f"audit: VIOLATED {', '.join(report.failed())}")
+        failed = report.failed() + (["checkpoint"] if anchor_failed else [])
+        out.print(f"audit: VIOLATED {', '.join(failed)}" if failed else "audit: all invariants hold")
     if not report.ok or anchor_failed:
         sys.exit(1)
 
