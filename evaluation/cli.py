@@ -544,17 +544,25 @@ def audit_cmd(run: str, keys: str | None, runs_dir: str, at_seq: int | None, i4_
             table.add_column(col)
         for r in report.results:
             first = r.violations[0] if r.violations else None
+            if r.not_checked:
+                table.add_row(r.invariant, "NOT CHECKED", "-", "sealed values cannot be opened (see below)")
+                continue
             note = (f"seq {first.seq} {first.stream} {', '.join(first.ids)}: {first.message}" if first
                     else i4_note(r.detail) if r.invariant == "I4"
                     else ", ".join(f"{k}={v}" for k, v in r.detail.items() if k != "gaps"))
             table.add_row(r.invariant, "ok" if r.ok else "VIOLATED", str(len(r.violations)), note)
         out.print(table)
         i4 = next(r for r in report.results if r.invariant == "I4").detail
-        if any(s["source"] != "exempt" for s in i4["streams"]):
+        if any(s["source"] != "exempt" for s in i4.get("streams", [])):
             out.print(i4_table(i4["streams"]))
         out.print(f"checkpoint: {anchored}", markup=False)
-        failed = report.failed() + (["checkpoint"] if anchor_failed else [])
-        out.print(f"audit: VIOLATED {', '.join(failed)}" if failed else "audit: all invariants hold")
+        failed = [r.invariant for r in report.results if r.violations] + (["checkpoint"] if anchor_failed else [])
+        unchecked = [r for r in report.results if r.not_checked]
+        if unchecked:
+            out.print(f"audit: NOT CHECKED {', '.join(r.invariant for r in unchecked)}: {unchecked[0].not_checked}",
+                      markup=False)
+        if failed or not unchecked:
+            out.print(f"audit: VIOLATED {', '.join(failed)}" if failed else "audit: all invariants hold")
     if not report.ok or anchor_failed:
         sys.exit(1)
 
