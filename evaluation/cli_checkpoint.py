@@ -32,6 +32,7 @@ from ledger.checkpoint import (
     write_checkpoint,
 )
 from ledger.errors import CheckpointError
+from ledger.parquet import ParquetLedger
 from ledger.store import Ledger
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -59,13 +60,20 @@ def trusted_key(public_key: str | None, checkpoint_key: str | None) -> Ed25519Pu
 
 
 def check(ledger_path: Path, source: str, public_key: str | None, checkpoint_key: str | None) -> CheckpointReport:
-    """Every checkpoint of `source` (default: the one beside the ledger) against the ledger now."""
+    """Every checkpoint of `source` (default: the one beside the ledger) against the ledger now.
+
+    A Parquet export keeps the ledger's seqs and hashes, so the ledger's
+    checkpoints vouch for it too (name the file: an export has none beside it).
+    """
+    if not source and ledger_path.is_dir():
+        raise CheckpointError(f"{ledger_path}: a Parquet export has no checkpoint file beside it; "
+                              "name the ledger's: --checkpoint FILE")
     where = Path(source) if source else checkpoint_path(ledger_path)
     trusted = trusted_key(public_key, checkpoint_key)
     checkpoints = read_checkpoints(where)
     if not checkpoints:
         raise CheckpointError(f"{where}: the checkpoint file holds no checkpoints")
-    with Ledger(ledger_path, read_only=True) as ledger:
+    with ParquetLedger(ledger_path) if ledger_path.is_dir() else Ledger(ledger_path, read_only=True) as ledger:
         return verify_checkpoints(ledger, checkpoints, trusted, str(where))
 
 

@@ -16,6 +16,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from evaluation.cli import cli
+from evaluation.cli_checkpoint import check
+from ledger.errors import CheckpointError
 from tests.ledger.test_checkpoint import drop_newest, forge_llm_response
 
 
@@ -167,3 +169,11 @@ def test_the_audit_catches_a_re_hashed_llm_call_only_through_the_checkpoint(run:
     result = invoke("audit", "c", cwd=run.parents[1], key=key)
     assert result.exit_code == 1 and "checkpoint: FAILED:" in result.output and "was rewritten" in result.output
     assert result.output.rstrip().endswith("audit: VIOLATED checkpoint")
+
+
+def test_the_run_s_checkpoint_vouches_for_its_parquet_export(run: Path, key: Path, tmp_path: Path) -> None:
+    assert invoke("export", "c", "--to", str(tmp_path / "x"), cwd=run.parents[1]).exit_code == 0
+    with pytest.raises(CheckpointError, match="name the ledger's: --checkpoint FILE"):
+        check(tmp_path / "x", "", None, str(key))
+    report = check(tmp_path / "x", str(run / "ledger.checkpoints.jsonl"), None, str(key))
+    assert report.ok and report.newest_seq == _last_seq(run)
