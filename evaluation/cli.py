@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaluation import cli_cluster, cli_judge, cli_serve, cli_sweep, cli_temporal
+from evaluation import cli_checkpoint, cli_cluster, cli_judge, cli_serve, cli_sweep, cli_temporal
 from evaluation.cli_options import context_options, gate_level_option, llm_flags, llm_options
 from evaluation.failures import MAX_FAILED_CALLS
 from evaluation.datasets import load_dataset
@@ -326,7 +326,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
         err.print(opts.cache.stats.line(), markup=False)
     if as_json:
         click.echo(json.dumps({"run_id": rid, "ledger": str(result.ledger_path), "metrics": result.metrics,
-                               "incomplete": list(result.incomplete), "last_error": result.last_error}, indent=2))
+                               "incomplete": list(result.incomplete), "last_error": result.last_error,
+                               "checkpoint": result.checkpoint}, indent=2))
         sys.exit(1 if result.incomplete else 0)
     partial = f"; INCOMPLETE: {len(result.incomplete)} episode(s) to redo" if result.incomplete else ""
     title = f"run {rid} ({ds.name}, {len(selected)} episodes, {result.label}{partial})"
@@ -338,6 +339,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
         out.print(note, markup=False)
     out.print(f"ledger: {result.ledger_path}")
     out.print("derived: " + ", ".join(str(f) for f in files))
+    if result.checkpoint:
+        out.print(f"checkpoint: {result.checkpoint}", markup=False)
     failed = sum(row.get("llm_errors") or 0 for row in result.metrics.values())
     if failed and not result.incomplete:
         err.print(f"note: {failed} LLM call(s) failed and their turns or probes were redone; the failed attempts are "
@@ -531,8 +534,9 @@ def audit_cmd(run: str, keys: str | None, runs_dir: str, at_seq: int | None, i4_
     path = resolve_run(run, Path(runs_dir))
     with open_run(path, keys=Path(keys) if keys else None) as (ledger, projections):
         report = audit(ledger, projections, at_seq=at_seq, i4_floor=i4_floor)
+    anchored, anchor_failed, anchor_detail = cli_checkpoint.audit_status(path)
     if as_json:
-        click.echo(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
+        click.echo(json.dumps(report.as_dict() | {"checkpoint": anchor_detail}, ensure_ascii=False, indent=2))
     else:
         when = f"as of seq {at_seq}" if at_seq is not None else "now"
         table = Table(title=f"audit of {path} ({when})")
@@ -540,16 +544,26 @@ def audit_cmd(run: str, keys: str | None, runs_dir: str, at_seq: int | None, i4_
             table.add_column(col)
         for r in report.results:
             first = r.violations[0] if r.violations else None
+            if r.not_checked:
+                table.add_row(r.invariant, "NOT CHECKED", "-", "sealed values cannot be opened (see below)")
+                continue
             note = (f"seq {first.seq} {first.stream} {', '.join(first.ids)}: {first.message}" if first
                     else i4_note(r.detail) if r.invariant == "I4"
                     else ", ".join(f"{k}={v}" for k, v in r.detail.items() if k != "gaps"))
             table.add_row(r.invariant, "ok" if r.ok else "VIOLATED", str(len(r.violations)), note)
         out.print(table)
         i4 = next(r for r in report.results if r.invariant == "I4").detail
-        if any(s["source"] != "exempt" for s in i4["streams"]):
+        if any(s["source"] != "exempt" for s in i4.get("streams", [])):
             out.print(i4_table(i4["streams"]))
-        out.print("audit: all invariants hold" if report.ok else f"audit: VIOLATED {', '.join(report.failed())}")
-    if not report.ok:
+        out.print(f"checkpoint: {anchored}", markup=False)
+        failed = [r.invariant for r in report.results if r.violations] + (["checkpoint"] if anchor_failed else [])
+        unchecked = [r for r in report.results if r.not_checked]
+        if unchecked:
+            out.print(f"audit: NOT CHECKED {', '.join(r.invariant for r in unchecked)}: {unchecked[0].not_checked}",
+                      markup=False)
+        if failed or not unchecked:
+            out.print(f"audit: VIOLATED {', '.join(failed)}" if failed else "audit: all invariants hold")
+    if not report.ok or anchor_failed:
         sys.exit(1)
 
 
@@ -735,15 +749,22 @@ class SqlError(LedgermemError):
 @click.argument("run")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--checkpoint", is_flag=False, flag_value="", default=None, metavar="[FILE]",
+              help="Also check the signed checkpoints (default file: beside the ledger): a rewrite with recomputed "
+                   "hashes, or removed events.")
+@cli_checkpoint.public_key_option
+@cli_checkpoint.key_option
 @fails_cleanly
-def verify_cmd(run: str, runs_dir: str, as_json: bool) -> None:
+def verify_cmd(run: str, runs_dir: str, as_json: bool, checkpoint: str | None = None, public_key: str | None = None,
+               checkpoint_key: str | None = None) -> None:
     """Recompute the hash chain and check seq and stream versions; name the first broken seq.
 
-    Exits 1 if the ledger does not verify.
+    Exits 1 if the ledger does not verify (or, with --checkpoint, a checkpoint fails).
 
     \b
     Example:
       ledgermem verify demo
+      ledgermem verify demo --checkpoint --public-key signer.pub
     """
     path = resolve_run(run, Path(runs_dir))
     with contextlib.ExitStack() as stack:
@@ -759,13 +780,16 @@ def verify_cmd(run: str, runs_dir: str, as_json: bool) -> None:
             err.print(f"note: run {run!r} is being written; verifying a snapshot of its ledger up to seq "
                       f"{ledger.last_seq}", markup=False)
         report = ledger.verify()
+    anchors = None if checkpoint is None else cli_checkpoint.check(path, checkpoint, public_key, checkpoint_key)
     if as_json:
-        click.echo(json.dumps(vars_of(report)))
+        click.echo(json.dumps(vars_of(report) | ({"checkpoint": anchors.as_dict()} if anchors else {})))
     elif report.ok:
         out.print(f"ok: {report.events} events, hash chain and stream versions verify ({path})")
     else:
         err.print(f"BROKEN at seq {report.first_broken_seq}: {report.reason} ({path})", markup=False)
-    if not report.ok:
+    if anchors is not None and not as_json:
+        cli_checkpoint.show(anchors, out)
+    if not report.ok or (anchors is not None and not anchors.ok):
         sys.exit(1)
 
 
@@ -773,6 +797,7 @@ cli_temporal.register(cli, out, fails_cleanly)
 cli_serve.register(cli, out, fails_cleanly)
 cli_sweep.register(cli, out, fails_cleanly)
 cli_judge.register(cli, out, fails_cleanly)
+cli_checkpoint.register(cli, out, fails_cleanly)
 cli_cluster.register(cli, out, fails_cleanly, metrics_table)
 
 

@@ -26,6 +26,7 @@ from evaluation.failures import MAX_FAILED_CALLS, FailureGuard, GuardedBackend, 
 from evaluation.workers import WorkerPool
 from evaluation.judge import JUDGES, LlmJudge, StringJudge
 from evaluation.metrics import EpisodeOutcome, compute_metrics, outcomes_from_ledger, without_timing
+from ledger.checkpoint import sign_finished_run
 from ledger.events import EpisodeGold, Event, LlmCalled, ProbeAnswered, ProbeAsked, ProbeJudged, RunFinished, RunStarted
 from ledger.keys import KeyStore, is_sealed, key_path
 from ledger.parquet import MANIFEST, ParquetLedger
@@ -200,6 +201,7 @@ class RunResult:
     label: str = ""  # the backend and model that answered, for titles (the recorded run's, for a replay)
     incomplete: tuple[str, ...] = ()  # "system/episode" stopped at a failed LLM call, redone by a re-run
     last_error: str | None = None
+    checkpoint: str = ""  # what the run-end signed checkpoint (ledger.checkpoint) did
 
 
 def ledger_path(runs_dir: Path, run_id: str) -> Path:
@@ -383,7 +385,8 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
         # Wall times are derived from the commits' recorded_at; the recorded metrics describe the memory only.
         ledger.append(run_stream, [RunFinished(metrics=without_timing(metrics))],
                       expected_version=ledger.stream_version(run_stream))
-    return RunResult(opts.run_id, path, metrics, outcomes, label)
+        signed = sign_finished_run(ledger)
+    return RunResult(opts.run_id, path, metrics, outcomes, label, checkpoint=signed)
 
 
 def _run_or_keep_failure(memory: AnyMemory, system: str, ep: Episode, tick: Progress,

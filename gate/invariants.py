@@ -19,6 +19,13 @@ exactly what broke where. `audit` runs them all over a run.
     hash_chain, contiguity        the ledger's hash chain, seq and stream versions
     scd2                          per key: no overlap, no gap, at most one open version, valid_to > valid_from
     replay                        the materialised projections equal a fold of the ledger from scratch
+
+I1, I2, I3, I5 and replay compare values. A sealed value whose key is
+neither in the key store nor destroyed by a `key_shredded` event (the key
+store was lost or deleted) reads as `[sealed]` everywhere, and comparing
+placeholders proves nothing: those checks are then reported as not checked,
+with the reason, and the audit fails. I4 says itself what it compared: a
+gold fact it cannot read counts as evidence of its record (`gate.extraction`).
 """
 
 from __future__ import annotations
@@ -26,11 +33,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gate.extraction import Gold, gold_of, measure_extraction
 from ledger.events import FactErased, KeyShredded, SummaryCreated
-from ledger.keys import ERASED, KeyStore
+from ledger.keys import ERASED, KeyStore, key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
 from projections.materialise import History, ProjectionStore, rebuild
 from projections.render import Rendered, render
@@ -38,6 +46,7 @@ from projections.scd2 import TABLES
 from projections.state import EpisodeState, evolve
 
 INVARIANTS = ("I1", "I2", "I3", "I4", "I5", "hash_chain", "contiguity", "scd2", "replay")
+NEEDS_VALUES = ("I1", "I2", "I3", "I5", "replay")  # cannot be made over unreadable sealed values
 MAX_SEQ = 2**63 - 1
 EXEMPT = "exempt (baseline)"
 
@@ -60,10 +69,11 @@ class CheckResult:
     invariant: str
     violations: tuple[Violation, ...]
     detail: dict[str, Any] = field(default_factory=dict)
+    not_checked: str = ""  # why the check could not be made (then it is not ok either)
 
     @property
     def ok(self) -> bool:
-        return not self.violations
+        return not self.violations and not self.not_checked
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +92,8 @@ class AuditReport:
     def as_dict(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id, "at_seq": self.at_seq, "ok": self.ok,
-            "checks": [{"invariant": r.invariant, "ok": r.ok, "detail": r.detail,
+            "checks": [{"invariant": r.invariant, "ok": r.ok, "checked": not r.not_checked,
+                        "not_checked": r.not_checked or None, "detail": r.detail,
                         "violations": [v.as_dict() for v in r.violations]} for r in self.results],
         }
 
@@ -309,10 +320,15 @@ def audit(ledger: Ledger, projections: ProjectionStore, *, run_id: str | None = 
     live = projections.read_tables(run_id)
     found: dict[str, list[Violation]] = {name: [] for name in INVARIANTS}
     i4_streams: list[dict[str, Any]] = []
+    unreadable: dict[str, int] = {}
+    shredded = {k for r in ledger.read(run_id=run_id, event_types=["key_shredded"])
+                if isinstance(r.event, KeyShredded) for k in r.event.key_ids}
     for stream, _ in ledger.streams(run_id):
         if not stream.episode_id:
             continue
         events = list(ledger.read(stream=stream, to_seq=at_seq))
+        if lost := missing_keys(ledger, stream, shredded, at_seq):
+            unreadable[str(stream)] = len(lost)
         for name, (violations, detail) in stream_checks(stream, events, ledger.keys, live, i4_floor).items():
             found[name] += violations
             if name == "I4":
@@ -321,7 +337,31 @@ def audit(ledger: Ledger, projections: ProjectionStore, *, run_id: str | None = 
         found[v.invariant].append(v)
     found["scd2"] += check_scd2(live, at_seq)
     found["replay"] += check_replay(live, rebuild(ledger, run_id), at_seq)
+    why = _unreadable_reason(ledger, unreadable) if unreadable else ""
     results = tuple(
-        CheckResult(name, tuple(found[name]), _i4_totals(i4_streams) if name == "I4" else {}) for name in INVARIANTS
+        CheckResult(name, (), {}, why) if why and name in NEEDS_VALUES  # a comparison of placeholders: no verdict
+        else CheckResult(name, tuple(found[name]), _i4_totals(i4_streams) if name == "I4" else {})
+        for name in INVARIANTS
     )
     return AuditReport(run_id, at_seq, results)
+
+
+def missing_keys(ledger: Ledger, stream: StreamKey, shredded: set[str], at_seq: int | None = None) -> set[str]:
+    """Keys the stream's sealed values name (up to `at_seq`) that the key store lacks and were not `shredded`.
+
+    `shredded`: the keys key_shredded events destroyed, at any seq (a key
+    shredded after `at_seq` is gone from the store too).
+    """
+    named = {k for seq, ids in ledger.sealed_keys(stream).items() if at_seq is None or seq <= at_seq for k in ids}
+    keys = ledger.keys
+    return {k for k in named - shredded if keys is None or k not in keys}
+
+
+def _unreadable_reason(ledger: Ledger, unreadable: dict[str, int]) -> str:
+    first = min(unreadable)
+    store = (f"the key store {ledger.keys.path}" if ledger.keys is not None
+             else "no key store (a Parquet export holds none: pass --keys)" if Path(ledger.path).is_dir()
+             else f"no key store ({key_path(ledger.path)} is missing)")
+    return (f"{store}: {sum(unreadable.values())} key(s) named by sealed values of {len(unreadable)} stream(s) "
+            f"(first {first}) are not there and no key_shredded event destroyed them; those values read as "
+            "[sealed], so this check cannot be made: restore the key store")

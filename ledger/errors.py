@@ -6,6 +6,7 @@
         ├── LedgerLocked                another process holds the ledger file for writing
         ├── LedgerNotFound              no ledger at that path / run id
         ├── LedgerCorrupt               the file cannot be read as a ledger at all
+        ├── CheckpointError             a checkpoint cannot be signed or read (key, file, line named)
         ├── EventDecodeError            a stored row cannot become an event (names the seq)
         │   ├── UnknownEventType
         │   └── MalformedEvent
@@ -48,6 +49,10 @@ class LedgerNotFound(LedgerError, FileNotFoundError):
 
 class LedgerCorrupt(LedgerError):
     """The file exists but is not a readable ledger."""
+
+
+class CheckpointError(LedgerError):
+    """A signed checkpoint cannot be made or read: its key, its file or one of its lines."""
 
 
 class EventDecodeError(LedgerError):
