@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -32,6 +31,7 @@ from typing import Any
 from evaluation.datasets import Dataset
 from evaluation.errors import EvaluationError, RunExists
 from evaluation.merge import SHARDS_DIR, MergeResult, check_run_id, merge_shards, shard_folder
+from evaluation.names import remove_run
 from evaluation.outputs import write_outputs
 from evaluation.runner import RunOptions, ledger_path, run
 
@@ -141,7 +141,7 @@ def run_cluster(dataset: Dataset, opts: RunOptions, client: Any, *, shards: int 
     runs_dir = Path(opts.runs_dir).resolve()
     root, merged = runs_dir / opts.run_id, ledger_path(runs_dir, opts.run_id)
     if opts.force:
-        shutil.rmtree(root, ignore_errors=True)
+        remove_run(runs_dir, opts.run_id)
     elif merged.exists():
         raise RunExists(f"run {opts.run_id!r} already has a ledger at {merged}; pass --force to run it again, "
                         "or choose another --run-id")

@@ -7,6 +7,8 @@
         ├── UnknownSystem (also ValueError)
         ├── ReplayMismatch     a replay did not reproduce the live run
         ├── MergeRefused       shard ledgers that cannot be merged into one run (named)
+        ├── InvalidRunId (also ValueError)  a run id that is a path, not a name (evaluation.names)
+        ├── NotARunFolder      --force aimed at a folder that is not a run folder inside the runs folder
         └── ReportInputError   a run's CSV files cannot be read into a report
             ├── MissingRunFile (also FileNotFoundError)
             └── MissingColumn (also ValueError)
@@ -42,6 +44,14 @@ class ReplayMismatch(EvaluationError):
 
 class MergeRefused(EvaluationError):
     """Shard ledgers that cannot become one run: a shard that fails verify, clashing streams or configurations."""
+
+
+class InvalidRunId(EvaluationError, ValueError):
+    """A run id that is not a name: a path, `.`, `..`, empty, or characters outside `evaluation.names.RUN_ID`."""
+
+
+class NotARunFolder(EvaluationError):
+    """`--force` would delete a folder that is not a run folder directly inside the runs folder."""
 
 
 class ReportInputError(EvaluationError):
