@@ -33,7 +33,7 @@ from evaluation.errors import EvaluationError, RunExists
 from evaluation.merge import SHARDS_DIR, MergeResult, check_run_id, merge_shards, shard_folder
 from evaluation.names import remove_run
 from evaluation.outputs import write_outputs
-from evaluation.runner import RunOptions, ledger_path, run
+from evaluation.runner import RunOptions, check_counts, ledger_path, run
 
 PLAN_FILE = "plan.json"
 LOCAL = re.compile(r"local:([1-9][0-9]{0,2})")
@@ -135,6 +135,7 @@ def run_cluster(dataset: Dataset, opts: RunOptions, client: Any, *, shards: int 
     (on one machine, any local folder).
     """
     check_run_id(opts.run_id)
+    check_counts(opts)
     if opts.cache is not None or opts.replay_llm is not None or opts.episode_ids is not None:
         raise EvaluationError("a cluster run takes no --redis cache and no --replay-llm: each worker process "
                               "would need its own")

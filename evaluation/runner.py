@@ -291,8 +291,6 @@ def _prepare(opts: RunOptions, dataset: dict[str, Any], backends: dict[str, Any]
     """The run's ledger path, and whether an interrupted run of the same arguments is resumed."""
     parse_systems(",".join(opts.systems))
     opts.memory.validate()
-    validate_run_id(opts.run_id)
-    check_counts(opts)
     if opts.judge not in JUDGES:
         raise EvaluationError(f"unknown judge {opts.judge!r}; judges: {', '.join(JUDGES)}")
     path = ledger_path(opts.runs_dir, opts.run_id)
@@ -369,6 +367,8 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
     its last committed turn, nothing is written twice; a run that already
     finished is left as it is and its metrics are read back from the ledger.
     """
+    validate_run_id(opts.run_id)
+    check_counts(opts)
     if opts.memory.tokenizer == "auto":
         opts = replace(opts, memory=replace(opts.memory, tokenizer=default_tokenizer()))
     episodes = dataset.episodes[: opts.limit] if opts.limit else dataset.episodes
