@@ -27,14 +27,12 @@ from evaluation.datasets import (
     Episode,
     Probe,
     Turn,
-    check_episode,
-    check_id,
-    check_unique,
     _kind,
     _scalar_text,
     _show,
     _Where,
 )
+from evaluation.loaders.structure import check_episode, check_id, check_unique
 
 # The seed loader's error vocabulary, so that every format's messages read alike.
 Where = _Where
