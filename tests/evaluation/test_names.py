@@ -67,11 +67,11 @@ def test_the_default_run_id_is_a_name(tmp_path: Path) -> None:
 
 
 def _arena(tmp_path: Path) -> Path:
-    """parent/work/runs/keep (a real run), a file beside runs, a file in parent: all must survive."""
-    work = tmp_path / "parent" / "work"
+    """parent/project/runs/keep (a real run), a file beside runs, a file in parent: all must survive."""
+    work = tmp_path / "parent" / "project"
     work.mkdir(parents=True)
     (tmp_path / "parent" / "precious.txt").write_text("parent's file")
-    (work / "notes.txt").write_text("work's file")
+    (work / "notes.txt").write_text("project's file")
     result = invoke(work, "run", "--episodes", "1", "--turns", "4", "--systems", "three_layer",
                     "--memory-points", "0", "--run-id", "keep")
     assert result.exit_code == 0, result.output
@@ -93,7 +93,7 @@ def shared_arena(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("run_id", ["../../x", "../x", "/ABS", ".", "..", "a/b", "", ".hidden", "runs/keep"])
 def test_run_with_a_path_as_id_touches_nothing(shared_arena: Path, run_id: str, force: bool) -> None:
     arena = shared_arena
-    work = arena / "parent" / "work"
+    work = arena / "parent" / "project"
     run_id = run_id.replace("/ABS", str(arena / "abs-run"))
     before = tree(arena)
     result = invoke(work, "run", "--episodes", "1", "--turns", "4", "--systems", "three_layer",
@@ -110,7 +110,7 @@ def test_control_without_the_check_a_path_id_escapes_the_runs_folder(arena: Path
     """Must-fail control: with validation switched off, `../escaped` writes outside runs/ and the tree check sees it."""
     monkeypatch.setattr(evaluation.runner, "validate_run_id", lambda run_id, **_: run_id)
     monkeypatch.setattr(evaluation.names, "validate_run_id", lambda run_id, **_: run_id)
-    runs = arena / "parent" / "work" / "runs"
+    runs = arena / "parent" / "project" / "runs"
     before = tree(arena)
     ds = generate_synthetic(n_episodes=1, turns=4)
     run(ds, RunOptions(run_id="../escaped", runs_dir=runs, memory_points=0))
@@ -119,7 +119,7 @@ def test_control_without_the_check_a_path_id_escapes_the_runs_folder(arena: Path
 
 
 def test_library_refuses_a_path_id_before_writing(arena: Path) -> None:
-    runs = arena / "parent" / "work" / "runs"
+    runs = arena / "parent" / "project" / "runs"
     before = tree(arena)
     ds = generate_synthetic(n_episodes=1, turns=4)
     for run_id in ("../escaped", ".", "..", str(arena / "abs")):
@@ -129,7 +129,7 @@ def test_library_refuses_a_path_id_before_writing(arena: Path) -> None:
 
 
 def test_force_replaces_only_its_own_run_folder(arena: Path) -> None:
-    work = arena / "parent" / "work"
+    work = arena / "parent" / "project"
     args = ("run", "--episodes", "1", "--turns", "4", "--systems", "three_layer", "--memory-points", "0")
     assert invoke(work, *args, "--run-id", "other").exit_code == 0
     (work / "runs" / "other" / "extra.txt").write_text("goes with the run")
@@ -179,7 +179,7 @@ def test_cluster_force_refuses_a_bad_id_and_a_folder_that_is_no_run(tmp_path: Pa
 
 def test_resolve_run_takes_existing_paths_and_names_only(shared_arena: Path) -> None:
     arena = shared_arena
-    work = arena / "parent" / "work"
+    work = arena / "parent" / "project"
     runs = work / "runs"
     ledger = runs / "keep" / "ledger.duckdb"
     assert resolve_run("keep", runs) == ledger
@@ -197,14 +197,14 @@ def test_resolve_run_takes_existing_paths_and_names_only(shared_arena: Path) -> 
 ])
 def test_read_commands_refuse_a_path_that_is_not_there_as_an_id(shared_arena: Path, args: tuple[str, ...]) -> None:
     before = tree(shared_arena)
-    result = invoke(shared_arena / "parent" / "work", *args)
+    result = invoke(shared_arena / "parent" / "project", *args)
     assert tree(shared_arena) == before
     assert result.exit_code == 1
     assert result.output.strip().count("\n") == 0 and "is not a run name" in result.output
 
 
 def test_merge_and_import_refuse_a_path_as_run_id(arena: Path) -> None:
-    work = arena / "parent" / "work"
+    work = arena / "parent" / "project"
     before = tree(arena)
     merged = invoke(work, "merge", "../x", "--force")
     assert merged.exit_code == 1 and "is not a run name" in merged.output
@@ -213,7 +213,7 @@ def test_merge_and_import_refuse_a_path_as_run_id(arena: Path) -> None:
     imported = invoke(work, "import", "exports", "--to", "copy.duckdb", "--run-id", "../keep")
     assert imported.exit_code == 2 and "--run-id" in imported.output
     assert not (work / "copy.duckdb").exists()
-    assert {p for p in tree(arena) if not p.startswith("parent/work/exports")} == before
+    assert {p for p in tree(arena) if not p.startswith("parent/project/exports")} == before
 
 
 def test_sweep_ids_from_long_dataset_paths_stay_names() -> None:
