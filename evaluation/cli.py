@@ -23,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from evaluation import cli_checkpoint, cli_cluster, cli_judge, cli_serve, cli_sweep, cli_temporal
-from evaluation.cli_options import context_options, gate_level_option, llm_flags, llm_options
+from evaluation.cli_options import context_options, gate_level_option, llm_flags, llm_options, run_id_option
 from evaluation.failures import MAX_FAILED_CALLS
 from evaluation.datasets import load_dataset
 from evaluation.loaders import inspect_file
@@ -32,7 +32,7 @@ from evaluation.outputs import write_outputs
 from evaluation.report import write_report
 from evaluation.replay import ENGINES
 from evaluation.replay import replay as replay_run
-from evaluation.runner import SYSTEMS, RunOptions, erase_in_run, open_run, parse_systems, resolve_run, run
+from evaluation.runner import SYSTEMS, RunOptions, check_seq, erase_in_run, open_run, parse_systems, resolve_run, run
 from evaluation.synthetic import generate_synthetic
 from gate.errors import InvariantViolation
 from gate.invariants import audit
@@ -158,8 +158,10 @@ def cli() -> None:
 @cli.command("run")
 @click.option("--dataset", "dataset_path", type=click.Path(dir_okay=False), help="Seed-format JSON dataset.")
 @click.option("--synthetic", is_flag=True, help="Use the built-in synthetic data (the default without --dataset).")
-@click.option("--episodes", default=6, show_default=True, help="Synthetic: number of episodes.")
-@click.option("--turns", default=24, show_default=True, help="Synthetic: dialogue turns per episode.")
+@click.option("--episodes", type=click.IntRange(min=1), default=6, show_default=True,
+              help="Synthetic: number of episodes (at least 1).")
+@click.option("--turns", type=click.IntRange(min=1), default=24, show_default=True,
+              help="Synthetic: dialogue turns per episode (at least 1).")
 @click.option("--seed", default=7, show_default=True, help="Synthetic: random seed.")
 @click.option("--systems", default="all", show_default=True,
               help=f"'all' or comma-separated: {', '.join(SYSTEMS)}.")
@@ -168,9 +170,10 @@ def cli() -> None:
 @click.option("--judge", type=click.Choice(["string", "llm"]), default="string", show_default=True,
               help="Normalised string match, or an LLM judge (its own backend and cost line).")
 @click.option("--judge-backend", default=None, help="Backend of the LLM judge (default: --backend).")
-@click.option("--max-tool-iterations", default=4, show_default=True, help="Tool calls allowed per answer.")
-@click.option("--memory-points", default=2, show_default=True,
-              help="memory_point probes generated per episode after ingestion.")
+@click.option("--max-tool-iterations", type=click.IntRange(min=0), default=4, show_default=True,
+              help="Tool calls allowed per answer (0: none).")
+@click.option("--memory-points", type=click.IntRange(min=0), default=2, show_default=True,
+              help="memory_point probes generated per episode after ingestion (0: none).")
 @click.option("--backend", default="heuristic", show_default=True,
               help="LLM backend: heuristic (offline) or an OpenAI-compatible preset: openai, deepseek, vllm, "
                    "llamacpp, ollama, http.")
@@ -181,9 +184,11 @@ def cli() -> None:
 @click.option("--summarize-base-url", default=None)
 @click.option("--judge-model", default=None, help="Model of the LLM judge (default: --model).")
 @click.option("--judge-base-url", default=None)
-@click.option("--timeout", type=float, default=None,
-              help="Seconds per HTTP request (default 60); after a timeout the retry waits (see --backoff-max).")
-@click.option("--max-retries", type=int, default=None, help="Retries on 429/5xx/disconnects/timeouts (default 4).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds per HTTP request, above 0 (default 60); after a timeout the retry waits (see "
+                   "--backoff-max).")
+@click.option("--max-retries", type=click.IntRange(min=0), default=None,
+              help="Retries on 429/5xx/disconnects/timeouts (default 4; 0: none).")
 @llm_options
 @click.option("--max-failed-calls", type=click.IntRange(min=1), default=MAX_FAILED_CALLS, show_default=True,
               help="Stop the run after this many failed LLM calls in a row (a 401/403/404, a bad model or a "
@@ -200,13 +205,17 @@ def cli() -> None:
               help="Read backend settings (and API keys) from this file when not in the environment.")
 @click.option("--replay-llm", "replay_llm", default=None, metavar="RUN",
               help="Answer every LLM call from RUN's recorded calls, with the network disabled.")
-@click.option("--run-id", default=None, help="Run id (default: run-<UTC timestamp>).")
+@click.option("--run-id", default=None, callback=run_id_option,
+              help="Run id, a name (default: run-<UTC timestamp>): 1-128 of A-Z a-z 0-9 . _ -, starting with a "
+                   "letter or digit.")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
-@click.option("--limit", type=int, default=None, help="Only the first N episodes.")
-@click.option("--force", is_flag=True, help="Replace an existing run of the same id.")
-@click.option("--window-turns", default=4, show_default=True)
-@click.option("--chain-budget", default=400, show_default=True, help="Token budget of the rendered chain.")
-@click.option("--summarizer-input-tokens", default=1500, show_default=True,
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N episodes (N >= 1).")
+@click.option("--force", is_flag=True, help="Replace an existing run of the same id (its run folder only).")
+@click.option("--window-turns", type=click.IntRange(min=0), default=4, show_default=True,
+              help="Turns in the working window (0: none).")
+@click.option("--chain-budget", type=click.IntRange(min=1), default=400, show_default=True,
+              help="Token budget of the rendered chain.")
+@click.option("--summarizer-input-tokens", type=click.IntRange(min=1), default=1500, show_default=True,
               help="How much of the chain (newest first) the summarizer is shown.")
 @click.option("--personal-data/--no-personal-data", default=None,
               help="Seal the dialogue's values so they can be erased (default: yes for --dataset, no for synthetic).")
@@ -217,7 +226,7 @@ def cli() -> None:
 @click.option("--question-types", default=None,
               help="Comma-separated probe types to keep (LongMemEval question types, LoCoMo categories), "
                    "applied before --limit.")
-@click.option("--max-turns", type=int, default=None,
+@click.option("--max-turns", type=click.IntRange(min=1), default=None,
               help="Truncate long episodes to this many turns, oldest sessions first, keeping evidence sessions.")
 @click.option("--redis", "redis_url", default=None, envvar="LEDGERMEM_REDIS_URL", metavar="URL",
               help="Keep three_layer's rendered layers in this Redis (redis://127.0.0.1:6379/0) as a hot cache; "
@@ -518,8 +527,10 @@ def vars_of(obj: Any) -> dict[str, Any]:
 @cli.command("audit")
 @click.argument("run")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
-@click.option("--at", "at_seq", type=int, default=None, help="Check the state as of this seq.")
-@click.option("--i4-floor", type=float, default=None, help="Extraction recall under this is a violation.")
+@click.option("--at", "at_seq", type=click.IntRange(min=0), default=None,
+              help="Check the state as of this seq (0 to the ledger's last seq).")
+@click.option("--i4-floor", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Extraction recall under this (0 to 1) is a violation.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--keys", type=click.Path(dir_okay=False, exists=True), default=None,
               help="Key store for a Parquet export of a run with personal data.")
@@ -533,6 +544,7 @@ def audit_cmd(run: str, keys: str | None, runs_dir: str, at_seq: int | None, i4_
     """
     path = resolve_run(run, Path(runs_dir))
     with open_run(path, keys=Path(keys) if keys else None) as (ledger, projections):
+        check_seq(ledger, "--at", at_seq)
         report = audit(ledger, projections, at_seq=at_seq, i4_floor=i4_floor)
     anchored, anchor_failed, anchor_detail = cli_checkpoint.audit_status(path)
     if as_json:
@@ -667,7 +679,8 @@ def export_cmd(run: str, target: str, runs_dir: str, overwrite: bool) -> None:
 @cli.command("import")
 @click.argument("source", type=click.Path(file_okay=False, exists=True))
 @click.option("--to", "target", required=True, type=click.Path(dir_okay=False), help="New ledger file.")
-@click.option("--run-id", default=None, help="Which run, if the directory holds several ledgers' runs.")
+@click.option("--run-id", default=None, callback=run_id_option,
+              help="Which run, if the directory holds several ledgers' runs.")
 @fails_cleanly
 def import_cmd(source: str, target: str, run_id: str | None) -> None:
     """Read a Parquet export back into a new DuckDB ledger (verified first) and build its projections.

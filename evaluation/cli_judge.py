@@ -43,8 +43,10 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
                        "or an OpenAI-compatible preset: openai, deepseek, vllm, llamacpp, ollama, http.")
     @click.option("--judge-model", default=None, help="Model of the LLM judge (else LEDGERMEM_MODEL, .env, preset).")
     @click.option("--judge-base-url", default=None, help="Base URL of an OpenAI-compatible endpoint (…/v1).")
-    @click.option("--timeout", type=float, default=None, help="Seconds per HTTP request (default 60).")
-    @click.option("--max-retries", type=int, default=None, help="Retries on 429/5xx/disconnects (default 4).")
+    @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+                  help="Seconds per HTTP request, above 0 (default 60).")
+    @click.option("--max-retries", type=click.IntRange(min=0), default=None,
+                  help="Retries on 429/5xx/disconnects (default 4; 0: none).")
     @click.option("--env-file", default=".env", show_default=True, type=click.Path(dir_okay=False),
                   help="Read backend settings (and API keys) from this file when not in the environment.")
     @click.option("--show-disagreements", is_flag=True, help="List every record a judge grades against its label.")

@@ -22,7 +22,7 @@ import click
 
 from projections.config import GATE_LEVELS, MemoryConfig
 
-__all__ = ["SourcePolicyError", "context_options", "gate_level_option", "parse_source_policies"]
+__all__ = ["SourcePolicyError", "context_options", "gate_level_option", "parse_source_policies", "run_id_option"]
 
 _SOURCE = re.compile(r"[A-Za-z0-9_.:-]+")
 _BOOLS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
@@ -76,6 +76,17 @@ def _policies(ctx: click.Context, param: click.Parameter, values: tuple[str, ...
     try:
         return parse_source_policies(values)
     except SourcePolicyError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+
+def run_id_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--run-id` callback: a run id is a name, never a path (evaluation.names); a usage error otherwise."""
+    from evaluation.errors import InvalidRunId
+    from evaluation.names import validate_run_id
+
+    try:
+        return None if value is None else validate_run_id(value)
+    except InvalidRunId as exc:
         raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
 
 

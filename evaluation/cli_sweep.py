@@ -36,8 +36,10 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
                   help="A dataset file (repeatable); default: the built-in synthetic data, zh and en.")
     @click.option("--levels", default=",".join(GATE_LEVELS), show_default=True,
                   help="Comma-separated gate levels to run.")
-    @click.option("--episodes", default=2, show_default=True, help="Synthetic: episodes per language.")
-    @click.option("--turns", default=16, show_default=True, help="Synthetic: dialogue turns per episode.")
+    @click.option("--episodes", type=click.IntRange(min=1), default=2, show_default=True,
+                  help="Synthetic: episodes per language (at least 1).")
+    @click.option("--turns", type=click.IntRange(min=1), default=16, show_default=True,
+                  help="Synthetic: dialogue turns per episode (at least 1).")
     @click.option("--seed", default=7, show_default=True, help="Synthetic: random seed.")
     @click.option("--poison", is_flag=True, help="Synthetic: plant a false value from a web source per episode.")
     @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N episodes of a file.")
@@ -48,11 +50,15 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
     @click.option("--summarize-backend", default=None, help="Backend for summarising (default: --backend).")
     @click.option("--summarize-model", default=None)
     @click.option("--summarize-base-url", default=None)
-    @click.option("--timeout", type=float, default=None, help="Seconds per HTTP request.")
-    @click.option("--max-retries", type=int, default=None, help="Retries on 429/5xx/disconnects.")
+    @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+                  help="Seconds per HTTP request, above 0.")
+    @click.option("--max-retries", type=click.IntRange(min=0), default=None,
+                  help="Retries on 429/5xx/disconnects (0: none).")
     @click.option("--env-file", default=".env", show_default=True, type=click.Path(dir_okay=False))
-    @click.option("--window-turns", default=4, show_default=True)
-    @click.option("--chain-budget", default=400, show_default=True, help="Token budget of the rendered chain.")
+    @click.option("--window-turns", type=click.IntRange(min=0), default=4, show_default=True,
+                  help="Turns in the working window (0: none).")
+    @click.option("--chain-budget", type=click.IntRange(min=1), default=400, show_default=True,
+                  help="Token budget of the rendered chain.")
     @click.option("--chain-strategy", default="index", show_default=True, type=click.Choice(CHAIN_STRATEGIES))
     @context_options
     @click.option("--personal-data/--no-personal-data", default=None,

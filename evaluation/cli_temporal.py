@@ -13,7 +13,7 @@ from rich.table import Table
 
 from evaluation.errors import RunNotFound
 from evaluation.replay import pick_run
-from evaluation.runner import open_run, resolve_run
+from evaluation.runner import check_seq, open_run, resolve_run
 from ledger.store import StreamKey
 from temporal import Episode, anomalies, as_of, blame, diff, fact_history, manifest, postgres_ddl
 from temporal.queries import LAYERS
@@ -28,9 +28,13 @@ def episode_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @contextmanager
-def run_connection(run: str, runs_dir: str, system: str, episode: str) -> Iterator[tuple[Any, Episode]]:
+def run_connection(run: str, runs_dir: str, system: str, episode: str,
+                   seqs: dict[str, int | None] | None = None) -> Iterator[tuple[Any, Episode]]:
+    """The run's connection and episode; `seqs` (option -> seq) must lie within the ledger."""
     path = resolve_run(run, Path(runs_dir))
     with open_run(path) as (ledger, _):
+        for option, seq in (seqs or {}).items():
+            check_seq(ledger, option, seq)
         ep = Episode(pick_run(ledger, None), system, episode)
         if StreamKey(ep.run_id, system, episode) not in dict(ledger.streams()):
             known = sorted({s.episode_id for s, _ in ledger.streams() if s.episode_id})
@@ -78,8 +82,10 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
 
     @cli.command("as-of")
     @episode_options
-    @click.option("--seq", type=int, default=None, help="System time: after this seq.")
-    @click.option("--turn", type=int, default=None, help="Event time: after this dialogue turn.")
+    @click.option("--seq", type=click.IntRange(min=0), default=None,
+                  help="System time: after this seq (0 to the ledger's last seq).")
+    @click.option("--turn", type=click.IntRange(min=0), default=None,
+                  help="Event time: after this dialogue turn (0: before the first).")
     @guard
     def as_of_cmd(run: str, episode: str, system: str, runs_dir: str, as_json: bool,
                   seq: int | None, turn: int | None) -> None:
@@ -89,7 +95,7 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
         Example:
           ledgermem as-of demo --episode syn-en-000 --turn 10
         """
-        with run_connection(run, runs_dir, system, episode) as (conn, ep):
+        with run_connection(run, runs_dir, system, episode, {"--seq": seq}) as (conn, ep):
             layers = as_of(conn, ep, seq=seq, turn=turn)
 
         def human() -> None:
@@ -100,8 +106,8 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
 
     @cli.command("diff")
     @episode_options
-    @click.argument("seq_a", type=int)
-    @click.argument("seq_b", type=int)
+    @click.argument("seq_a", type=click.IntRange(min=0))
+    @click.argument("seq_b", type=click.IntRange(min=0))
     @guard
     def diff_cmd(run: str, episode: str, system: str, runs_dir: str, as_json: bool, seq_a: int, seq_b: int) -> None:
         """What entered and left each layer between two seqs.
@@ -110,7 +116,7 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
         Example:
           ledgermem diff demo --episode syn-en-000 30 60
         """
-        with run_connection(run, runs_dir, system, episode) as (conn, ep):
+        with run_connection(run, runs_dir, system, episode, {"SEQ_A": seq_a, "SEQ_B": seq_b}) as (conn, ep):
             changes = diff(conn, ep, seq_a, seq_b)
 
         def human() -> None:
@@ -153,7 +159,7 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
     @cli.command("manifest")
     @episode_options
     @click.option("--probe", "probe_id", default=None)
-    @click.option("--turn", type=int, default=None)
+    @click.option("--turn", type=click.IntRange(min=0), default=None, help="Only prompts rendered at this turn.")
     @guard
     def manifest_cmd(run: str, episode: str, system: str, runs_dir: str, as_json: bool,
                      probe_id: str | None, turn: int | None) -> None:

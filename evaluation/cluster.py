@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -32,8 +31,9 @@ from typing import Any
 from evaluation.datasets import Dataset
 from evaluation.errors import EvaluationError, RunExists
 from evaluation.merge import SHARDS_DIR, MergeResult, check_run_id, merge_shards, shard_folder
+from evaluation.names import remove_run
 from evaluation.outputs import write_outputs
-from evaluation.runner import RunOptions, ledger_path, run
+from evaluation.runner import RunOptions, check_counts, ledger_path, run
 
 PLAN_FILE = "plan.json"
 LOCAL = re.compile(r"local:([1-9][0-9]{0,2})")
@@ -135,13 +135,14 @@ def run_cluster(dataset: Dataset, opts: RunOptions, client: Any, *, shards: int 
     (on one machine, any local folder).
     """
     check_run_id(opts.run_id)
+    check_counts(opts)
     if opts.cache is not None or opts.replay_llm is not None or opts.episode_ids is not None:
         raise EvaluationError("a cluster run takes no --redis cache and no --replay-llm: each worker process "
                               "would need its own")
     runs_dir = Path(opts.runs_dir).resolve()
     root, merged = runs_dir / opts.run_id, ledger_path(runs_dir, opts.run_id)
     if opts.force:
-        shutil.rmtree(root, ignore_errors=True)
+        remove_run(runs_dir, opts.run_id)
     elif merged.exists():
         raise RunExists(f"run {opts.run_id!r} already has a ledger at {merged}; pass --force to run it again, "
                         "or choose another --run-id")

@@ -8,6 +8,8 @@
         ├── ReplayMismatch     a replay did not reproduce the live run
         ├── MergeRefused       shard ledgers that cannot be merged into one run (named)
         ├── SqlRefused (also PermissionError)  a query the SQL sandbox does not run (evaluation.sandbox)
+        ├── InvalidRunId (also ValueError)  a run id that is a path, not a name (evaluation.names)
+        ├── NotARunFolder      --force aimed at a folder that is not a run folder inside the runs folder
         └── ReportInputError   a run's CSV files cannot be read into a report
             ├── MissingRunFile (also FileNotFoundError)
             └── MissingColumn (also ValueError)
@@ -47,6 +49,14 @@ class MergeRefused(EvaluationError):
 
 class SqlRefused(EvaluationError, PermissionError):
     """A query on a run that is not one read-only statement, or that reaches outside the run's files."""
+
+
+class InvalidRunId(EvaluationError, ValueError):
+    """A run id that is not a name: a path, `.`, `..`, empty, or characters outside `evaluation.names.RUN_ID`."""
+
+
+class NotARunFolder(EvaluationError):
+    """`--force` would delete a folder that is not a run folder directly inside the runs folder."""
 
 
 class ReportInputError(EvaluationError):

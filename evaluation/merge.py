@@ -30,7 +30,6 @@ Projections and derived files are rebuilt from the merged ledger.
 from __future__ import annotations
 
 import os
-import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ import duckdb
 import pyarrow as pa
 
 from evaluation.errors import EvaluationError, MergeRefused, RunExists
+from evaluation.names import validate_run_id
 from evaluation.metrics import compute_metrics, outcomes_from_ledger, without_timing
 from evaluation.outputs import write_outputs
 from ledger.events import RunFinished, RunStarted
@@ -51,17 +51,13 @@ from projections.materialise import projection_path, rebuild_file
 
 LEDGER_FILE = "ledger.duckdb"  # evaluation.runner.LEDGER_FILE: a shard is a run folder like any other
 SHARDS_DIR = "shards"
-RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _STARTED_FIELDS = ("systems", "config", "versions", "dataset")
 _BATCH_ROWS = 10_000
 
 
 def check_run_id(run_id: str) -> str:
-    """A run id that names a folder: letters, digits, `.`, `_`, `-`, not starting with a dot."""
-    if not RUN_ID.fullmatch(run_id):
-        raise EvaluationError(f"run id {run_id!r}: use letters, digits, '.', '_' and '-' (at most 128, "
-                              "not starting with '.' or '-')")
-    return run_id
+    """A run id that names a folder (`evaluation.names.validate_run_id`)."""
+    return validate_run_id(run_id)
 
 
 def shard_folder(runs_dir: Path, run_id: str, index: int) -> Path:

@@ -9,7 +9,6 @@ is never touched unless `force` is given.
 from __future__ import annotations
 
 import platform
-import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -22,6 +21,7 @@ from evaluation.baselines import BASELINES, BaselineMemory
 from evaluation.datasets import Dataset, Episode, Probe
 from evaluation.erasure import erase_in_run  # noqa: F401  (the CLI's import path; lives beside its scan)
 from evaluation.errors import EvaluationError, RunExists, RunNotFound, UnknownSystem
+from evaluation.names import remove_run, run_folder, validate_run_id
 from evaluation.failures import MAX_FAILED_CALLS, FailureGuard, GuardedBackend, LlmCallFailed, RunStopped
 from evaluation.workers import WorkerPool
 from evaluation.judge import JUDGES, LlmJudge, StringJudge
@@ -205,16 +205,23 @@ class RunResult:
 
 
 def ledger_path(runs_dir: Path, run_id: str) -> Path:
-    return Path(runs_dir) / run_id / LEDGER_FILE
+    """`<runs_dir>/<run_id>/ledger.duckdb`; `InvalidRunId` unless the id is a name (evaluation.names)."""
+    return run_folder(runs_dir, run_id) / LEDGER_FILE
 
 
 def resolve_run(run: str, runs_dir: Path = Path("runs")) -> Path:
-    """A run id (under `runs_dir`), a ledger file, or a Parquet export directory, as an existing path."""
+    """A ledger file, a Parquet export directory, a run folder, or a run id (under `runs_dir`), as an existing path.
+
+    An argument that is not an existing ledger, export or run folder must be
+    a run name: `../x` or `/tmp/x` that exists nowhere is refused as an id
+    rather than looked up under `runs_dir`.
+    """
     direct = Path(run)
-    if direct.is_file() or (direct / MANIFEST).is_file():
+    if run and (direct.is_file() or (direct / MANIFEST).is_file()):
         return direct
-    if direct.is_dir() and (direct / LEDGER_FILE).is_file():
+    if run and direct.is_dir() and (direct / LEDGER_FILE).is_file():
         return direct / LEDGER_FILE
+    validate_run_id(run, what="run")
     candidate = ledger_path(runs_dir, run)
     if candidate.is_file():
         return candidate
@@ -254,6 +261,13 @@ def open_run(path: Path, *, keys: Path | None = None) -> Iterator[tuple[Ledger, 
         yield ledger, proj
 
 
+def check_seq(ledger: Ledger, option: str, seq: int | None) -> None:
+    """Refuse a seq past the ledger's last one (`audit --at 999999` would describe a state that never was)."""
+    if seq is not None and not 0 <= seq <= ledger.last_seq:
+        where = "beyond the ledger's last seq" if seq > 0 else "below 0; seqs run from 0 to the last seq"
+        raise EvaluationError(f"{option} {seq} is {where} {ledger.last_seq}")
+
+
 def _decrypt_with(ledger: Ledger) -> Callable[[str], str]:
     """`decrypt(column)` in SQL: sealed values opened with the run's keys (`[erased]` once shredded)."""
 
@@ -287,15 +301,13 @@ def _prepare(opts: RunOptions, dataset: dict[str, Any], backends: dict[str, Any]
     """The run's ledger path, and whether an interrupted run of the same arguments is resumed."""
     parse_systems(",".join(opts.systems))
     opts.memory.validate()
-    if opts.workers < 1:
-        raise EvaluationError(f"workers must be at least 1, got {opts.workers!r}")
     if opts.judge not in JUDGES:
         raise EvaluationError(f"unknown judge {opts.judge!r}; judges: {', '.join(JUDGES)}")
     path = ledger_path(opts.runs_dir, opts.run_id)
     if not path.exists():
         return path, False
     if opts.force:
-        shutil.rmtree(path.parent)
+        remove_run(opts.runs_dir, opts.run_id)
         return path, False
     with Ledger(path, read_only=True) as ledger:
         started = next((r.event for r in ledger.read(event_types=["run_started"])), None)
@@ -312,6 +324,21 @@ def _prepare(opts: RunOptions, dataset: dict[str, Any], backends: dict[str, Any]
             raise RunExists(f"run {opts.run_id!r} already exists at {path} ({state}) and was started with different "
                             f"{', '.join(differ)}; pass --force to replace it, or choose another --run-id")
     return path, True
+
+
+#: RunOptions' counts and their least allowed values (the CLI's IntRange/FloatRange say the same).
+COUNT_MINIMUMS = {"limit": 1, "max_tool_iterations": 0, "memory_points": 0, "workers": 1, "max_failed_calls": 1,
+                  "max_retries": 0, "rpm": 1, "tpm": 1}
+
+
+def check_counts(opts: RunOptions) -> None:
+    """Refuse a count below its minimum (`limit=-1` would silently drop the last episode) or a timeout <= 0."""
+    for name, least in COUNT_MINIMUMS.items():
+        value = getattr(opts, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < least):
+            raise EvaluationError(f"{name} must be an integer of at least {least}, got {value!r}")
+    if opts.timeout is not None and not opts.timeout > 0:
+        raise EvaluationError(f"timeout must be a number of seconds above 0, got {opts.timeout!r}")
 
 
 #: How a call is delivered, not what it asks: a resumed run may change them (a longer timeout, more retries).
@@ -350,6 +377,8 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
     its last committed turn, nothing is written twice; a run that already
     finished is left as it is and its metrics are read back from the ledger.
     """
+    validate_run_id(opts.run_id)
+    check_counts(opts)
     if opts.memory.tokenizer == "auto":
         opts = replace(opts, memory=replace(opts.memory, tokenizer=default_tokenizer()))
     episodes = dataset.episodes[: opts.limit] if opts.limit else dataset.episodes

@@ -66,7 +66,8 @@ def parse_levels(text: str) -> tuple[str, ...]:
 
 
 def _slug(label: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-") or "dataset"
+    # Part of a run id (evaluation.names): a name of at most 128 characters, whatever the dataset's path.
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-")[-80:].strip("-") or "dataset"
 
 
 def sweep(cases: Sequence[SweepCase], levels: Iterable[str], base: RunOptions,

@@ -6,6 +6,8 @@
     longmemeval    LongMemEval ``_s`` / ``_m`` / ``_oracle``: questions (longmemeval.py)
     meme           the seed fields under other names (``meme.ALIASES``) (meme.py)
 
+Every loader refuses structural faults (duplicate ids, empty dialogues,
+facts past the dialogue) through ``structure.py``, naming the positions.
 ``evaluation.datasets.load_dataset`` reads a file and calls
 ``load_document``; ``inspect_file`` says what a file was recognised as,
 what it holds and which of its fields were not understood.

@@ -32,6 +32,7 @@ from evaluation.datasets import (
     _show,
     _Where,
 )
+from evaluation.loaders.structure import check_episode, check_id, check_unique
 
 # The seed loader's error vocabulary, so that every format's messages read alike.
 Where = _Where
@@ -47,6 +48,9 @@ __all__ = [
     "Loaded",
     "Where",
     "assemble",
+    "check_drafts",
+    "check_episode",
+    "check_unique",
     "finish",
     "kind_of",
     "optional_str",
@@ -300,9 +304,30 @@ def assemble(draft: Draft, options: LoadOptions, log: FieldLog) -> Episode:
     return replace(episode, probes=tuple(probes))
 
 
+def check_drafts(path: str, labelled: Sequence[tuple[str, Draft]]) -> None:
+    """Session-based records (``samples[0] (sample_id 'x')``, ...): ids unique and non-empty, some turns each."""
+    for label, draft in labelled:
+        where = Where(path=path, record=label)
+        check_id(where, "id", draft.episode_id)
+        if not any(block.turns for block in draft.blocks):
+            raise where.error("the dialogue is empty: no session holds a turn")
+        check_unique(f"{path}: {label}", [(f"probes[{index}]", probe.probe_id)
+                                          for index, probe in enumerate(draft.probes)], "probe id")
+    check_unique(path, [(label, draft.episode_id) for label, draft in labelled], "episode id")
+
+
 def finish(kind: str, name: str, path: str, episodes: Iterable[Episode], log: FieldLog,
            notes: Iterable[str] = ()) -> Loaded:
-    dataset = Dataset(name=name, source=path, episodes=tuple(episodes), notes=(*notes, *log.notes))
+    """The loaded dataset; every episode checked once more as it will run (after ``max_turns``)."""
+    episodes = tuple(episodes)
+    for episode in episodes:
+        where = Where(path=path, record=f"episode {episode.episode_id!r}")
+        if not episode.turns:
+            raise where.error("no turn is left to run (max_turns dropped every session; raise it)")
+        check_episode(where, episode)
+    check_unique(path, [(f"episode {index}", episode.episode_id) for index, episode in enumerate(episodes)],
+                 "episode id")
+    dataset = Dataset(name=name, source=path, episodes=episodes, notes=(*notes, *log.notes))
     return Loaded(kind=kind, dataset=dataset, unmapped_fields=log.unmapped_fields,
                   ignored_fields=log.ignored_fields, unmapped_evidence=tuple(log.unmapped_evidence))
 

@@ -51,6 +51,7 @@ from evaluation.datasets import Probe, Turn
 from evaluation.loaders.common import (
     Block,
     Draft,
+    check_drafts,
     FieldLog,
     Loaded,
     LoadOptions,
@@ -273,7 +274,9 @@ def _names(probe: Probe) -> tuple[str, ...]:
     return probe.type, probe.type.removeprefix("locomo_"), probe.type.removeprefix("locomo_cat")
 
 
-def _finish(kind: str, path: str, drafts: Sequence[Draft], options: LoadOptions, log: FieldLog) -> Loaded:
+def _finish(kind: str, path: str, drafts: Sequence[Draft], options: LoadOptions, log: FieldLog,
+            labels: Sequence[str]) -> Loaded:
+    check_drafts(path, list(zip(labels, drafts)))
     chosen = select(path, drafts, options, _names)
     return finish(kind, Path(path).stem, path, (assemble(d, options, log) for d in chosen), log)
 
@@ -282,6 +285,7 @@ def load_list(path: str, document: Sequence[object], options: LoadOptions) -> Lo
     """``locomo10.json``: a list of samples."""
     log = FieldLog()
     drafts = []
+    labels = []
     for index, sample in enumerate(document):
         where = Where(path=path, record=f"samples[{index}]")
         if not isinstance(sample, dict):
@@ -299,7 +303,8 @@ def load_list(path: str, document: Sequence[object], options: LoadOptions) -> Lo
         blocks = _sessions(where.child(".conversation"), conversation, log, episode_id)
         drafts.append(Draft(episode_id=episode_id, blocks=blocks,
                             probes=_probes(where, sample.get("qa"), blocks, episode_id, log)))
-    return _finish("locomo-list", path, drafts, options, log)
+        labels.append(where.record)
+    return _finish("locomo-list", path, drafts, options, log, labels)
 
 
 def load_single(path: str, document: Mapping[str, Any], options: LoadOptions) -> Loaded:
@@ -322,4 +327,4 @@ def load_single(path: str, document: Mapping[str, Any], options: LoadOptions) ->
         blocks = _sessions(where, document, log, episode_id)
     draft = Draft(episode_id=episode_id, blocks=blocks,
                   probes=_probes(where, document.get("qa"), blocks, episode_id, log))
-    return _finish("locomo-single", path, [draft], options, log)
+    return _finish("locomo-single", path, [draft], options, log, [where.record])

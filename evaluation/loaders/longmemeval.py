@@ -42,6 +42,7 @@ from evaluation.datasets import Probe, Turn
 from evaluation.loaders.common import (
     Block,
     Draft,
+    check_drafts,
     FieldLog,
     Loaded,
     LoadOptions,
@@ -208,6 +209,7 @@ def load(path: str, document: Sequence[object], options: LoadOptions) -> Loaded:
     """A LongMemEval file: a list of questions (a single question object is read as a list of one)."""
     log = FieldLog()
     drafts = []
+    labels = []
     reordered = 0
     for index, item in enumerate(document):
         where = Where(path=path, record=f"questions[{index}]")
@@ -217,7 +219,9 @@ def load(path: str, document: Sequence[object], options: LoadOptions) -> Loaded:
         draft, moved = _draft(Where(path=path, record=f"questions[{index}] (question_id {question_id!r})"),
                               item, question_id, log)
         drafts.append(draft)
+        labels.append(f"questions[{index}] (question_id {question_id!r})")
         reordered += moved
+    check_drafts(path, list(zip(labels, drafts)))
     notes = [f"sessions of {reordered} of {len(drafts)} questions were put in date order"] if reordered else []
     chosen = select(path, drafts, options, lambda p: (p.type, p.type.removeprefix("lme_")))
     episodes = [assemble(d, options, log) for d in chosen]

@@ -70,6 +70,8 @@ from evaluation.datasets import (
 )
 from evaluation.loaders.common import (
     FieldLog,
+    check_episode,
+    check_unique,
     Loaded,
     LoadOptions,
     Where,
@@ -392,10 +394,13 @@ def load(path: str, document: object, options: LoadOptions) -> Loaded:
     label, records, name = _records(path, document, log)
     if not records:
         raise DatasetError(f"{path}: {label}: contains no episodes")
-    episodes = [
-        _episode(Where(path=path, record=label if label == "top level" else f"{label}[{index}]"), item, index, log)
-        for index, item in enumerate(records)
-    ]
+    labels = [label if label == "top level" else f"{label}[{index}]" for index in range(len(records))]
+    episodes = [_episode(Where(path=path, record=labels[index]), item, index, log) for index, item in enumerate(records)]
+    for record, item, episode in zip(labels, records, episodes):
+        where = Where(path=path, record=record)
+        field = _pick(where, item, "probes")[0] if isinstance(item, dict) else None
+        check_episode(where, episode, [f".{field}[{i}]" for i in range(len(episode.probes))] if field else None)
+    check_unique(path, list(zip(labels, (episode.episode_id for episode in episodes))), "episode id")
     if options.max_turns is not None:
         raise DatasetError(f"{path}: max_turns applies to session-based files (LoCoMo, LongMemEval); "
                            "this MEME file's facts are indexed by turn, so its dialogues cannot be cut")

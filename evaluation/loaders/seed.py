@@ -13,6 +13,7 @@ from typing import Any
 
 from evaluation.datasets import DatasetError, parse_seed
 from evaluation.loaders.common import FieldLog, Loaded, LoadOptions, select
+from evaluation.loaders.structure import check_seed
 
 __all__ = ["EPISODE_FIELDS", "PROBE_FIELDS", "TOP_FIELDS", "TURN_FIELDS", "load"]
 
@@ -42,6 +43,7 @@ def _walk(document: object, log: FieldLog) -> None:
 
 def load(path: str, document: object, options: LoadOptions) -> Loaded:
     dataset = parse_seed(path, document)
+    check_seed(path, document, dataset.episodes)
     if options.max_turns is not None:
         raise DatasetError(f"{path}: max_turns applies to session-based files (LoCoMo, LongMemEval); "
                            "this seed file's facts are indexed by turn, so its dialogues cannot be cut")

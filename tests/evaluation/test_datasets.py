@@ -52,7 +52,7 @@ def test_loads_both_turn_forms_and_optional_timestamps(tmp_path: Path) -> None:
 
 
 def test_facts_accept_numeric_string_turns_and_are_sorted(tmp_path: Path) -> None:
-    episode = _episode(facts={"office floor": [["5", "7F"], [0, "3F"], [" 9 ", 12]]})
+    episode = _episode(dialogues=[["turn", "ok"]] * 10, facts={"office floor": [["5", "7F"], [0, "3F"], [" 9 ", 12]]})
     ep = load_dataset(_write(tmp_path, {"episodes": [episode]})).episodes[0]
     assert ep.facts == (("office floor", ((0, "3F"), (5, "7F"), (9, "12"))),)
     assert ep.fact_dict() == {"office floor": [(0, "3F"), (5, "7F"), (9, "12")]}
@@ -71,7 +71,7 @@ def test_extra_keys_tolerated_and_defaults_filled(tmp_path: Path) -> None:
                     {"id": 11, "type": "history_fact", "fact_key": "k", "question": "Q2?", "answer": "x"},
                 ],
             },
-            {"episode_id": 42, "dialogues": []},
+            {"episode_id": 42, "dialogues": [["a", "b"]]},
         ],
     }
     path = _write(tmp_path, document, name="my_seed.json")
@@ -85,7 +85,7 @@ def test_extra_keys_tolerated_and_defaults_filled(tmp_path: Path) -> None:
         Probe(probe_id="11", type="history_fact", question="Q2?", answer="x", fact_key="k"),
     )
     assert second.episode_id == "42"
-    assert second.probes == () and second.facts == () and second.turns == ()
+    assert second.probes == () and second.facts == () and second.turns == (Turn(user="a", agent="b"),)
 
 
 def test_top_level_list_of_episodes_and_absent_probes(tmp_path: Path) -> None:
