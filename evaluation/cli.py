@@ -39,7 +39,7 @@ from gate.invariants import audit
 from ledger.errors import LedgerLocked, LedgermemError
 from memory.cache import HotCache
 from memory.netguard import network_disabled
-from ledger.parquet import export, import_dataset
+from ledger.parquet import ParquetLedger, export, import_dataset
 from ledger.store import Ledger
 from projections.materialise import ProjectionStore, projection_path
 from projections.config import MemoryConfig
@@ -782,7 +782,7 @@ def verify_cmd(run: str, runs_dir: str, as_json: bool, checkpoint: str | None = 
     path = resolve_run(run, Path(runs_dir))
     with contextlib.ExitStack() as stack:
         try:
-            ledger = stack.enter_context(Ledger(path, read_only=True))
+            ledger = stack.enter_context(ParquetLedger(path) if path.is_dir() else Ledger(path, read_only=True))
         except LedgerLocked:
             # Its writer holds the ledger: verify a private copy of it as of now (whole commits only).
             from evaluation.catalog import Snapshots

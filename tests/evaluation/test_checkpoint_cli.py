@@ -177,3 +177,23 @@ def test_the_run_s_checkpoint_vouches_for_its_parquet_export(run: Path, key: Pat
         check(tmp_path / "x", "", None, str(key))
     report = check(tmp_path / "x", str(run / "ledger.checkpoints.jsonl"), None, str(key))
     assert report.ok and report.newest_seq == _last_seq(run)
+
+
+def test_verify_opens_a_parquet_export_and_checks_the_ledgers_checkpoints_against_it(run: Path, key: Path) -> None:
+    export = run.parent.parent / "exported"
+    assert invoke("export", "c", "--to", str(export), cwd=run.parent.parent).exit_code == 0
+    plain = invoke("verify", str(export), cwd=run.parent.parent, key=key)
+    assert plain.exit_code == 0, plain.output
+    assert plain.output.startswith("ok: ") and "(" + str(export) in plain.output
+    anchored = invoke("verify", str(export), "--checkpoint", str(run / "ledger.checkpoints.jsonl"),
+                      cwd=run.parent.parent, key=key)
+    assert anchored.exit_code == 0, anchored.output
+    assert "checkpoint(s) signed by key" in anchored.output
+    # Control: an export of a ledger whose newest events were dropped falls short of the signed head.
+    drop_newest(run / "ledger.duckdb", 5)
+    short = run.parent.parent / "short"
+    assert invoke("export", "c", "--to", str(short), cwd=run.parent.parent).exit_code == 0
+    cut = invoke("verify", str(short), "--checkpoint", str(run / "ledger.checkpoints.jsonl"),
+                 cwd=run.parent.parent, key=key)
+    assert cut.exit_code == 1
+    assert "missing" in cut.output
