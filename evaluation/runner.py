@@ -237,6 +237,7 @@ def open_run(path: Path, *, keys: Path | None = None) -> Iterator[tuple[Ledger, 
             yield ledger, proj
         return
     with Ledger(path, read_only=True) as ledger, ProjectionStore(projection_path(path), read_only=True) as proj:
+        proj.require_current(ledger)  # a partial fold (an interrupted import or run) is refused, never served
         quoted = proj.path.replace("'", "''")  # ATTACH takes no parameters on every DuckDB version
         ledger.conn.execute(f"ATTACH '{quoted}' AS projections (READ_ONLY)")
         ledger.conn.execute("SET search_path = 'main,projections'")
