@@ -509,7 +509,7 @@ def replay_cmd(run: str, keys: str | None, runs_dir: str, as_json: bool, engine:
             later = ", ".join(f"{n} from {src or 'no named source'}" for src, n in report.later_turns.items())
             out.print(f"note: turns recorded after the run finished ({later}) are replayed into the projections; "
                       f"metrics are compared as of seq {report.metrics_seq}, where the run recorded them",
-                      markup=False)
+                      markup=False, soft_wrap=True)
         out.print(f"replay: projections {projections}, metrics {metrics} -> {verdict}")
     if not report.identical:
         sys.exit(1)
@@ -676,9 +676,9 @@ def import_cmd(source: str, target: str, run_id: str | None) -> None:
     with imported.ledger as ledger:
         count = ledger.last_seq
     for orphan in imported.removed:
-        out.print(f"removed {orphan}, left by an interrupted import", markup=False)
+        out.print(f"removed {orphan}, left by an interrupted import", markup=False, soft_wrap=True)
     done = "finished an interrupted import of" if imported.finished else "imported"
-    out.print(f"{done} {count} events into {target}", markup=False)
+    out.print(f"{done} {count} events into {target}", markup=False, soft_wrap=True)
 
 
 @cli.command("sql")

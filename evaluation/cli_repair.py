@@ -109,13 +109,14 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
         """
         done = repair(locate(run, Path(runs_dir)), force=force)
         for path in done.removed:
-            out.print(f"removed {path}, left by an interrupted import or rebuild", markup=False)
+            out.print(f"removed {path}, left by an interrupted import or rebuild", markup=False, soft_wrap=True)
         if done.problem is None:
             out.print(f"no ledger at {done.ledger}: the import died before writing it; run the import again",
-                      markup=False)
+                      markup=False, soft_wrap=True)
         elif done.rebuilt:
             why = f" ({done.problem})" if done.problem else ""
-            out.print(f"rebuilt the projections of {done.ledger} from its {done.events} events{why}", markup=False)
+            out.print(f"rebuilt the projections of {done.ledger} from its {done.events} events{why}",
+                      markup=False, soft_wrap=True)
         else:
             out.print(f"ok: the projections of {done.ledger} are a whole fold of its {done.events} events",
-                      markup=False)
+                      markup=False, soft_wrap=True)

@@ -63,7 +63,9 @@ class ProjectionStore:
     def __init__(self, path: str | os.PathLike[str] = ":memory:", *, read_only: bool = False) -> None:
         self.path = str(path)
         if read_only and self.path != ":memory:" and not Path(self.path).exists():
-            raise LedgerCorrupt(f"{self.path}: no projection file; build it with `ledgermem repair` (the ledger's path or run id)")
+            raise LedgerCorrupt(
+                f"{self.path}: no projection file; build it with `ledgermem repair` (the ledger's path or run id)"
+            )
         try:
             self.conn = duckdb.connect(self.path, read_only=read_only)
         except duckdb.IOException as exc:
