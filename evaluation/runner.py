@@ -358,6 +358,7 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
     label = backend_label(opts.recorded(backends.described))
     incomplete: list[str] = []
     with Ledger(path) as ledger, ProjectionStore(projection_path(path)) as projections:
+        projections.catch_up(ledger)  # what a killed run left behind in its projections is finished first
         run_stream = StreamKey(opts.run_id)
         if ledger.stream_version(run_stream) == 0:
             ledger.append(run_stream, [RunStarted(

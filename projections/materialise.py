@@ -132,16 +132,13 @@ class ProjectionStore:
         rebuilt after the ledger's last erasure.
         """
         try:
-            marks = {(r, s, e): int(n) for r, s, e, n in self.conn.execute(
-                "SELECT run_id, system, episode_id, last_seq FROM projection_state").fetchall()}
+            marks = self._marks()
             meta = dict(self.conn.execute("SELECT key, max(value) FROM projection_meta GROUP BY key").fetchall())
         except duckdb.Error as exc:
             return f"not a projection file of this version ({str(exc).splitlines()[0]})"
         if meta.get(_FILLING) is not None:
             return f"a fill up to seq {meta[_FILLING]} was started and did not finish"
-        ends = {(r, s, e): int(n) for r, s, e, n in ledger.conn.execute(
-            "SELECT s.run_id, s.system, s.episode_id, max(e.seq) FROM events e JOIN streams s USING (stream_no) "
-            "WHERE s.episode_id <> '' GROUP BY ALL").fetchall()}
+        ends = _stream_ends(ledger)
         off = sorted(k for k in ends.keys() | marks.keys() if ends.get(k) != marks.get(k))
         if off:
             first = off[0]
@@ -152,6 +149,39 @@ class ProjectionStore:
         if erased > int(meta.get(_ERASURE) or 0):
             return f"older than the erasure at seq {erased} (it may still hold erased values)"
         return None
+
+    def catch_up(self, ledger: Ledger) -> str | None:
+        """Make these (writable) tables a whole fold of `ledger`; returns what was wrong, None if nothing.
+
+        Streams a crash left behind are refolded one by one, as a writer
+        would on opening them; anything else (an unfinished fill, marks the
+        ledger does not explain, an erasure the file predates) rebuilds the
+        file.
+        """
+        why = self.behind(ledger)
+        if why is None:
+            return None
+        marks, ends = self._marks(), _stream_ends(ledger)
+        lagging = [k for k in ends if marks.get(k, 0) < ends[k]]
+        only_lagging = (
+            self.erasure_mark() >= last_erasure_seq(ledger)
+            and not self.conn.execute("SELECT 1 FROM projection_meta WHERE key = ?", [_FILLING]).fetchall()
+            and all(marks.get(k) == ends.get(k) for k in ends.keys() | marks.keys() if k not in lagging)
+        )
+        if not only_lagging:
+            self.rebuild_from(ledger)
+            return why
+        for key in lagging:
+            stream = StreamKey(*key)
+            projector = Projector(key, keep_history=True)
+            projector.apply_all(ledger.read(stream=stream))
+            assert projector.history is not None
+            self.replace_stream(stream, projector.history, projector.last_seq)
+        return why
+
+    def _marks(self) -> dict[tuple[str, str, str], int]:
+        return {(r, s, e): int(n) for r, s, e, n in self.conn.execute(
+            "SELECT run_id, system, episode_id, last_seq FROM projection_state").fetchall()}
 
     def require_current(self, ledger: Ledger) -> None:
         """Refuse a projection file that is not a whole fold of `ledger`, naming the command that rebuilds it."""
@@ -276,6 +306,13 @@ def rebuild(ledger: Ledger, run_id: str | None = None) -> History:
 
 def _sorted(rows: list[dict[str, Any]], keys: list[str]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: tuple(r[c] for c in keys))
+
+
+def _stream_ends(ledger: Ledger) -> dict[tuple[str, str, str], int]:
+    """The seq of each episode stream's last event."""
+    return {(r, s, e): int(n) for r, s, e, n in ledger.conn.execute(
+        "SELECT s.run_id, s.system, s.episode_id, max(e.seq) FROM events e JOIN streams s USING (stream_no) "
+        "WHERE s.episode_id <> '' GROUP BY ALL").fetchall()}
 
 
 def last_erasure_seq(ledger: Ledger) -> int:

@@ -311,3 +311,45 @@ def test_an_interrupted_imports_ledger_that_differs_from_the_export_is_kept(expo
     with Ledger(target, read_only=True) as ledger:
         assert ledger.last_seq == size  # untouched
     assert import_marker_path(target).exists()  # still marked as an interrupted import's
+
+
+def test_the_server_answers_a_half_filled_run_from_a_private_rebuilt_copy(half_filled: Path) -> None:
+    from evaluation.catalog import Catalog
+
+    catalog = Catalog(half_filled, hold=0)
+    try:
+        with catalog.open("big") as view:
+            assert view.conn.execute(COUNT).fetchone() == (TOTAL,)
+            assert view.ledger.path != str(half_filled)  # a copy, with its own projections
+    finally:
+        catalog.close()
+    with Ledger(half_filled, read_only=True) as ledger, ProjectionStore(projection_path(half_filled),
+                                                                          read_only=True) as store:
+        assert store.behind(ledger) is not None  # the run's own file is left for `repair` to rebuild
+
+
+def test_a_writer_catches_up_what_a_crash_left_behind(exported: Path, tmp_path: Path) -> None:
+    """On a writable open (a resumed run, the intake) lagging streams are refolded; anything else is rebuilt."""
+    target = tmp_path / "copy.duckdb"
+    import_dataset(exported, target).close()
+    with Ledger(target) as ledger, ProjectionStore(projection_path(target)) as store:
+        store.fill(ledger)
+        stream = StreamKey("big", "three_layer", "ep-005")
+        ledger.append(stream, [TurnRecorded(turn=TURNS + 1, record_id="r9999", text="x", agent="y")],
+                      expected_version=ledger.stream_version(stream))
+        assert "ep-005" in str(store.catch_up(ledger))
+        assert store.behind(ledger) is None and store.catch_up(ledger) is None
+        assert store.conn.execute(COUNT).fetchone() == (TOTAL + 1,)
+        store.conn.execute("INSERT INTO projection_meta VALUES ('filling_to_seq', 1)")
+        assert "did not finish" in str(store.catch_up(ledger))  # rebuilt
+        assert store.behind(ledger) is None and store.conn.execute(COUNT).fetchone() == (TOTAL + 1,)
+
+
+def test_repair_cleans_up_after_an_import_that_died_before_its_ledger(exported: Path, tmp_path: Path) -> None:
+    target = tmp_path / "copy.duckdb"
+    crash("ledger.parquet:ParquetLedger.verify_copy", 1, "import", str(exported), "--to", str(target))
+    assert partial_imports(target) and not target.exists()
+    done = ledgermem("repair", str(target))
+    assert done.returncode == 0, done.stderr
+    assert "run the import again" in done.stdout and leftovers(target) == []
+    assert ledgermem("repair", str(target)).returncode == 1  # nothing there any more: an unknown run
