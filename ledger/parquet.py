@@ -20,6 +20,12 @@ one. A `ParquetLedger` opens the runs of one ledger; when they are only part
 of that ledger, `verify()` checks what a part allows: each row's own hash,
 the links between consecutive seqs, stream versions and the manifest's
 anchors.
+
+An import writes the new ledger into a hidden file beside its target and
+renames it in once it verifies, all under a marker (`.<name>.importing`)
+locked for as long as the import runs. A killed import leaves the marker
+unlocked: the next import into that file removes what it left and finishes
+it (`import_into`).
 """
 
 from __future__ import annotations
