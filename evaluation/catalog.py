@@ -39,6 +39,7 @@ from evaluation.runner import LEDGER_FILE, open_run, resolve_run
 from ledger.errors import LedgerLocked, LedgermemError
 from ledger.parquet import MANIFEST
 from ledger.store import Ledger
+from projections.errors import ProjectionsBehind
 from projections.materialise import ProjectionStore, projection_path, rebuild_file
 
 Signature = tuple[tuple[int, int], ...]
@@ -274,7 +275,7 @@ class Catalog:
             if not Path(projection_path(source.path)).exists():
                 raise FileNotFoundError(projection_path(source.path))
             fresh = self._open(source.path, live=False)
-        except (LedgerLocked, FileNotFoundError) as exc:
+        except (LedgerLocked, FileNotFoundError, ProjectionsBehind) as exc:  # served from a private, whole copy
             live = isinstance(exc, LedgerLocked)
             copy = self.snapshots.ledger_for(source.path)
             if held is not None and held.opened == copy:

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaluation import cli_checkpoint, cli_cluster, cli_judge, cli_serve, cli_sweep, cli_temporal
+from evaluation import cli_checkpoint, cli_cluster, cli_judge, cli_repair, cli_serve, cli_sweep, cli_temporal
 from evaluation.cli_options import context_options, gate_level_option, llm_flags, llm_options, run_id_option
 from evaluation.failures import MAX_FAILED_CALLS
 from evaluation.datasets import load_dataset
@@ -39,9 +39,9 @@ from gate.invariants import audit
 from ledger.errors import LedgerLocked, LedgermemError
 from memory.cache import HotCache
 from memory.netguard import network_disabled
-from ledger.parquet import ParquetLedger, export, import_dataset
+from ledger.parquet import ParquetLedger, export, import_into
 from ledger.store import Ledger
-from projections.materialise import ProjectionStore, projection_path
+from projections.materialise import ProjectionStore, projection_path, rebuild_file
 from projections.config import MemoryConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -498,7 +498,8 @@ def replay_cmd(run: str, keys: str | None, runs_dir: str, as_json: bool, engine:
             "run_id": report.run_id, "identical": report.identical, "erasures": report.erasures,
             "projections_identical": report.projections_identical, "metrics_identical": report.metrics_identical,
             "tables": [vars_of(t) for t in report.tables], "metrics": report.metrics,
-            "recorded_metrics": report.recorded_metrics,
+            "recorded_metrics": report.recorded_metrics, "metrics_seq": report.metrics_seq,
+            "later_turns": report.later_turns,
         }, indent=2))
     else:
         table = Table(title=f"projections of run {report.run_id}: live vs replayed ({engine} engine)")
@@ -515,6 +516,11 @@ def replay_cmd(run: str, keys: str | None, runs_dir: str, as_json: bool, engine:
             metrics = f"differ after {report.erasures} erasure(s) (erased text changes token counts)"
         projections = "identical" if report.projections_identical else "DIFFERENT"
         verdict = "reproduced" if report.identical else "NOT reproduced"
+        if report.later_turns:
+            later = ", ".join(f"{n} from {src or 'no named source'}" for src, n in report.later_turns.items())
+            out.print(f"note: turns recorded after the run finished ({later}) are replayed into the projections; "
+                      f"metrics are compared as of seq {report.metrics_seq}, where the run recorded them",
+                      markup=False, soft_wrap=True)
         out.print(f"replay: projections {projections}, metrics {metrics} -> {verdict}")
     if not report.identical:
         sys.exit(1)
@@ -689,11 +695,16 @@ def import_cmd(source: str, target: str, run_id: str | None) -> None:
     Example:
       ledgermem import exports/ --to runs/demo-copy/ledger.duckdb
     """
-    with import_dataset(Path(source), Path(target), run_id=run_id) as ledger:
-        with ProjectionStore(projection_path(target)) as projections:
-            projections.fill(ledger)
+    # The projections are written to a new file and renamed in, inside the import: a kill leaves the import's
+    # marker, and running the same command again finishes it (or `ledgermem repair FILE` rebuilds them).
+    imported = import_into(Path(source), Path(target), run_id=run_id,
+                           derive=lambda ledger: rebuild_file(ledger, projection_path(target)))
+    with imported.ledger as ledger:
         count = ledger.last_seq
-    out.print(f"imported {count} events into {target}")
+    for orphan in imported.removed:
+        out.print(f"removed {orphan}, left by an interrupted import", markup=False, soft_wrap=True)
+    done = "finished an interrupted import of" if imported.finished else "imported"
+    out.print(f"{done} {count} events into {target}", markup=False, soft_wrap=True)
 
 
 @cli.command("sql")
@@ -811,6 +822,7 @@ cli_serve.register(cli, out, fails_cleanly)
 cli_sweep.register(cli, out, fails_cleanly)
 cli_judge.register(cli, out, fails_cleanly)
 cli_checkpoint.register(cli, out, fails_cleanly)
+cli_repair.register(cli, out, fails_cleanly)
 cli_cluster.register(cli, out, fails_cleanly, metrics_table)
 
 

@@ -30,6 +30,7 @@ def intake(catalog: Catalog, args: dict[str, Any], *, backend: str = "heuristic"
         raise NotFound(f"facts are taken in by the three_layer memory only, not by {system!r}", "system")
     stream = StreamKey(run_id, system, episode)
     with catalog.open_for_writing(run_id) as (ledger, projections):
+        projections.catch_up(ledger)  # the audit below reads every stream's projections, not only this one's
         if stream not in dict(ledger.streams(run_id)) and args["after_turn"] != 0:
             raise NotFound(f"run {run_id!r} has no episode {episode!r}; a new episode starts with after_turn=0",
                            "episode")

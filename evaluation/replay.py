@@ -5,20 +5,28 @@ No LLM is called: every response the run depended on is in its
 folds each stream from scratch, compares the result row for row with the
 materialised tables, recomputes the metrics and compares them with what
 the live run recorded in `run_finished`.
+
+A run's ledger may grow after the run: the service's fact intake records a
+user's statement as a new turn (its summarizer call included), an erasure
+shreds a key. Those events are recorded inputs like any other: the
+projections are replayed through them, and the metrics are recomputed from
+the events up to the `run_finished` whose figures they are compared with,
+so a later turn is reported (`later_turns`), not taken for a divergence.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from itertools import chain
 from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 
 from evaluation.errors import RunNotFound
-from evaluation.metrics import without_timing, compute_metrics, outcomes_from_ledger
-from ledger.events import RunFinished, RunStarted
+from evaluation.metrics import EpisodeOutcome, answered_offline, compute_metrics, outcome_from_events, without_timing
+from ledger.events import RunFinished, RunStarted, TurnRecorded
 from ledger.store import Ledger
 from projections.materialise import ProjectionStore, rebuild
 from projections.sql_rebuild import rebuild_sql
@@ -40,6 +48,8 @@ class ReplayReport:
     metrics: dict[str, dict[str, Any]]
     recorded_metrics: dict[str, dict[str, Any]] | None
     erasures: int = 0
+    metrics_seq: int | None = None  # metrics recomputed from the events up to this seq (the run_finished)
+    later_turns: dict[str, int] | None = None  # turns recorded after it, by source ("intake", ...)
 
     @property
     def projections_identical(self) -> bool:
@@ -129,11 +139,40 @@ def replay(ledger: Ledger, projections: ProjectionStore, run_id: str | None = No
                    "" if live[name] == rows else _first_difference(live[name], rows))
         for name, rows in replayed.items()
     )
-    metrics = compute_metrics(outcomes_from_ledger(ledger, rid))
-    finished = [r.event for r in ledger.read(stream=_run_stream(ledger, rid), event_types=["run_finished"])]
-    recorded = finished[-1].metrics if finished and isinstance(finished[-1], RunFinished) else None
+    finished = [r for r in ledger.read(stream=_run_stream(ledger, rid), event_types=["run_finished"])]
+    last = finished[-1] if finished and isinstance(finished[-1].event, RunFinished) else None
+    upto = last.seq if last is not None else None
+    metrics = compute_metrics(outcomes_up_to(ledger, rid, upto))
+    recorded = last.event.metrics if last is not None and isinstance(last.event, RunFinished) else None
     erasures = sum(1 for _ in ledger.read(run_id=rid, event_types=["key_shredded"]))
-    return ReplayReport(rid, checks, metrics, recorded, erasures)
+    return ReplayReport(rid, checks, metrics, recorded, erasures, upto, later_turns(ledger, rid, upto))
+
+
+def outcomes_up_to(ledger: Ledger, run_id: str, upto: int | None) -> list[EpisodeOutcome]:
+    """Each episode's outcome folded from its events up to seq `upto` (all of them when None)."""
+    started = next((r.event for r in ledger.read(run_id=run_id, event_types=["run_started"])), None)
+    offline = isinstance(started, RunStarted) and answered_offline(started.config)
+    out: list[EpisodeOutcome] = []
+    for stream, _ in ledger.streams(run_id):
+        if not stream.episode_id:
+            continue
+        events = ledger.read(stream=stream, to_seq=upto)
+        first = next(events, None)
+        if first is not None:  # an episode begun after the run finished (by the intake) has no recorded figures
+            out.append(outcome_from_events(stream.system, stream.episode_id, chain([first], events), offline=offline))
+    return out
+
+
+def later_turns(ledger: Ledger, run_id: str, upto: int | None) -> dict[str, int]:
+    """Turns recorded in the run after seq `upto`, counted by their source ("" when none was given)."""
+    if upto is None:
+        return {}
+    counts: dict[str, int] = {}
+    for r in ledger.read(run_id=run_id, from_seq=upto + 1, event_types=["turn_recorded"]):
+        if isinstance(r.event, TurnRecorded):
+            source = r.event.source or ""
+            counts[source] = counts.get(source, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def _run_stream(ledger: Ledger, run_id: str) -> Any:

@@ -252,6 +252,7 @@ def open_run(path: Path, *, keys: Path | None = None) -> Iterator[tuple[Ledger, 
             yield ledger, proj
         return
     with Ledger(path, read_only=True) as ledger, ProjectionStore(projection_path(path), read_only=True) as proj:
+        proj.require_current(ledger)  # a partial fold (an interrupted import or run) is refused, never served
         quoted = proj.path.replace("'", "''")  # ATTACH takes no parameters on every DuckDB version
         ledger.conn.execute(f"ATTACH '{quoted}' AS projections (READ_ONLY)")
         ledger.conn.execute("SET search_path = 'main,projections'")
@@ -396,6 +397,7 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
     label = backend_label(opts.recorded(backends.described))
     incomplete: list[str] = []
     with Ledger(path) as ledger, ProjectionStore(projection_path(path)) as projections:
+        projections.catch_up(ledger)  # what a killed run left behind in its projections is finished first
         run_stream = StreamKey(opts.run_id)
         if ledger.stream_version(run_stream) == 0:
             ledger.append(run_stream, [RunStarted(

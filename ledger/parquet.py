@@ -20,10 +20,17 @@ one. A `ParquetLedger` opens the runs of one ledger; when they are only part
 of that ledger, `verify()` checks what a part allows: each row's own hash,
 the links between consecutive seqs, stream versions and the manifest's
 anchors.
+
+An import writes the new ledger into a hidden file beside its target and
+renames it in once it verifies, all under a marker (`.<name>.importing`)
+locked for as long as the import runs. A killed import leaves the marker
+unlocked: the next import into that file removes what it left and finishes
+it (`import_into`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -528,16 +535,68 @@ def import_dataset(
     The export must hold the whole of one ledger (select it with `run_id`
     when the directory holds several) and must verify. Keys are not part of
     an export: copy the key store beside the new file to read sealed values.
+    `import_into` does the same, also builds what is derived from the new
+    ledger, and says what it recovered from an interrupted import.
+    """
+    return import_into(from_, into, run_id=run_id).ledger
+
+
+@dataclass(frozen=True, slots=True)
+class Imported:
+    """What `import_into` did: the new ledger (open for writing) and what it found of an interrupted import."""
+
+    ledger: Ledger
+    removed: tuple[Path, ...] = ()  # partial files an interrupted import left behind, now deleted
+    finished: bool = False  # the target was the complete ledger of an interrupted import: kept, derived files redone
+
+
+def import_into(
+    from_: str | os.PathLike[str],
+    into: str | os.PathLike[str],
+    *,
+    run_id: str | None = None,
+    derive: Callable[[Ledger], None] | None = None,
+) -> Imported:
+    """`import_dataset`, holding `into`'s import marker until `derive(ledger)` (the projections) has run.
+
+    An import killed before it finished leaves its marker behind; the next
+    import into the same file removes the partial files it left and, if the
+    dead import had already put a complete ledger in place (the ledger is
+    renamed in only once it verifies), keeps that ledger when it holds the
+    same events as the export and runs `derive` again. Any other existing
+    file is refused, as before.
     """
     target = Path(into)
-    if target.exists():
-        raise LedgerError(f"{target}: already exists; import into a new file")
+    with ImportMarker(target) as marker:
+        removed = remove_partial_imports(target)
+        # An interrupted import's ledger stays marked as such until an import finishes it or it is moved away.
+        marker.keep = marker.left_over and target.exists()
+        finished = _place_ledger(from_, target, run_id, left_over=marker.left_over)
+        marker.keep = True  # from here on a failure leaves a ledger whose derived files may be missing
+        ledger = Ledger(target)
+        try:
+            if derive is not None:
+                derive(ledger)
+        except BaseException:
+            ledger.close()
+            raise
+        marker.keep = False
+    return Imported(ledger, removed, finished)
+
+
+def _place_ledger(from_: str | os.PathLike[str], target: Path, run_id: str | None, *, left_over: bool) -> bool:
+    """Write the new ledger at `target`; True when an interrupted import's complete copy is there already."""
     with ParquetLedger(from_, run_id=run_id) as source:
         if not source.complete:
             raise LedgerError(
                 f"{from_}: runs {', '.join(sorted(source.runs))} are only part of their ledger; "
                 "import needs every run of it"
             )
+        if target.exists():
+            if not left_over:
+                raise LedgerError(f"{target}: already exists; import into a new file")
+            _check_same_events(target, source, from_)
+            return True
         select_sql = source.select_sql if source.files else None
         streams = source.conn.execute("SELECT * FROM streams ORDER BY stream_no").fetchall()
 
@@ -547,14 +606,26 @@ def import_dataset(
                 raise LedgerCorrupt(f"{from_}: seq {report.first_broken_seq}: {report.reason}; nothing imported")
 
         _write_new_ledger(target, select_sql, streams, check)
-    return Ledger(target)
+    return False
+
+
+def _check_same_events(target: Path, source: ParquetLedger, from_: str | os.PathLike[str]) -> None:
+    """An interrupted import's ledger is kept only if it ends where the export ends (same seq, same hash)."""
+    with Ledger(target, read_only=True, create=False) as existing:
+        mine = (existing.last_seq, existing._last_hash)
+    theirs = (source._last_seq, source._last_hash)
+    if mine != theirs:
+        raise LedgerError(
+            f"{target}: left by an interrupted import, but it ends at seq {mine[0]} ({mine[1][:12]}) and "
+            f"{from_} at seq {theirs[0]} ({theirs[1][:12]}); move it away to import again"
+        )
 
 
 def _write_new_ledger(
     target: Path, select_sql: str | None, streams: list[Any], check: Callable[[Ledger], None]
 ) -> None:
     """Build the file beside `target`, `check` it, and rename it in, so a failed import leaves nothing behind."""
-    partial = target.with_name(f".{target.name}.importing-{uuid.uuid4().hex}")
+    partial = target.with_name(f".{target.name}{_PARTIAL}{uuid.uuid4().hex}")
     try:
         with Ledger(partial) as ledger:
             ledger.conn.begin()
@@ -569,6 +640,97 @@ def _write_new_ledger(
     finally:
         for leftover in (partial, Path(f"{partial}.wal")):
             leftover.unlink(missing_ok=True)
+
+
+# -- interrupted imports -----------------------------------------------------------------
+
+_PARTIAL = ".importing-"  # `.<name>.importing-<hex>`: the ledger an import is writing, renamed in when done
+
+
+def import_marker_path(target: str | os.PathLike[str]) -> Path:
+    """`.<name>.importing` beside `target`: present while an import into it runs, or after one died."""
+    path = Path(target)
+    return path.with_name(f".{path.name}.importing")
+
+
+def partial_imports(target: str | os.PathLike[str]) -> list[Path]:
+    """The files imports into `target` write before renaming (and their write-ahead logs)."""
+    path = Path(target)
+    if not path.parent.is_dir():
+        return []
+    prefix = f".{path.name}{_PARTIAL}"
+    return sorted(p for p in path.parent.iterdir() if p.name.startswith(prefix))
+
+
+def remove_partial_imports(target: str | os.PathLike[str]) -> tuple[Path, ...]:
+    """Delete what dead imports into `target` left; call only holding its `ImportMarker`."""
+    removed = tuple(partial_imports(target))
+    for path in removed:
+        path.unlink(missing_ok=True)
+    return removed
+
+
+class ImportMarker:
+    """The marker of an import into `target`, held with an exclusive lock while the import runs.
+
+    The lock dies with its process (a `kill -9` included), so a marker that
+    can be locked was left by an import that did not finish: `left_over`
+    says so. Every import holds it from before its first file until after
+    its last, so while it is held no partial file of another import can be
+    in progress. Leaving the `with` removes the marker, unless `keep` is
+    set (the import died in all but name: its ledger is in place, what is
+    derived from it may not be).
+    """
+
+    def __init__(self, target: str | os.PathLike[str]) -> None:
+        self.target = Path(target)
+        self.path = import_marker_path(target)
+        self.left_over = False
+        self.keep = False
+        self._fd: int | None = None
+
+    def __enter__(self) -> ImportMarker:
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+                created = True
+            except FileExistsError:
+                try:
+                    fd = os.open(self.path, os.O_RDWR)
+                except FileNotFoundError:
+                    continue  # its import just finished and removed it
+                created = False
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 200).decode("utf-8", "replace").strip()
+                os.close(fd)
+                raise LedgerLocked(
+                    f"{self.target}: another import into it is running ({holder or 'starting'}); "
+                    "wait for it to finish"
+                ) from None
+            if self._same_file(fd):
+                break
+            os.close(fd)  # we locked a marker its import removed as we opened it: take the new one
+        self._fd, self.left_over = fd, not created
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()} since {datetime.now(timezone.utc).isoformat(timespec='seconds')}".encode())
+        return self
+
+    def _same_file(self, fd: int) -> bool:
+        try:
+            return os.stat(self.path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            return False
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is None:
+            return
+        if not self.keep:
+            self.path.unlink(missing_ok=True)  # before the lock goes, so no one locks a marker about to vanish
+        os.close(self._fd)
+        self._fd = None
 
 
 def open_ledger(

@@ -3,7 +3,8 @@
     LedgermemError (ledger.errors)
     └── ProjectionError
         ├── ConfigError (also ValueError)     a memory configuration that cannot work
-        └── EvolveError                       an event that does not apply to the state (names the seq)
+        ├── EvolveError                       an event that does not apply to the state (names the seq)
+        └── ProjectionsBehind                 a projection file that is not a whole fold of its ledger
 """
 
 from __future__ import annotations
@@ -21,3 +22,7 @@ class ConfigError(ProjectionError, ValueError):
 
 class EvolveError(ProjectionError):
     """An event refers to something the state does not have."""
+
+
+class ProjectionsBehind(ProjectionError):
+    """A projection file that does not hold a whole fold of its ledger: an interrupted fill or run, or older."""

@@ -7,7 +7,12 @@ write two database files in one transaction, so a turn commits to the
 ledger first and to the projections second; each stream's high-water mark
 (`projection_state.last_seq`) is written with its rows, and a projection
 that is behind its ledger after a crash is caught up from the events on
-open. `rebuild` folds a ledger from scratch (replay, checks, erasure).
+open for writing. A read-only open checks the marks instead
+(`require_current`): a file that is not a whole fold of its ledger (a fill
+or a run interrupted, a fill still marked as started, an erasure it
+predates) is refused, never served. `rebuild` folds a ledger from scratch
+(replay, checks, erasure); `rebuild_file` writes a new file and renames it
+in, so a fill killed half-way leaves the old file or none, never half.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import pyarrow as pa
 
 from ledger.errors import LedgerCorrupt, LedgerLocked
 from ledger.store import Ledger, RecordedEvent, StreamKey
+from projections.errors import ProjectionsBehind
 from projections.scd2 import TABLES, Delta, Projector, TableSpec, arrow_schema
 
 _DUCK = {
@@ -32,6 +38,8 @@ _DUCK = {
     pa.list_(pa.struct([("slot", pa.string()), ("value", pa.string())])): "STRUCT(slot VARCHAR, value VARCHAR)[]",
 }
 History = dict[str, list[dict[str, Any]]]
+_ERASURE = "rebuilt_after_seq"  # projection_meta: the last `key_shredded` seq this file was rebuilt after
+_FILLING = "filling_to_seq"  # projection_meta: set while `_fill` runs; a file that still has it is partial
 
 
 def table_ddl(spec: TableSpec) -> str:
@@ -55,7 +63,9 @@ class ProjectionStore:
     def __init__(self, path: str | os.PathLike[str] = ":memory:", *, read_only: bool = False) -> None:
         self.path = str(path)
         if read_only and self.path != ":memory:" and not Path(self.path).exists():
-            raise LedgerCorrupt(f"{self.path}: no projection file; rebuild it with `ledgermem replay`")
+            raise LedgerCorrupt(
+                f"{self.path}: no projection file; build it with `ledgermem repair` (the ledger's path or run id)"
+            )
         try:
             self.conn = duckdb.connect(self.path, read_only=read_only)
         except duckdb.IOException as exc:
@@ -97,12 +107,12 @@ class ProjectionStore:
         self.conn.execute("CREATE TABLE IF NOT EXISTS projection_meta (key VARCHAR, value BIGINT)")
 
     def erasure_mark(self) -> int:
-        row = self.conn.execute("SELECT max(value) FROM projection_meta WHERE key = 'rebuilt_after_seq'").fetchall()
+        row = self.conn.execute("SELECT max(value) FROM projection_meta WHERE key = ?", [_ERASURE]).fetchall()
         return int(row[0][0]) if row and row[0][0] is not None else 0
 
     def _set_erasure_mark(self, seq: int) -> None:
-        self.conn.execute("DELETE FROM projection_meta WHERE key = 'rebuilt_after_seq'")
-        self.conn.execute("INSERT INTO projection_meta VALUES ('rebuilt_after_seq', ?)", [seq])
+        self.conn.execute("DELETE FROM projection_meta WHERE key = ?", [_ERASURE])
+        self.conn.execute("INSERT INTO projection_meta VALUES (?, ?)", [_ERASURE, seq])
 
     def close(self) -> None:
         self.conn.close()
@@ -112,6 +122,75 @@ class ProjectionStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def behind(self, ledger: Ledger) -> str | None:
+        """Why these tables are not a whole fold of `ledger` (None when they are); reads the marks only.
+
+        Every stream with an episode must be marked as folded exactly to its
+        last seq, no stream the ledger lacks may be marked, no fill may be
+        marked as started and not finished, and the file must have been
+        rebuilt after the ledger's last erasure.
+        """
+        try:
+            marks = self._marks()
+            meta = dict(self.conn.execute("SELECT key, max(value) FROM projection_meta GROUP BY key").fetchall())
+        except duckdb.Error as exc:
+            return f"not a projection file of this version ({str(exc).splitlines()[0]})"
+        if meta.get(_FILLING) is not None:
+            return f"a fill up to seq {meta[_FILLING]} was started and did not finish"
+        ends = _stream_ends(ledger)
+        off = sorted(k for k in ends.keys() | marks.keys() if ends.get(k) != marks.get(k))
+        if off:
+            first = off[0]
+            return (f"{len(off)} of {len(ends)} stream(s) not folded to their last event (first: "
+                    f"{'/'.join(first)} folded to seq {marks.get(first, 0)}, its last event is seq "
+                    f"{ends.get(first, 0)})")
+        erased = last_erasure_seq(ledger)
+        if erased > int(meta.get(_ERASURE) or 0):
+            return f"older than the erasure at seq {erased} (it may still hold erased values)"
+        return None
+
+    def catch_up(self, ledger: Ledger) -> str | None:
+        """Make these (writable) tables a whole fold of `ledger`; returns what was wrong, None if nothing.
+
+        Streams a crash left behind are refolded one by one, as a writer
+        would on opening them; anything else (an unfinished fill, marks the
+        ledger does not explain, an erasure the file predates) rebuilds the
+        file.
+        """
+        why = self.behind(ledger)
+        if why is None:
+            return None
+        marks, ends = self._marks(), _stream_ends(ledger)
+        lagging = [k for k in ends if marks.get(k, 0) < ends[k]]
+        only_lagging = (
+            self.erasure_mark() >= last_erasure_seq(ledger)
+            and not self.conn.execute("SELECT 1 FROM projection_meta WHERE key = ?", [_FILLING]).fetchall()
+            and all(marks.get(k) == ends.get(k) for k in ends.keys() | marks.keys() if k not in lagging)
+        )
+        if not only_lagging:
+            self.rebuild_from(ledger)
+            return why
+        for key in lagging:
+            stream = StreamKey(*key)
+            projector = Projector(key, keep_history=True)
+            projector.apply_all(ledger.read(stream=stream))
+            assert projector.history is not None
+            self.replace_stream(stream, projector.history, projector.last_seq)
+        return why
+
+    def _marks(self) -> dict[tuple[str, str, str], int]:
+        return {(r, s, e): int(n) for r, s, e, n in self.conn.execute(
+            "SELECT run_id, system, episode_id, last_seq FROM projection_state").fetchall()}
+
+    def require_current(self, ledger: Ledger) -> None:
+        """Refuse a projection file that is not a whole fold of `ledger`, naming the command that rebuilds it."""
+        why = self.behind(ledger)
+        if why is not None:
+            raise ProjectionsBehind(
+                f"{self.path}: partial projections, not served: {why}; rebuild them with "
+                f"`ledgermem repair {ledger.path}`"
+            )
 
     def last_seq(self, stream: StreamKey) -> int:
         row = self.conn.execute(
@@ -229,12 +308,21 @@ def _sorted(rows: list[dict[str, Any]], keys: list[str]) -> list[dict[str, Any]]
     return sorted(rows, key=lambda r: tuple(r[c] for c in keys))
 
 
+def _stream_ends(ledger: Ledger) -> dict[tuple[str, str, str], int]:
+    """The seq of each episode stream's last event."""
+    return {(r, s, e): int(n) for r, s, e, n in ledger.conn.execute(
+        "SELECT s.run_id, s.system, s.episode_id, max(e.seq) FROM events e JOIN streams s USING (stream_no) "
+        "WHERE s.episode_id <> '' GROUP BY ALL").fetchall()}
+
+
 def last_erasure_seq(ledger: Ledger) -> int:
     rows = ledger.conn.execute("SELECT max(seq) FROM events WHERE event_type = 'key_shredded'").fetchall()
     return int(rows[0][0]) if rows and rows[0][0] is not None else 0
 
 
 def _fill(store: ProjectionStore, ledger: Ledger) -> None:
+    # Marked as started first, unmarked last: a fill that dies between the two is seen as partial on open.
+    store.conn.execute("INSERT INTO projection_meta VALUES (?, ?)", [_FILLING, ledger.last_seq])
     store._set_erasure_mark(last_erasure_seq(ledger))
     for stream, _ in ledger.streams():
         if not stream.episode_id:
@@ -243,6 +331,7 @@ def _fill(store: ProjectionStore, ledger: Ledger) -> None:
         projector.apply_all(ledger.read(stream=stream))
         assert projector.history is not None
         store.replace_stream(stream, projector.history, projector.last_seq)
+    store.conn.execute("DELETE FROM projection_meta WHERE key = ?", [_FILLING])
 
 
 def rebuild_file(ledger: Ledger, path: str | os.PathLike[str]) -> None:
