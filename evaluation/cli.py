@@ -549,12 +549,14 @@ def audit_cmd(run: str, keys: str | None, runs_dir: str, at_seq: int | None, i4_
       ledgermem audit demo --at 120 --i4-floor 0.9
     """
     path = resolve_run(run, Path(runs_dir))
-    with open_run(path, keys=Path(keys) if keys else None) as (ledger, projections):
+    with open_run(path, keys=Path(keys) if keys else None, examine=True) as (ledger, projections):
         check_seq(ledger, "--at", at_seq)
+        partial = None if path.is_dir() else projections.behind(ledger)
         report = audit(ledger, projections, at_seq=at_seq, i4_floor=i4_floor)
     anchored, anchor_failed, anchor_detail = cli_checkpoint.audit_status(path)
     if as_json:
-        click.echo(json.dumps(report.as_dict() | {"checkpoint": anchor_detail}, ensure_ascii=False, indent=2))
+        click.echo(json.dumps(report.as_dict() | {"checkpoint": anchor_detail, "projections": partial or "whole"},
+                              ensure_ascii=False, indent=2))
     else:
         when = f"as of seq {at_seq}" if at_seq is not None else "now"
         table = Table(title=f"audit of {path} ({when})")
@@ -574,6 +576,9 @@ def audit_cmd(run: str, keys: str | None, runs_dir: str, at_seq: int | None, i4_
         if any(s["source"] != "exempt" for s in i4.get("streams", [])):
             out.print(i4_table(i4["streams"]))
         out.print(f"checkpoint: {anchored}", markup=False)
+        if partial:
+            out.print(f"projections: not a whole fold of the ledger: {partial} (the replay check compares them "
+                      "with a fold of the ledger; `ledgermem repair` rebuilds them)", markup=False, soft_wrap=True)
         failed = [r.invariant for r in report.results if r.violations] + (["checkpoint"] if anchor_failed else [])
         unchecked = [r for r in report.results if r.not_checked]
         if unchecked:

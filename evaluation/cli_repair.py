@@ -15,7 +15,8 @@ from typing import Any
 
 import click
 
-from evaluation.errors import EvaluationError, RunNotFound
+from evaluation.errors import EvaluationError, InvalidRunId, RunNotFound
+from evaluation.names import RUN_ID
 from evaluation.runner import LEDGER_FILE, ledger_path, resolve_run
 from ledger.parquet import MANIFEST, ImportMarker, import_marker_path, partial_imports, remove_partial_imports
 from ledger.store import Ledger
@@ -41,8 +42,11 @@ def locate(run: str, runs_dir: Path) -> Path:
     """The ledger file `run` names; also one that is missing but has an interrupted import's leftovers."""
     try:
         return resolve_run(run, runs_dir)
-    except RunNotFound:
-        for candidate in (Path(run), Path(run) / LEDGER_FILE, ledger_path(runs_dir, run)):
+    except (RunNotFound, InvalidRunId):
+        candidates = [Path(run), Path(run) / LEDGER_FILE]
+        if RUN_ID.fullmatch(run):
+            candidates.append(ledger_path(runs_dir, run))
+        for candidate in candidates:
             if import_marker_path(candidate).exists() or partial_imports(candidate):
                 return candidate
         raise

@@ -231,7 +231,8 @@ def resolve_run(run: str, runs_dir: Path = Path("runs")) -> Path:
 
 
 @contextmanager
-def open_run(path: Path, *, keys: Path | None = None) -> Iterator[tuple[Ledger, ProjectionStore]]:
+def open_run(path: Path, *, keys: Path | None = None, examine: bool = False
+             ) -> Iterator[tuple[Ledger, ProjectionStore]]:
     """A run's ledger and projections, read-only; the ledger's connection also sees the projection tables.
 
     `path` is a ledger file (its projection file beside it) or a Parquet
@@ -240,6 +241,10 @@ def open_run(path: Path, *, keys: Path | None = None) -> Iterator[tuple[Ledger, 
 
     Both connections are sealed by `evaluation.sandbox.lock_down` once the
     run's files are attached: they read the run and nothing else.
+
+    A projection file that is not a whole fold of the ledger is refused,
+    unless `examine` (the audit, whose replay check compares the file with
+    a fold of the ledger and reports every difference).
     """
     from evaluation.sandbox import lock_down
 
@@ -252,7 +257,8 @@ def open_run(path: Path, *, keys: Path | None = None) -> Iterator[tuple[Ledger, 
             yield ledger, proj
         return
     with Ledger(path, read_only=True) as ledger, ProjectionStore(projection_path(path), read_only=True) as proj:
-        proj.require_current(ledger)  # a partial fold (an interrupted import or run) is refused, never served
+        if not examine:
+            proj.require_current(ledger)  # a partial fold (an interrupted import or run) is refused, never served
         quoted = proj.path.replace("'", "''")  # ATTACH takes no parameters on every DuckDB version
         ledger.conn.execute(f"ATTACH '{quoted}' AS projections (READ_ONLY)")
         ledger.conn.execute("SET search_path = 'main,projections'")

@@ -140,6 +140,12 @@ class ProjectionStore:
             return f"a fill up to seq {meta[_FILLING]} was started and did not finish"
         ends = _stream_ends(ledger)
         off = sorted(k for k in ends.keys() | marks.keys() if ends.get(k) != marks.get(k))
+        ahead = [k for k in off if marks.get(k, 0) > ends.get(k, 0)]
+        if ahead:
+            first = ahead[0]
+            return (f"{len(ahead)} stream(s) folded past the ledger's last event (first: {'/'.join(first)} folded "
+                    f"to seq {marks[first]}, the ledger ends it at seq {ends.get(first, 0)}): the ledger lost "
+                    "events or was replaced since (`ledgermem verify --checkpoint`)")
         if off:
             first = off[0]
             return (f"{len(off)} of {len(ends)} stream(s) not folded to their last event (first: "
