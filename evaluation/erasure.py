@@ -25,6 +25,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import tempfile
+from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -92,6 +94,7 @@ def erase_in_run(path: Path, *, system: str, episode: str, legal_basis: str, **t
     others = {s.episode_id for s in streams if s.episode_id and s.episode_id != episode and s.run_id == run_id}
     own = {path, Path(projection_path(path)), Path(key_path(path))}
     residue |= scan_run_files(path.parent, episode, others, values, skip=own | {Path(f"{p}.wal") for p in own})
+    residue |= stale_rows(path, run_id, episode)
     return _run_receipt(request, str(stream), receipts, residue, shared, short)
 
 
@@ -229,6 +232,46 @@ def rebuild_run_files(path: Path, run_id: str | None) -> list[Path]:
 
         written += write_report(folder)
     return written
+
+
+def stale_rows(path: Path, run_id: str | None, episode: str) -> dict[str, int]:
+    """Per derived file with rows per episode, the rows of `episode` that the ledger would not write now.
+
+    Needs no value: a repeated call, which can no longer read what an
+    earlier one erased, still sees a derived row that outlived the erasure.
+    """
+    folder = path.parent
+    out: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="ledgermem-erase-") as tmp:
+        for fresh in write_outputs(path, run_id, folder=Path(tmp)):
+            actual = folder / fresh.name
+            want, have = _episode_rows(fresh, episode), _episode_rows(actual, episode) if actual.exists() else None
+            if want is not None and have is not None:
+                out[f"file {fresh.name} (rows of episode {episode} the ledger does not hold)"] = sum(
+                    (Counter(have) - Counter(want)).values())
+    return out
+
+
+def _episode_rows(file: Path, episode: str) -> list[str] | None:
+    """The rows of `episode` in a CSV or JSON Lines file with an `episode_id`; None for any other file."""
+    text = file.read_text(encoding="utf-8", errors="replace")
+    if file.suffix == ".csv":
+        rows = list(csv.reader(io.StringIO(text)))
+        if not rows or "episode_id" not in rows[0]:
+            return None
+        col = rows[0].index("episode_id")
+        return [json.dumps(row) for row in rows[1:] if len(row) > col and row[col] == episode]
+    if file.suffix == ".jsonl":
+        return [ln for ln in text.splitlines() if _episode_of(ln) == episode]
+    return None
+
+
+def _episode_of(line: str) -> Any:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return obj.get("episode_id") if isinstance(obj, dict) else None
 
 
 def scan_run_files(folder: Path, episode: str, others: set[str], values: set[str],
