@@ -60,7 +60,7 @@ def _same(a: str, b: str) -> bool:
 
 def gold_turn(planted: Sequence[tuple[str, str, int]], slot: str | None, gold: str,
               evidence: Sequence[str] = ()) -> int | None:
-    """The turn that stated a gold value: the first planted (slot, value) equal to it, else its first evidence record."""
+    """The turn that stated a gold value: the first planted (slot, value) equal to it, else its first evidence."""
     for p_slot, p_value, turn in planted:
         if (slot is None or p_slot == slot) and _same(p_value, gold):
             return turn

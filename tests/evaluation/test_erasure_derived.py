@@ -259,7 +259,7 @@ def test_the_receipt_names_every_stream_and_every_derived_file(run_dir: Path) ->
             "file timing.csv", "file ledger.duckdb", "file ledger.projections.duckdb", "file ledger.keys.duckdb",
             "key store (keys named by the erasures of these streams)"} <= places
     assert not any("bob" in p for p in places)
-    shown = invoke("erase", "d", "--episode", "alice", "--slot", "emergency contact", "--legal-basis", "GDPR Art. 17 #7",
+    shown = invoke("erase", "d", "--episode", "alice", "--slot", "emergency contact", "--legal-basis", "x",
                    cwd=run_dir.parents[1])
     assert shown.exit_code == 0, shown.output
     for place in places:
