@@ -42,9 +42,10 @@ from ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
-from ledger.keys import ERASED, key_path
+from ledger.keys import ERASED, FieldKeys, key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
 from memory.answering import Answer, answer_with_tools, call_backend
+from memory.erasure import answer_keys
 from memory.backends import Backend, make_backend
 from memory.prompts import chain_summarizer_messages, rolling_summary_messages
 from projections.config import MemoryConfig
@@ -295,7 +296,7 @@ def summarizer_messages(state: BaselineState, *, turn: int, user: str, agent: st
 
 # -- the impure shell -----------------------------------------------------------------
 
-KeyFor = Callable[[Event], str | None]
+KeyFor = Callable[[Event], str | FieldKeys | None]
 
 
 class BaselineMemory:
@@ -354,8 +355,10 @@ class BaselineMemory:
 
     def commit(self, events: Sequence[Event]) -> tuple[RecordedEvent, ...]:
         """Append the events of one answer (one transaction, one key)."""
-        key = answer_key(self.key_prefix, self.version + 1) if self.state.config.personal_data else None
-        return self._commit(events, key_for=lambda e: key)
+        if not self.state.config.personal_data:
+            return self._commit(events, key_for=lambda e: None)
+        answer = answer_key(self.key_prefix, self.version + 1)
+        return self._commit(events, key_for=answer_keys(self.ledger, self.stream, self.key_prefix, answer, events))
 
     def add_turn(
         self, user: str, agent: str, *, occurred_at: str | None = None, source: str | None = None

@@ -25,6 +25,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import tempfile
+from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -34,8 +36,17 @@ from evaluation import baselines
 from evaluation.errors import EvaluationError, RunNotFound
 from evaluation.outputs import FILES, write_outputs
 from gate.decide import decide
-from gate.erasure import Erase, check_erase, values_to_erase
+from gate.erasure import (
+    Erase,
+    already_erased,
+    check_erase,
+    gold_to_erase,
+    names_its_target,
+    planted_of,
+    values_to_erase,
+)
 from gate.errors import CommandRejected, NothingToErase
+from ledger.events import EpisodeGold, FactErased, KeyShredded
 from ledger.keys import key_path
 from ledger.store import Ledger, StreamKey
 from memory.erasure import MIN_BYTES_SCANNED, ErasureReceipt, byte_hits, hits, scan_detail
@@ -51,7 +62,9 @@ def erase_in_run(path: Path, *, system: str, episode: str, legal_basis: str, **t
     `target` is what `Memory.erase` takes (`slot`, `value`, `record_id`,
     `subject`), plus `exports` (Parquet folders to scan) and `cache` (the
     run's Redis hot cache). A `value` without a `slot` that nothing readable
-    holds any more is a no-op whose receipt is the scan.
+    holds any more is a no-op whose receipt is the scan; so is a request an
+    earlier call already carried out (a repeated or interrupted erasure is
+    finished, and its receipt reports the whole state).
     """
     if system != "three_layer":
         raise EvaluationError(f"erase names the three_layer stream of an episode (the baselines' copies of it "
@@ -69,8 +82,11 @@ def erase_in_run(path: Path, *, system: str, episode: str, legal_basis: str, **t
         subject = subject_streams(streams, stream)
         memory = Memory(ledger, stream, "heuristic", projections=projections, cache=cache)
         request = Erase(legal_basis=legal_basis, key_prefix=memory.key_prefix, **target)
-        receipts, values = _erase_streams(ledger, projections, memory, request, _copies(subject, stream))
-        rendered = "\n".join(_rendered(ledger, memory, s) for s in subject)
+        gold = gold_to_erase(_planted(ledger, subject), request)  # read before any copy is erased
+        receipts, values = _erase_streams(ledger, projections, memory, request, _copies(subject, stream), gold)
+        if names_its_target(request):
+            receipts = erased_so_far(ledger, subject, request)  # earlier calls of the same request too
+        rendered = {s: _rendered(ledger, memory, s) for s in subject}
         residue, shared, short = scan_detail(ledger, stream, projections, rendered, values, exports, streams=subject)
         if cache is not None:
             residue |= cache.residue(stream, values)
@@ -78,6 +94,7 @@ def erase_in_run(path: Path, *, system: str, episode: str, legal_basis: str, **t
     others = {s.episode_id for s in streams if s.episode_id and s.episode_id != episode and s.run_id == run_id}
     own = {path, Path(projection_path(path)), Path(key_path(path))}
     residue |= scan_run_files(path.parent, episode, others, values, skip=own | {Path(f"{p}.wal") for p in own})
+    residue |= stale_rows(path, run_id, episode)
     return _run_receipt(request, str(stream), receipts, residue, shared, short)
 
 
@@ -93,22 +110,43 @@ def _copies(subject: Sequence[StreamKey], stream: StreamKey) -> list[StreamKey]:
     return [s for s in subject if s != stream]
 
 
+def _planted(ledger: Ledger, subject: Sequence[StreamKey]) -> list[tuple[str, str, int]]:
+    """The dataset's gold (slot, value, turn) as every copy of the episode still shows it."""
+    out: list[tuple[str, str, int]] = []
+    for s in subject:
+        for r in ledger.read(stream=s, event_types=["episode_gold"]):
+            if isinstance(r.event, EpisodeGold):
+                out += planted_of(r.event)
+    return list(dict.fromkeys(out))
+
+
 def _erase_streams(ledger: Ledger, projections: ProjectionStore, memory: Memory, request: Erase,
-                   copies: Sequence[StreamKey]) -> tuple[list[ErasureReceipt], set[str]]:
-    """Erase from the three_layer stream and its copies; the receipts, and the values to scan for."""
+                   copies: Sequence[StreamKey], gold: set[str]) -> tuple[list[ErasureReceipt], set[str]]:
+    """Erase from the baselines' copies, then from the three_layer stream; the receipts, and the values to scan for.
+
+    The values are gathered from every stream before any is erased, and the
+    three_layer stream (whose facts name them) goes last: a call interrupted
+    half-way leaves them readable for the call that finishes it.
+    """
     if request.by_value:
         check_erase(memory.state, request)  # an episode recorded in clear is refused before anything
-        values: set[str] = set()
+        members = [*(Memory(ledger, s, "heuristic", projections=projections) for s in copies), memory]
+        values = {v for m in members for v in values_to_erase(m.state, replace(request, key_prefix=m.key_prefix))}
         receipts = []
-        for m in [memory, *(Memory(ledger, s, "heuristic", projections=projections) for s in copies)]:
-            values |= values_to_erase(m.state, replace(request, key_prefix=m.key_prefix))
+        for m in members:
             try:
                 receipts.append(m.erase(legal_basis=request.legal_basis, value=request.value, scan_residue=False))
             except NothingToErase:
                 continue  # this copy holds nothing readable of the value (any more)
         return receipts, values
-    decide(memory.state, request)  # refuse a bad request before touching any stream
-    values = values_to_erase(memory.state, request)
+    try:
+        decide(memory.state, request)  # refuse a bad request before touching any stream
+        repeated = False
+    except NothingToErase:
+        if not already_erased(memory.state, request):
+            raise
+        repeated = True  # an earlier call erased the three_layer stream: finish the copies, scan
+    values = values_to_erase(memory.state, request) | gold
     receipts = []
     for other in copies:
         copy = Memory(ledger, other, "heuristic", projections=projections)
@@ -116,12 +154,40 @@ def _erase_streams(ledger: Ledger, projections: ProjectionStore, memory: Memory,
             receipts.append(_erase_like(copy, request, also=values))
         except CommandRejected:
             continue  # this copy never held the values
-    return [_erase_like(memory, request), *receipts], values
+    try:
+        receipts.append(_erase_like(memory, request, also=gold))
+    except NothingToErase:
+        if not repeated:
+            raise
+    return receipts, values
 
 
 def _erase_like(memory: Memory, request: Erase, also: Collection[str] = ()) -> ErasureReceipt:
     return memory.erase(legal_basis=request.legal_basis, slot=request.slot, value=request.value,
                         record_id=request.record_id, subject=request.subject, also=also, scan_residue=False)
+
+
+def erased_so_far(ledger: Ledger, subject: Sequence[StreamKey], request: Erase) -> list[ErasureReceipt]:
+    """Every erasure of the same request (description and legal basis) in the subject's streams, from the ledger.
+
+    A receipt built from these reports the state the streams are in, not
+    what one call happened to append: a repeated call reports the first
+    call's facts and keys as well.
+    """
+    out = []
+    for s in subject:
+        facts: list[tuple[str, str, bool]] = []
+        for r in ledger.read(stream=s, event_types=["fact_erased", "key_shredded"]):
+            e = r.event
+            if isinstance(e, FactErased):
+                facts.append((e.summary_id, e.slot, e.collateral))
+            elif isinstance(e, KeyShredded):
+                if e.request == request.describe() and e.legal_basis == request.legal_basis:
+                    out.append(ErasureReceipt(request=e.request, legal_basis=e.legal_basis, facts=tuple(facts),
+                                              records=e.records, summaries=e.summaries, indexes=e.indexes,
+                                              keys_shredded=e.key_ids, places_scanned=(), streams=(str(s),)))
+                facts = []
+    return out
 
 
 def _rendered(ledger: Ledger, memory: Memory, stream: StreamKey) -> str:
@@ -136,14 +202,19 @@ def _rendered(ledger: Ledger, memory: Memory, stream: StreamKey) -> str:
 def _run_receipt(request: Erase, main: str, receipts: list[ErasureReceipt], residue: dict[str, int],
                  shared: tuple[str, ...], short: int) -> ErasureReceipt:
     """One receipt for the run: ids of the three_layer stream, keys and streams of every copy."""
-    own = next((r for r in receipts if r.streams == (main,)), None)
+    own = [r for r in receipts if r.streams == (main,)]
+    facts: dict[tuple[str, str], tuple[str, str, bool]] = {}
+    for r in own:
+        for sid, slot, collateral in r.facts:
+            facts.setdefault((sid, slot), (sid, slot, collateral))
     return ErasureReceipt(
-        request=request.describe(), legal_basis=request.legal_basis,
-        facts=own.facts if own else (), records=own.records if own else (),
-        summaries=own.summaries if own else (), indexes=own.indexes if own else (),
+        request=request.describe(), legal_basis=request.legal_basis, facts=tuple(facts.values()),
+        records=tuple(sorted({x for r in own for x in r.records})),
+        summaries=tuple(sorted({x for r in own for x in r.summaries})),
+        indexes=tuple(sorted({x for r in own for x in r.indexes})),
         keys_shredded=tuple(sorted({k for r in receipts for k in r.keys_shredded})),
         places_scanned=tuple(residue), residue=residue, not_byte_scanned=short,
-        streams=tuple(s for r in receipts for s in r.streams), shared_elsewhere=shared,
+        streams=tuple(dict.fromkeys(s for r in receipts for s in r.streams)), shared_elsewhere=shared,
     )
 
 
@@ -161,6 +232,46 @@ def rebuild_run_files(path: Path, run_id: str | None) -> list[Path]:
 
         written += write_report(folder)
     return written
+
+
+def stale_rows(path: Path, run_id: str | None, episode: str) -> dict[str, int]:
+    """Per derived file with rows per episode, the rows of `episode` that the ledger would not write now.
+
+    Needs no value: a repeated call, which can no longer read what an
+    earlier one erased, still sees a derived row that outlived the erasure.
+    """
+    folder = path.parent
+    out: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="ledgermem-erase-") as tmp:
+        for fresh in write_outputs(path, run_id, folder=Path(tmp)):
+            actual = folder / fresh.name
+            want, have = _episode_rows(fresh, episode), _episode_rows(actual, episode) if actual.exists() else None
+            if want is not None and have is not None:
+                out[f"file {fresh.name} (rows of episode {episode} the ledger does not hold)"] = sum(
+                    (Counter(have) - Counter(want)).values())
+    return out
+
+
+def _episode_rows(file: Path, episode: str) -> list[str] | None:
+    """The rows of `episode` in a CSV or JSON Lines file with an `episode_id`; None for any other file."""
+    text = file.read_text(encoding="utf-8", errors="replace")
+    if file.suffix == ".csv":
+        rows = list(csv.reader(io.StringIO(text)))
+        if not rows or "episode_id" not in rows[0]:
+            return None
+        col = rows[0].index("episode_id")
+        return [json.dumps(row) for row in rows[1:] if len(row) > col and row[col] == episode]
+    if file.suffix == ".jsonl":
+        return [ln for ln in text.splitlines() if _episode_of(ln) == episode]
+    return None
+
+
+def _episode_of(line: str) -> Any:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return obj.get("episode_id") if isinstance(obj, dict) else None
 
 
 def scan_run_files(folder: Path, episode: str, others: set[str], values: set[str],

@@ -78,15 +78,15 @@ def episode_row(o: EpisodeOutcome) -> dict[str, Any]:
     }
 
 
-def write_outputs(path: Path, run_id: str | None = None) -> list[Path]:
-    """Derive every output file of the run in ledger `path`; returns their paths."""
+def write_outputs(path: Path, run_id: str | None = None, folder: Path | None = None) -> list[Path]:
+    """Derive every output file of the run in ledger `path` (into `folder`, by default beside it); their paths."""
     with Ledger(path, read_only=True) as ledger:
         rid = pick_run(ledger, run_id)
         outcomes = sorted(outcomes_from_ledger(ledger, rid), key=lambda o: (o.system, o.episode_id))
         run_events = [r for r in ledger.read(run_id=rid) if not r.stream.episode_id]
         extent = {"events": sum(n for s, n in ledger.streams(rid)), "last_seq": ledger.last_seq}
     metrics = compute_metrics(outcomes)
-    folder = Path(path).parent
+    folder = Path(path).parent if folder is None else Path(folder)
     written = [folder / name for name in FILES]
     metrics_csv, predictions_csv, probes_csv, logs_jsonl, meta_json, timing_csv = written
 

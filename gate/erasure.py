@@ -3,7 +3,10 @@
 The names of keys are fixed here, so the application (which seals) and the
 decision (which shreds) agree: one key per turn (the raw record, the
 summarizer's response and the summary written from it), one per index
-title, one per answer. Lineage runs both ways: a fact leads to its summary
+title, one per answer. A gold value (the dataset's planted facts, a probe's
+gold answer and the value it was judged against) is sealed under the key
+of the turn that stated it, not the answer's: erasing that turn's record
+makes the gold unreadable too (`gold_keys`). Lineage runs both ways: a fact leads to its summary
 and that summary's evidence; a record leads to every summary written from
 it; anything sealed under the same key goes with it (its other facts are
 erased as collateral and say so); every index title over an erased
@@ -17,11 +20,12 @@ the facts to erase, the events to shred and the residue to report.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gate.errors import CommandRejected, NothingToErase
-from ledger.events import FactErased, KeyShredded
-from ledger.keys import ERASED
+from ledger.events import EpisodeGold, Event, FactErased, KeyShredded, ProbeAsked, ProbeJudged
+from ledger.keys import ERASED, FieldKeys
 from projections.state import EpisodeState, record_id_for
 
 
@@ -39,6 +43,61 @@ def merge_key(prefix: str, summary_id: str) -> str:
 
 def answer_key(prefix: str, version: int) -> str:
     return f"{prefix}#answer:{version}"
+
+
+_RECORD = re.compile(r"r(\d+)")
+
+
+def turn_of_record(record_id: str) -> int | None:
+    """The turn a record id names (`r0007` -> 7), or None for another kind of id."""
+    m = _RECORD.fullmatch(record_id)
+    return int(m.group(1)) if m else None
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
+def gold_turn(planted: Sequence[tuple[str, str, int]], slot: str | None, gold: str,
+              evidence: Sequence[str] = ()) -> int | None:
+    """The turn that stated a gold value: the first planted (slot, value) equal to it, else its first evidence."""
+    for p_slot, p_value, turn in planted:
+        if (slot is None or p_slot == slot) and _same(p_value, gold):
+            return turn
+    turns = [t for t in (turn_of_record(r) for r in evidence) if t is not None]
+    return turns[0] if turns else None
+
+
+def gold_keys(prefix: str, answer: str, events: Sequence[Event],
+              planted: Sequence[tuple[str, str, int]]) -> dict[int, FieldKeys]:
+    """Per event (by position), the keys of its gold fields; `answer` (the answer's key) seals the rest.
+
+    `planted` is the episode's gold as (slot, value, turn). A gold value
+    whose turn is unknown stays under the answer's key, which the erasure
+    finds through the value's mentions.
+    """
+    out: dict[int, FieldKeys] = {}
+    asked: dict[str, int | None] = {}
+    for n, e in enumerate(events):
+        if isinstance(e, EpisodeGold):
+            if len(e.fact_turns) == len(e.facts):
+                out[n] = FieldKeys(answer, {"facts": tuple(turn_key(prefix, t) for t in e.fact_turns)})
+        elif isinstance(e, ProbeAsked):
+            turn = asked[e.probe_id] = gold_turn(planted, e.slot, e.gold, e.evidence)
+            if turn is not None:
+                out[n] = FieldKeys(answer, {"gold": turn_key(prefix, turn)})
+        elif isinstance(e, ProbeJudged):
+            judged = asked.get(e.probe_id)
+            if judged is not None:
+                out[n] = FieldKeys(answer, {"value": turn_key(prefix, judged)})
+    return out
+
+
+def planted_of(event: EpisodeGold) -> list[tuple[str, str, int]]:
+    """An episode's gold as (slot, value, turn); a value already erased is left out."""
+    if len(event.fact_turns) != len(event.facts):
+        return []
+    return [(slot, value, turn) for (slot, value), turn in zip(event.facts, event.fact_turns) if value != ERASED]
 
 
 def value_pattern(value: str) -> re.Pattern[str]:
@@ -126,6 +185,28 @@ def values_to_erase(state: EpisodeState, cmd: Erase) -> set[str]:
         # and what it repeats of the user's values is covered by the fact values above.
         found |= {state.raw[cmd.record_id].user} - {ERASED, ""}
     return found
+
+
+def gold_to_erase(planted: Sequence[tuple[str, str, int]], cmd: Erase) -> set[str]:
+    """The dataset's gold values (slot, value, turn) a request covers: they are the subject's values too.
+
+    The whole subject: all of them; a raw record: those its turn stated; a
+    slot: its values (or the one named). A value without a slot names itself.
+    """
+    turn = turn_of_record(cmd.record_id) if cmd.record_id else None
+    return {value for slot, value, t in planted
+            if cmd.subject or (turn is not None and t == turn)
+            or (cmd.slot and not cmd.record_id and slot == cmd.slot and (cmd.value is None or value == cmd.value))}
+
+
+def already_erased(state: EpisodeState, cmd: Erase) -> bool:
+    """Whether a request that finds nothing to erase names a slot an earlier erasure emptied (a repeated call)."""
+    return bool(cmd.slot) and any(k == cmd.slot and v == ERASED for s in state.summaries.values() for k, v in s.facts)
+
+
+def names_its_target(cmd: Erase) -> bool:
+    """Whether the request's description (stored in `key_shredded`) says all it erases: not a value it names."""
+    return cmd.value is None
 
 
 def check_erase(state: EpisodeState, cmd: Erase) -> None:

@@ -10,6 +10,9 @@ deleted data in a file until it is rewritten (SPEC §8).
 
 A sealed value is the string `enc1:<key_id>:<base64(nonce || ciphertext)>`,
 with the key id as associated data so a value cannot be moved to another key.
+Each value names its own key, so one event may seal its fields under
+different keys (`FieldKeys`): a probe's gold value under the key of the turn
+that stated it, its question under the answer's key.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -28,6 +32,25 @@ from ledger.errors import LedgerCorrupt, LedgerLocked
 PREFIX = "enc1:"
 ERASED = "[erased]"  # a sealed value whose key was shredded
 SEALED = "[sealed]"  # a sealed value read without the key store
+
+
+@dataclass(frozen=True, slots=True)
+class FieldKeys:
+    """The keys of one event: `default` seals its personal fields, `fields` overrides some of them.
+
+    An override is one key for the whole field, or one key per item of a
+    sequence field (a planted fact each under the key of the turn that
+    stated it); an item without a key of its own uses `default`.
+    """
+
+    default: str
+    fields: Mapping[str, str | tuple[str | None, ...]] = field(default_factory=dict)
+
+    def key_ids(self) -> list[str]:
+        out = [self.default]
+        for choice in self.fields.values():
+            out += [choice] if isinstance(choice, str) else [k for k in choice if k is not None]
+        return list(dict.fromkeys(out))
 
 
 def key_path(ledger_path: str | os.PathLike[str]) -> str:

@@ -177,8 +177,13 @@ def _map_pair(item: Any, fn: Transform) -> Any:
     return _map_leaves(item, fn)
 
 
-def encode(event: Event, seal: Transform | None = None) -> EncodedEvent:
-    """Split an event into typed columns and payload; `seal` encrypts its personal fields."""
+def encode(event: Event, seal: Transform | None = None,
+           seal_fields: typing.Mapping[str, Transform | tuple[Transform, ...]] | None = None) -> EncodedEvent:
+    """Split an event into typed columns and payload; `seal` encrypts its personal fields.
+
+    `seal_fields` overrides `seal` for some fields: one transform for the
+    field, or one per item of a sequence field.
+    """
     cls = type(event)
     if EVENT_TYPES.get(cls.event_type) is not cls:
         raise InvalidEvent(f"{cls.__name__} is not a registered event type")
@@ -186,7 +191,13 @@ def encode(event: Event, seal: Transform | None = None) -> EncodedEvent:
     body: dict[str, Any] = {}
     for f in fields(cls):
         value = getattr(event, f.name)
-        if seal is not None and f.name in cls.PERSONAL:
+        own = seal_fields.get(f.name) if seal_fields and f.name in cls.PERSONAL else None
+        if isinstance(own, tuple) and isinstance(value, (tuple, list)):
+            items = [_map_pair(item, fn) for item, fn in zip(value, own, strict=True)]
+            value = tuple(items) if isinstance(value, tuple) else items
+        elif own is not None and not isinstance(own, tuple):
+            value = _map_leaves(value, own)
+        elif seal is not None and f.name in cls.PERSONAL:
             value = _map_leaves(value, seal)
         col = _column_of(cls, f.name)
         if col is None:

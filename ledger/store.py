@@ -27,7 +27,7 @@ from ledger.chain import VerifyReport as VerifyReport  # re-exported: where call
 from ledger.chain import check_chain
 from ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledger.events import TYPED_COLUMNS, Event
-from ledger.keys import SEALED, KeyStore, key_path
+from ledger.keys import SEALED, FieldKeys, KeyStore, key_path
 from ledger.schema import (
     GENESIS_HASH,
     canonical_bytes,
@@ -198,7 +198,7 @@ class Ledger:
         *,
         expected_version: int,
         before_commit: BeforeCommit | None = None,
-        key_for: Callable[[Event], str | None] | None = None,
+        key_for: Callable[[Event], str | FieldKeys | None] | None = None,
     ) -> tuple[RecordedEvent, ...]:
         """Append `events` to `stream` in one transaction.
 
@@ -209,8 +209,8 @@ class Ledger:
         retry of those is reported as a conflict instead).
 
         `key_for(event)` names the key that seals the event's personal
-        fields (None: stored in clear). Keys are made durable before the
-        events are written.
+        fields (None: stored in clear), or a key per field (`FieldKeys`).
+        Keys are made durable before the events are written.
         """
         if self.read_only:
             raise LedgerLocked(f"{self.path}: opened read-only; cannot append")
@@ -239,15 +239,23 @@ class Ledger:
         self._last_seq, self._last_hash = recorded[-1].seq, recorded[-1].hash
         return recorded
 
-    def _encode(self, event: Event, key_for: Callable[[Event], str | None] | None) -> Any:
-        key_id = key_for(event) if key_for is not None and type(event).PERSONAL else None
-        if key_id is None:
+    def _encode(self, event: Event, key_for: Callable[[Event], str | FieldKeys | None] | None) -> Any:
+        choice = key_for(event) if key_for is not None and type(event).PERSONAL else None
+        if choice is None:
             return encode(event)
         if self.keys is None:
             raise LedgerError(f"{self.path}: sealing {event.event_type} needs a key store; none is open")
-        self.keys.ensure([key_id])
+        plan = FieldKeys(choice) if isinstance(choice, str) else choice
+        self.keys.ensure(plan.key_ids())
         keys = self.keys
-        return encode(event, seal=lambda value: keys.seal(key_id, value))
+
+        def sealer(key_id: str | None) -> Callable[[str], str]:
+            chosen = key_id if key_id is not None else plan.default
+            return lambda value: keys.seal(chosen, value)
+
+        own = {name: sealer(c) if isinstance(c, str) else tuple(sealer(k) for k in c)
+               for name, c in plan.fields.items()}
+        return encode(event, seal=sealer(plan.default), seal_fields=own)
 
     def _rows(
         self,
@@ -351,12 +359,16 @@ class Ledger:
 
     def sealed_keys(self, stream: StreamKey) -> dict[int, set[str]]:
         """seq -> the key ids its sealed values name (read from the ciphertext, no key needed)."""
+        return {seq: {key_id for key_id, _ in found} for seq, found in self.sealed_values(stream).items()}
+
+    def sealed_values(self, stream: StreamKey) -> dict[int, list[tuple[str, str]]]:
+        """seq -> (key id, envelope) of each sealed value it holds: one event may seal its fields under several keys."""
         if stream not in self._streams:
             return {}
-        out: dict[int, set[str]] = {}
+        out: dict[int, list[tuple[str, str]]] = {}
         sql = "SELECT seq, text, value, payload FROM events WHERE stream_no = ? ORDER BY seq"
         for seq, *cells in self.conn.execute(sql, [self._streams[stream][0]]).fetchall():
-            found = {m.group(1) for c in cells if c for m in _ENVELOPE.finditer(c)}
+            found = [(m.group(1), m.group(0)) for c in cells if c for m in _ENVELOPE.finditer(c)]
             if found:
                 out[seq] = found
         return out

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gate.erasure import value_pattern
-from ledger.events import FactErased, KeyShredded
+from gate.erasure import gold_keys, planted_of, value_pattern
+from ledger.events import EpisodeGold, Event, FactErased, KeyShredded, ProbeAsked
+from ledger.keys import FieldKeys
 from ledger.parquet import ParquetLedger
 from ledger.store import Ledger, StreamKey
 from projections.materialise import ProjectionStore
@@ -66,6 +67,34 @@ class ErasureReceipt:
             "residue": dict(self.residue), "not_byte_scanned": self.not_byte_scanned,
             "streams": list(self.streams), "shared_elsewhere": list(self.shared_elsewhere), "clean": self.clean,
         }
+
+
+def answer_keys(ledger: Ledger, stream: StreamKey, prefix: str, answer: str,
+                events: Sequence[Event]) -> Callable[[Event], str | FieldKeys]:
+    """The keys of one answer's events: `answer`, except each gold value, under the key of the turn that stated it.
+
+    The turn of a probe's gold is read from the episode's `episode_gold` event.
+    A key already shredded is never made again: a gold value whose turn was
+    erased stays under the answer's key.
+    """
+    planted: list[tuple[str, str, int]] = []
+    shredded: set[str] = set()
+    if any(isinstance(e, ProbeAsked) for e in events):
+        for r in ledger.read(stream=stream, event_types=["episode_gold", "key_shredded"]):
+            if isinstance(r.event, EpisodeGold):
+                planted += planted_of(r.event)
+            elif isinstance(r.event, KeyShredded):
+                shredded |= set(r.event.key_ids)
+    own = gold_keys(prefix, answer, events, planted)
+    keys = {id(e): _without(own[n], shredded) for n, e in enumerate(events) if n in own}
+    return lambda e: keys.get(id(e), answer)
+
+
+def _without(keys: FieldKeys, shredded: set[str]) -> FieldKeys:
+    """`keys` with every shredded key replaced by the default."""
+    fields = {name: (None if c in shredded else c) if isinstance(c, str)
+              else tuple(None if k in shredded else k for k in c) for name, c in keys.fields.items()}
+    return FieldKeys(keys.default, {n: c for n, c in fields.items() if c is not None})
 
 
 _pattern = functools.lru_cache(maxsize=256)(value_pattern)
@@ -143,7 +172,7 @@ def _file_bytes(path: str) -> bytes:
     return b"".join(blobs)
 
 
-def scan(ledger: Ledger, stream: StreamKey, store: ProjectionStore, rendered: str,
+def scan(ledger: Ledger, stream: StreamKey, store: ProjectionStore, rendered: str | Mapping[StreamKey, str],
          values: set[str], exports: Sequence[Path] = (), *, streams: Sequence[StreamKey] = (),
          ) -> tuple[dict[str, int], tuple[str, ...], int]:
     """Residue per place; the places in order; how many values were too short for the byte scan.
@@ -155,16 +184,37 @@ def scan(ledger: Ledger, stream: StreamKey, store: ProjectionStore, rendered: st
     return residue, tuple(residue), short
 
 
-def scan_detail(ledger: Ledger, stream: StreamKey, store: ProjectionStore, rendered: str,
+def keys_left(ledger: Ledger, streams: Sequence[StreamKey]) -> int:
+    """Keys that the `key_shredded` events of `streams` name and the key store still holds.
+
+    Needs no value: an erasure interrupted before its key rewrite shows here
+    whatever a repeated call no longer knows to look for.
+    """
+    if ledger.keys is None:
+        return 0
+    named = {k for s in streams for r in ledger.read(stream=s, event_types=["key_shredded"])
+             if isinstance(r.event, KeyShredded) for k in r.event.key_ids}
+    return sum(k in ledger.keys for k in named)
+
+
+def scan_detail(ledger: Ledger, stream: StreamKey, store: ProjectionStore, rendered: str | Mapping[StreamKey, str],
                 values: set[str], exports: Sequence[Path] = (), *, streams: Sequence[StreamKey] = (),
                 ) -> tuple[dict[str, int], tuple[str, ...], int]:
-    """`scan`, and the files whose bytes could not be attributed (another stream shows the value)."""
+    """`scan`, and the files whose bytes could not be attributed (another stream shows the value).
+
+    Each stream is a place of its own (its decrypted events, its projection
+    rows, its rendered prompt: `rendered` is the text of `stream`, or the
+    text per stream), so the receipt names every stream it read.
+    """
     subject = tuple(streams) or (stream,)
-    residue = {
-        "ledger events (decrypted)": hits(_personal_texts(ledger, subject), values),
-        "projection tables": hits(_table_texts(store, subject), values),
-        "rendered prompt": hits([rendered], values),
-    }
+    prompts = {stream: rendered} if isinstance(rendered, str) else dict(rendered)
+    residue: dict[str, int] = {}
+    for s in subject:
+        residue[f"events of {s} (decrypted)"] = hits(_personal_texts(ledger, (s,)), values)
+        residue[f"projection rows of {s}"] = hits(_table_texts(store, (s,)), values)
+        if s in prompts:
+            residue[f"rendered prompt of {s}"] = hits([prompts[s]], values)
+    residue["key store (keys named by the erasures of these streams)"] = keys_left(ledger, subject)
     for folder in exports:
         # Parquet pages are compressed: look at the decoded rows, opened with the (now shredded) keys.
         exported = ParquetLedger(folder, keys=ledger.keys, run_id=stream.run_id)

@@ -30,9 +30,9 @@ from gate.validation import describe
 from ledger.events import (
     ContextRendered, Event, IndexCreated, IndexFolded, LlmCalled, SummaryCreated, ToolCalled,
 )
-from ledger.keys import key_path
+from ledger.keys import FieldKeys, key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
-from memory.erasure import ErasureReceipt, mentions, personal_texts, receipt, scan_detail
+from memory.erasure import ErasureReceipt, answer_keys, mentions, receipt, scan_detail
 from memory.cache import HotCache
 from memory.answering import NO_TOOLS, Answer, answer_with_tools, call_backend
 from memory.backends import Backend, Message, make_backend
@@ -49,7 +49,7 @@ from projections.state import EpisodeState
 from projections.tokens import default_tokenizer
 
 
-KeyFor = Callable[[Event], str | None]
+KeyFor = Callable[[Event], str | FieldKeys | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,8 +213,10 @@ class Memory:
 
     def commit(self, events: Sequence[Event]) -> tuple[RecordedEvent, ...]:
         """Append the events of one answer (one transaction, one key) and evolve the live projection."""
-        key = answer_key(self.key_prefix, self.version + 1) if self.state.config.personal_data else None
-        return self._commit(events, key_for=lambda e: key)
+        if not self.state.config.personal_data:
+            return self._commit(events, key_for=lambda e: None)
+        answer = answer_key(self.key_prefix, self.version + 1)
+        return self._commit(events, key_for=answer_keys(self.ledger, self.stream, self.key_prefix, answer, events))
 
     # -- erasure ---------------------------------------------------------------------
 
@@ -264,13 +266,13 @@ class Memory:
                        shared_elsewhere=shared)
 
     def _mentions(self, values: set[str]) -> set[str]:
-        """Keys of every event of this stream whose plaintext contains a value being erased."""
-        sealed = self.ledger.sealed_keys(self.stream)
-        found: set[str] = set()
-        for r in self.ledger.read(stream=self.stream):
-            if any(mentions(t, values) for t in personal_texts(r.event)):
-                found |= sealed.get(r.seq, set())
-        return found
+        """Keys of every sealed value of this stream whose plaintext contains a value being erased.
+
+        Value by value, not event by event: an event may seal its fields under
+        several keys (the episode's gold, each planted fact under its turn's key).
+        """
+        return {key_id for found in self.ledger.sealed_values(self.stream).values() for key_id, envelope in found
+                if mentions(self.ledger.unseal(envelope), values)}
 
     def _finish_shredding(self) -> None:
         """Destroy the keys that `key_shredded` events name, rebuild the projections, refold.

@@ -108,7 +108,9 @@ def test_a_value_the_detector_missed_leaves_no_file_of_the_run_holding_it(run_di
     assert {s.split("/")[1] for s in receipt["streams"]} == {"three_layer", "full_context", "memgpt_style",
                                                              "naive_chain"}
     assert any("#answer:" in k for k in receipt["keys_shredded"])  # the probe whose gold it was
-    for place in ("ledger events (decrypted)", "projection tables", "rendered prompt", "file ledger.duckdb",
+    streams = [f"v/{system}/alice" for system in ("three_layer", "full_context", "memgpt_style", "naive_chain")]
+    for place in (*(f"events of {s} (decrypted)" for s in streams), *(f"projection rows of {s}" for s in streams),
+                  *(f"rendered prompt of {s}" for s in streams), "file ledger.duckdb",
                   "file ledger.projections.duckdb", "file ledger.keys.duckdb",
                   "file probe_predictions.csv (rows of episode alice)", "file report.md (rows of episode alice)",
                   "file episode_logs.jsonl (rows of episode alice)", "file predictions.csv (rows of episode alice)",
@@ -163,7 +165,8 @@ def test_control_an_erasure_that_skips_the_baselines_is_caught(
     receipt = erase_in_run(run_dir / "ledger.duckdb", system="three_layer", episode="alice",
                            legal_basis="GDPR Art. 17", value="Reykjavik")
     assert not receipt.clean
-    assert receipt.residue["ledger events (decrypted)"] > 0 and receipt.residue["rendered prompt"] > 0
+    assert receipt.residue["events of v/full_context/alice (decrypted)"] > 0
+    assert receipt.residue["rendered prompt of v/full_context/alice"] > 0
 
 
 def test_control_the_file_scan_reads_this_episodes_rows(tmp_path: Path) -> None:
