@@ -131,6 +131,8 @@ class Handler(BaseHTTPRequestHandler):
         short = self.responses.get(code, ("error", ""))[0]
         self.log_error("code %d, message %s", code, message)
         self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # what a request line that did not parse is taken for
+            self.request_version = "HTTP/1.0"  # the answer still has a status line and headers
         text = message or short
         if explain and explain not in text:
             text += f": {explain}"
@@ -282,6 +284,7 @@ class BoundedServer(ThreadingHTTPServer):
     """
 
     daemon_threads = True
+    request_queue_size = 128  # connections the kernel holds before they are accepted (listen backlog)
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], *, workers: int = WORKERS,
                  backlog: int = BACKLOG, idle: float = IDLE, max_waiting: int = MAX_WAITING) -> None:
