@@ -96,7 +96,7 @@ QUICK = Sizes(
     turn_lengths=(10, 100, 500), turn_samples=5, sealed_length=100, import_events=20_000, runs=5,
     sql_sizes=(20_000, 100_000), fold_events=10_000, as_of_events=100_000, as_of_queries=25,
     verify_events=20_000, memory_sql_sizes=(20_000, 100_000), memory_fold_sizes=(5_000, 20_000),
-    workers_run=(4, 4, 0.05), serve_run=(4, 24, 100),
+    workers_run=(4, 4, 0.05), serve_run=(3, 16, 60),
 )
 
 

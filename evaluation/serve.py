@@ -15,7 +15,7 @@ something, one that stays silent for `idle` seconds is closed without ever
 holding a thread, a request that waits when every worker is busy and
 `backlog` others already wait is answered 503 at once, and a worker gives
 up on a client that stops sending or reading for `idle` seconds. Every
-error, the ones of the HTTP layer included (400, 414, 501, 505), is a JSON
+error, the ones of the HTTP layer included (400, 414, 431, 501, 505), is a JSON
 body `{"error": ..., "status": ...}`.
 """
 
@@ -195,6 +195,8 @@ class Handler(BaseHTTPRequestHandler):
             answer = self.service.ask(question.name, args)
             created = method == "POST" and isinstance(answer, dict) and answer.get("created")
             self._json(201 if created else 200, answer)
+        except ConnectionError:  # the client went away (or the server is closing): nobody to answer
+            self.close_connection = True
         except Exception as exc:  # every error becomes a JSON answer; the server keeps running
             self._error(exc)
 
@@ -291,6 +293,7 @@ class BoundedServer(ThreadingHTTPServer):
         self.workers, self.backlog, self.idle, self.max_waiting = workers, backlog, idle, max_waiting
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ledgermem-http")
         self._taken = 0  # requests handed to the pool and not finished
+        self._answering: set[socket.socket] = set()  # the connections workers hold now
         self._taken_lock = threading.Lock()
         self._arrivals: queue.SimpleQueue[tuple[socket.socket, Any]] = queue.SimpleQueue()
         self._wake_r, self._wake_w = socket.socketpair()
@@ -373,11 +376,14 @@ class BoundedServer(ThreadingHTTPServer):
             self.shutdown_request(sock)
 
     def _work(self, sock: socket.socket, address: Any) -> None:
+        with self._taken_lock:
+            self._answering.add(sock)
         try:
             self.process_request_thread(sock, address)  # handles it, then closes the connection
         finally:
             with self._taken_lock:
                 self._taken -= 1
+                self._answering.discard(sock)
 
     def _refuse(self, sock: socket.socket) -> None:
         body = json.dumps({"error": f"the server is busy ({self.workers} workers answering, {self.backlog} "
@@ -409,6 +415,12 @@ class BoundedServer(ThreadingHTTPServer):
         if self._watcher.is_alive():
             self._watcher.join(timeout=5)
         self._pool.shutdown(wait=False, cancel_futures=True)
+        with self._taken_lock:  # a worker waiting on a slow client is woken now, not after `idle` seconds
+            for sock in list(self._answering):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
         super().server_close()
         self._wake_r.close()
         self._wake_w.close()

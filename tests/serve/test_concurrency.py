@@ -281,3 +281,27 @@ def test_a_single_run_target_shows_no_absolute_path(runs_dir: Path) -> None:
         assert str(runs_dir) not in body
     finally:
         server.stop()
+
+
+def test_closing_the_server_wakes_a_worker_held_by_a_client_that_stopped_half_way(runs_dir: Path) -> None:
+    server = InProcess(runs_dir, server={"workers": 1, "idle": 600.0})
+    partial = socket.create_connection((HOST, server.server.server_address[1]), timeout=30)
+    try:
+        partial.sendall(b"GET /api/runs HTTP/1.1\r\nHost: x")
+        while not server.server._answering:  # a worker has taken the connection and waits for the rest
+            threading.Event().wait(0.01)
+        server.stop()
+        assert partial.recv(4096) == b""  # closed by the server's close, not after the idle timeout
+    finally:
+        partial.close()
+
+
+@pytest.mark.parametrize(("option", "value"), [("--workers", "0"), ("--workers", "-3"), ("--idle-timeout", "0"),
+                                               ("--time-limit", "-1"), ("--time-limit", "soon")])
+def test_serve_bounds_out_of_range_are_a_one_line_error(runs_dir: Path, option: str, value: str) -> None:
+    from click.testing import CliRunner
+
+    from evaluation.cli import cli
+
+    result = CliRunner().invoke(cli, ["serve", str(runs_dir), "--port", "0", option, value])
+    assert result.exit_code == 2 and option in result.stderr, result.output
