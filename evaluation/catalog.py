@@ -74,6 +74,12 @@ class TimedOut(CatalogError):
     status = 504
 
 
+class Closing(CatalogError):
+    """The catalog was closed while a request was still being answered."""
+
+    status = 503
+
+
 class SnapshotFailed(CatalogError):
     """A run being written could not be copied into a snapshot that opens."""
 
@@ -419,6 +425,8 @@ class Catalog:
                     self._drop(source.path)
 
     def _acquire(self, source: Source) -> _Held:
+        if self._closed.is_set():  # a request still in flight when the server closed opens nothing again
+            raise Closing("the server is shutting down")
         while source.path in self._writing:  # the fact intake writes it: wait for the write to end
             self._changed.wait()
         held = self._held.get(source.path)

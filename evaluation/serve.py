@@ -198,7 +198,10 @@ class Handler(BaseHTTPRequestHandler):
         except ConnectionError:  # the client went away (or the server is closing): nobody to answer
             self.close_connection = True
         except Exception as exc:  # every error becomes a JSON answer; the server keeps running
-            self._error(exc)
+            try:
+                self._error(exc)
+            except ConnectionError:
+                self.close_connection = True
 
     def _authorised(self) -> bool:
         header = self.headers.get("Authorization", "")

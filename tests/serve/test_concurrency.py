@@ -305,3 +305,16 @@ def test_serve_bounds_out_of_range_are_a_one_line_error(runs_dir: Path, option: 
 
     result = CliRunner().invoke(cli, ["serve", str(runs_dir), "--port", "0", option, value])
     assert result.exit_code == 2 and option in result.stderr, result.output
+
+
+def test_a_closed_catalog_opens_no_run_again(runs_dir: Path) -> None:
+    """A request still in flight when the server closes must not reopen a ledger that nothing would close."""
+    from evaluation.catalog import Closing
+
+    catalog = Catalog(runs_dir, hold=60)
+    with catalog.open("small") as view:
+        assert view.ledger.last_seq > 0
+    catalog.close()
+    with pytest.raises(Closing, match="shutting down"), catalog.open("small"):
+        pass
+    assert not catalog._held
