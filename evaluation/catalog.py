@@ -349,6 +349,17 @@ class Catalog:
             return source.path.relative_to(self._folder).as_posix()
         return source.path.name
 
+    def scrub(self, text: str) -> str:
+        """A message as shown to clients: paths relative to the folder served, a snapshot's folder unnamed."""
+        base = self._folder if self._folder is not None else self._fixed[0].path.parent
+        places = {str(base.resolve()) + os.sep: "", str(base) + os.sep: ""}
+        if self.snapshots._root is not None:
+            places[str(self.snapshots._root)] = "<snapshot>"
+        for place in sorted(places, key=len, reverse=True):
+            if place not in ("", os.sep, "." + os.sep):
+                text = text.replace(place, places[place])
+        return text
+
     def served(self) -> list[tuple[str, str, Source]]:
         """(id served, run id recorded in the ledger, source) of every run, in listing order.
 

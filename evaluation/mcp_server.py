@@ -21,7 +21,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO, TextIO
 
-from evaluation.service import BadRequest, Question, Service, TooDeep, error_body, load_json, version
+from evaluation.service import BadRequest, Question, Service, TooDeep, load_json, version
 
 PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")  # newest first
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
@@ -89,7 +89,7 @@ class McpServer:
         try:
             answer, is_error = self.service.ask(str(name), arguments), False
         except Exception as exc:  # a failed question is a tool result the client can read, like an HTTP error
-            answer, is_error = error_body(exc)[1], True
+            answer, is_error = self.service.error(exc)[1], True
         text = json.dumps(answer, ensure_ascii=False)
         return _result(ident, {"content": [{"type": "text", "text": text}], "structuredContent": answer,
                                "isError": is_error})

@@ -36,7 +36,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from evaluation.service import BadRequest, NotFound, Question, Service, error_body, load_json, version
+from evaluation.service import BadRequest, NotFound, Question, Service, load_json, version
 
 HOST = "127.0.0.1"
 MAX_BODY = 64 * 1024
@@ -148,7 +148,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _error(self, exc: BaseException) -> None:
-        status, body = error_body(exc)
+        status, body = self.service.error(exc)
         if status >= 500:
             sys.stderr.write(f"error answering {self.command} {self.path}: {type(exc).__name__}: {exc}\n")
         self._json(status, body)

@@ -434,6 +434,12 @@ class Service:
                 self._answers.popitem(last=False)
         return answer
 
+    def error(self, exc: BaseException) -> tuple[int, dict[str, Any]]:
+        """The status and JSON body of an error, as both transports send it: no path of the machine in it."""
+        status, body = error_body(exc)
+        body["error"] = self.catalog.scrub(str(body["error"]))
+        return status, body
+
     def run_info(self, run_id: str) -> dict[str, Any]:
         source = self.catalog.locate(run_id)
         key = (source.path, signature(source.path), run_id)  # an unchanged run is not opened again

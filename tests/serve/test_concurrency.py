@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+import tempfile
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -318,3 +319,17 @@ def test_a_closed_catalog_opens_no_run_again(runs_dir: Path) -> None:
     with pytest.raises(Closing, match="shutting down"), catalog.open("small"):
         pass
     assert not catalog._held
+
+
+def test_errors_name_no_path_of_the_machine(runs_dir: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "served"
+    copy_run(runs_dir / "small", folder / "small")
+    (folder / "broken").mkdir()
+    (folder / "broken" / "ledger.duckdb").write_bytes(b"not a database" * 100)
+    server = InProcess(folder)
+    try:
+        answer = server.get("/api/runs")
+        assert answer.status_code >= 500 and answer.json()["error"].startswith("broken/ledger.duckdb: "), answer.text
+        assert str(tmp_path) not in answer.text and tempfile.gettempdir() + "/" not in answer.text
+    finally:
+        server.stop()
