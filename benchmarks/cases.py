@@ -20,7 +20,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from benchmarks import synth, throughput
+from benchmarks import serve_load, synth, throughput
 from benchmarks.breakdown import breakdown, planning_and_operators
 from benchmarks.measure import Case, Progress, timed
 from benchmarks.profiles import profile
@@ -51,10 +51,11 @@ CASE_IDS: tuple[str, ...] = (
     "replay_memory_sql_large",
     "replay_memory_fold",
     "run_workers",
+    "serve_concurrency",
 )
 FAMILIES: tuple[str, ...] = (
     "turn_overhead", "bulk_import", "rebuild_sql", "rebuild_fold", "as_of", "verify", "replay_memory",
-    "run_workers",
+    "run_workers", "serve_concurrency",
 )
 TURN_MS_TARGET = 2.0
 TURN_GROWTH_LIMIT = 1.25  # median at the longest length over median at the shortest
@@ -83,6 +84,7 @@ class Sizes:
     memory_sql_sizes: tuple[int, int]
     memory_fold_sizes: tuple[int, int]
     workers_run: tuple[int, int, float] = (16, 6, 0.2)  # episodes, turns each, model latency (s) per call
+    serve_run: tuple[int, int, int] = (8, 48, 300)  # episodes, turns each, /values requests per measure
 
 
 FULL = Sizes(
@@ -94,7 +96,7 @@ QUICK = Sizes(
     turn_lengths=(10, 100, 500), turn_samples=5, sealed_length=100, import_events=20_000, runs=5,
     sql_sizes=(20_000, 100_000), fold_events=10_000, as_of_events=100_000, as_of_queries=25,
     verify_events=20_000, memory_sql_sizes=(20_000, 100_000), memory_fold_sizes=(5_000, 20_000),
-    workers_run=(4, 4, 0.05),
+    workers_run=(4, 4, 0.05), serve_run=(3, 16, 60),
 )
 
 
@@ -615,6 +617,12 @@ def run_workers(ctx: Context) -> list[Case]:
                                   latency_s=latency, runs=ctx.sizes.runs)]
 
 
+def serve_concurrency(ctx: Context) -> list[Case]:
+    episodes, turns, samples = ctx.sizes.serve_run
+    return [serve_load.serve_concurrency(ctx.fresh("serve_concurrency"), ctx.log, episodes=episodes, turns=turns,
+                                         samples=samples)]
+
+
 RUNNERS: dict[str, Callable[[Context], list[Case]]] = {
     "turn_overhead": turn_overhead,
     "bulk_import": bulk_import,
@@ -624,4 +632,5 @@ RUNNERS: dict[str, Callable[[Context], list[Case]]] = {
     "as_of": as_of_case,
     "verify": verify_case,
     "run_workers": run_workers,
+    "serve_concurrency": serve_concurrency,
 }

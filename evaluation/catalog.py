@@ -22,6 +22,8 @@ only when its manifest changes.
 
 from __future__ import annotations
 
+import contextvars
+import copy
 import os
 import shutil
 import tempfile
@@ -29,8 +31,8 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from contextlib import ExitStack, contextmanager, nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -43,6 +45,10 @@ from projections.errors import ProjectionsBehind
 from projections.materialise import ProjectionStore, projection_path, rebuild_file
 
 Signature = tuple[tuple[int, int], ...]
+#: Joins a run id and the folder of its ledger in the id of a run whose id another ledger served also holds.
+QUALIFIER = "@"
+#: Cursor pairs kept per open run for the next requests.
+POOL = 8
 
 
 class CatalogError(LedgermemError):
@@ -61,6 +67,18 @@ class RunBusy(CatalogError):
     """The run cannot be written now (its writer holds it) or at all (an export)."""
 
     status = 409
+
+
+class TimedOut(CatalogError):
+    """A request ran past its time limit; its queries were interrupted."""
+
+    status = 504
+
+
+class Closing(CatalogError):
+    """The catalog was closed while a request was still being answered."""
+
+    status = 503
 
 
 class SnapshotFailed(CatalogError):
@@ -99,6 +117,67 @@ def signature(path: Path) -> Signature:
         except FileNotFoundError:
             out.append((-1, -1))
     return tuple(out)
+
+
+class Deadline:
+    """The time limit of one request: once it passes, every cursor the request queries through is interrupted.
+
+    DuckDB stops a running query when its connection is interrupted; work in
+    Python between queries is not stopped, so the cursors are interrupted
+    again every `REPEAT` seconds until the request ends, and the catalog
+    refuses to open a run for it.
+    """
+
+    REPEAT = 0.02
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expired = False
+        self._cursors: list[duckdb.DuckDBPyConnection] = []
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._timer.cancel()
+
+    def _expire(self) -> None:
+        self.expired = True
+        while True:
+            with self._lock:
+                for cursor in self._cursors:
+                    try:
+                        cursor.interrupt()
+                    except duckdb.Error:
+                        pass
+            if self._done.wait(self.REPEAT):
+                return
+
+    @contextmanager
+    def watch(self, *cursors: duckdb.DuckDBPyConnection) -> Iterator[None]:
+        self.check()
+        with self._lock:
+            self._cursors.extend(cursors)
+        try:
+            yield
+        finally:
+            with self._lock:
+                for cursor in cursors:
+                    self._cursors.remove(cursor)
+
+    def check(self) -> None:
+        if self.expired:
+            raise TimedOut(f"the request ran past its time limit of {self.seconds:g} s and was stopped")
+
+
+#: The deadline of the request the current thread answers (None: no limit).
+DEADLINE: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar("ledgermem_deadline", default=None)
 
 
 @dataclass(slots=True)
@@ -178,6 +257,33 @@ class _Held:
     used: float
     users: int = 0
     sig: Signature = ()  # an export's manifest when it was opened
+    pool: list[tuple[duckdb.DuckDBPyConnection, duckdb.DuckDBPyConnection]] = field(default_factory=list)
+    search_path: str = ""
+    retired: bool = False  # replaced or dropped while in use: closed when its last request ends
+
+    def cursors(self) -> tuple[duckdb.DuckDBPyConnection, duckdb.DuckDBPyConnection]:
+        """A new (ledger, projections) cursor pair for one request, set up as `open_run` set up the connection."""
+        ledger = self.ledger.conn.cursor()
+        try:
+            if self.search_path:  # a session setting: a cursor does not inherit it
+                quoted = self.search_path.replace("'", "''")
+                ledger.execute(f"SET search_path = '{quoted}'")
+            same = self.projections.conn is self.ledger.conn
+            return ledger, ledger if same else self.projections.conn.cursor()
+        except BaseException:
+            ledger.close()
+            raise
+
+    def close(self) -> None:
+        for pair in self.pool:
+            _close_pair(pair)
+        self.pool.clear()
+        self.stack.close()
+
+
+def _close_pair(pair: tuple[duckdb.DuckDBPyConnection, duckdb.DuckDBPyConnection]) -> None:
+    for cursor in {id(c): c for c in pair}.values():
+        cursor.close()
 
 
 class Catalog:
@@ -206,6 +312,8 @@ class Catalog:
         self._held: dict[Path, _Held] = {}
         self._run_ids: dict[Path, tuple[Signature, list[str]]] = {}
         self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)  # a request ended, or a write did
+        self._writing: set[Path] = set()
         self._closed = threading.Event()
         self._reaper = threading.Thread(target=self._reap, name="ledgermem-catalog-reaper", daemon=True)
         self._reaper.start()
@@ -232,19 +340,84 @@ class Catalog:
         self._run_ids[source.path] = (sig, ids)
         return ids
 
+    def folder_of(self, source: Source) -> str:
+        """The name of the folder that holds a source: the run folder of a ledger, an export's own folder."""
+        return source.path.name if source.kind == "parquet" else source.path.parent.name
+
+    def shown_path(self, source: Source) -> str:
+        """A source's path as shown to clients: relative to the folder served, never absolute."""
+        if self._folder is not None:
+            return source.path.relative_to(self._folder).as_posix()
+        return source.path.name
+
+    def scrub(self, text: str) -> str:
+        """A message as shown to clients: paths relative to the folder served, a snapshot's folder unnamed."""
+        base = self._folder if self._folder is not None else self._fixed[0].path.parent
+        places = {str(base.resolve()) + os.sep: "", str(base) + os.sep: ""}
+        if self.snapshots._root is not None:
+            places[str(self.snapshots._root)] = "<snapshot>"
+        for place in sorted(places, key=len, reverse=True):
+            if place not in ("", os.sep, "." + os.sep):
+                text = text.replace(place, places[place])
+        return text
+
+    def served(self) -> list[tuple[str, str, Source]]:
+        """(id served, run id recorded in the ledger, source) of every run, in listing order.
+
+        A run id held by one source is served as itself. When ledgers in the
+        folder hold the same run id (an imported copy beside the original,
+        say), the one in the folder named after the run keeps the plain id
+        and each other is served as `<run id>@<folder>`; that qualified id
+        is accepted for every run, so a link to a copy stays valid.
+        """
+        pairs = [(rid, source) for source in self.sources() for rid in self.run_ids(source)]
+        count: dict[str, int] = {}
+        for rid, _ in pairs:
+            count[rid] = count.get(rid, 0) + 1
+        out = []
+        for rid, source in pairs:
+            plain = count[rid] == 1 or self.folder_of(source) == rid
+            out.append((rid if plain else f"{rid}{QUALIFIER}{self.folder_of(source)}", rid, source))
+        return out
+
+    def resolve(self, run_id: str) -> tuple[Source, str]:
+        """The source of a served run id and the run id recorded in it."""
+        served = self.served()
+        for sid, rid, source in served:
+            if sid == run_id:
+                return source, rid
+        for _, rid, source in served:
+            if f"{rid}{QUALIFIER}{self.folder_of(source)}" == run_id:
+                return source, rid
+        listed = ", ".join(sid for sid, _, _ in served[:20]) + (" ..." if len(served) > 20 else "")
+        raise UnknownRun(f"unknown run {run_id!r}; runs served: {listed or 'none'}")
+
     def locate(self, run_id: str) -> Source:
-        holders = [s for s in self.sources() if run_id in self.run_ids(s)]
-        if not holders:
-            known = sorted({r for s in self.sources() for r in self.run_ids(s)})
-            listed = ", ".join(known[:20]) + (" ..." if len(known) > 20 else "")
-            raise UnknownRun(f"unknown run {run_id!r}; runs served: {listed or 'none'}")
-        return holders[0]
+        return self.resolve(run_id)[0]
 
     @contextmanager
     def open(self, run_id: str) -> Iterator[RunView]:
-        source = self.locate(run_id)
+        """The run for one request, with cursors of its own: requests on other threads query at the same time."""
+        source, recorded = self.resolve(run_id)
+        deadline = DEADLINE.get()
+        if deadline is not None:
+            deadline.check()
         with self._use(source) as held:
-            yield RunView(run_id, source, held.ledger, held.projections, held.live)
+            with self._lock:
+                pair = held.pool.pop() if held.pool else None
+            if pair is None:
+                pair = held.cursors()  # outside the lock: a cursor is set up with a query of its own
+            ledger, projections = copy.copy(held.ledger), copy.copy(held.projections)
+            ledger.conn, projections.conn = pair
+            try:
+                with deadline.watch(*{id(c): c for c in pair}.values()) if deadline else nullcontext():
+                    yield RunView(recorded, source, ledger, projections, held.live)
+            finally:
+                with self._lock:
+                    if held.retired or len(held.pool) >= POOL:
+                        _close_pair(pair)
+                    else:
+                        held.pool.append(pair)
 
     @contextmanager
     def _use(self, source: Source) -> Iterator[_Held]:
@@ -257,10 +430,17 @@ class Catalog:
             with self._lock:
                 held.users -= 1
                 held.used = time.monotonic()
-                if self.hold <= 0 and source.kind == "duckdb" and held.users == 0:
+                self._changed.notify_all()
+                if held.retired and held.users == 0:
+                    held.close()
+                elif self.hold <= 0 and source.kind == "duckdb" and held.users == 0:
                     self._drop(source.path)
 
     def _acquire(self, source: Source) -> _Held:
+        if self._closed.is_set():  # a request still in flight when the server closed opens nothing again
+            raise Closing("the server is shutting down")
+        while source.path in self._writing:  # the fact intake writes it: wait for the write to end
+            self._changed.wait()
         held = self._held.get(source.path)
         if source.kind == "parquet":  # kept while its manifest is the same: folding its projections is costly
             sig = signature(source.path / MANIFEST)
@@ -277,10 +457,10 @@ class Catalog:
             fresh = self._open(source.path, live=False)
         except (LedgerLocked, FileNotFoundError, ProjectionsBehind) as exc:  # served from a private, whole copy
             live = isinstance(exc, LedgerLocked)
-            copy = self.snapshots.ledger_for(source.path)
-            if held is not None and held.opened == copy:
+            snapshot = self.snapshots.ledger_for(source.path)
+            if held is not None and held.opened == snapshot:
                 return held
-            fresh = self._open(copy, live=live)
+            fresh = self._open(snapshot, live=live)
         if held is not None:
             self._drop(source.path)
         self._held[source.path] = fresh
@@ -293,12 +473,17 @@ class Catalog:
         except BaseException:
             stack.close()
             raise
-        return _Held(stack, ledger, projections, live, path, time.monotonic())
+        found = ledger.conn.execute("SELECT current_setting('search_path')").fetchone()
+        return _Held(stack, ledger, projections, live, path, time.monotonic(),
+                     search_path=str(found[0]) if found and found[0] else "")
 
     def _drop(self, path: Path) -> None:
+        """Forget a run opened; its files are closed now, or when the last request using them ends."""
         held = self._held.pop(path, None)
         if held is not None:
-            held.stack.close()
+            held.retired = True
+            if held.users == 0:
+                held.close()
 
     def _reap(self) -> None:
         while not self._closed.wait(0.25):
@@ -310,12 +495,24 @@ class Catalog:
 
     @contextmanager
     def open_for_writing(self, run_id: str) -> Iterator[tuple[Ledger, ProjectionStore]]:
-        """The run's ledger and projections opened for writing (the fact intake); refused while another writes."""
+        """The run's ledger and projections opened for writing (the fact intake); refused while another writes.
+
+        Requests for this run wait while it is written; the ones already
+        reading it finish first (our own read-only hold would keep the
+        writer out). Other runs are answered meanwhile.
+        """
         source = self.locate(run_id)
         if source.kind == "parquet":
             raise RunBusy(f"run {run_id!r} is served from a Parquet export, which is read-only")
-        with self._lock:
-            self._drop(source.path)  # our own read-only hold would keep the writer out
+        with self._changed:
+            while source.path in self._writing:
+                self._changed.wait()
+            self._writing.add(source.path)
+            held = self._held.get(source.path)
+            self._drop(source.path)
+            while held is not None and held.users > 0:
+                self._changed.wait()
+        try:
             try:
                 ledger = Ledger(source.path, create=False)
             except LedgerLocked as exc:
@@ -327,6 +524,10 @@ class Catalog:
             finally:
                 ledger.close()
             self._run_ids.pop(source.path, None)
+        finally:
+            with self._changed:
+                self._writing.discard(source.path)
+                self._changed.notify_all()
 
     def close(self) -> None:
         self._closed.set()

@@ -12,7 +12,10 @@ import click
 
 from evaluation.catalog import Catalog
 from evaluation.errors import EvaluationError
-from evaluation.service import Service
+from evaluation.service import TIME_LIMIT, Service
+
+SWITCH_INTERVAL = 0.001
+WORKERS, IDLE = 8, 30.0  # as evaluation.serve (not imported here: `mcp` does not need the HTTP server)
 
 
 class ServeError(EvaluationError):
@@ -49,9 +52,16 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
     @click.option("--intake-backend", default="heuristic", show_default=True,
                   help="Summarizer backend of the fact intake (as for `run`).")
     @click.option("--quiet", is_flag=True, help="Do not log requests on stderr.")
+    @click.option("--workers", type=click.IntRange(1, 256), default=WORKERS, show_default=True,
+                  help="Threads answering requests; more requests wait (up to a backlog) or get 503.")
+    @click.option("--idle-timeout", type=click.FloatRange(min=0.1, max=3600), default=IDLE, show_default=True,
+                  help="Seconds a client may stay silent before its connection is closed.")
+    @click.option("--time-limit", type=click.FloatRange(min=0.1, max=86400), default=TIME_LIMIT,
+                  show_default=True, help="Seconds a read may take; past it its queries stop and it answers 504.")
     @guard
     def serve_cmd(target: str, runs_dir: str, keys: Path | None, refresh: float, hold: float, port: int,
-                  token: str | None, intake: bool, intake_backend: str, quiet: bool) -> None:
+                  token: str | None, intake: bool, intake_backend: str, quiet: bool, workers: int,
+                  idle_timeout: float, time_limit: float) -> None:
         """Serve runs over read-only HTTP JSON on 127.0.0.1, with the run explorer at /.
 
         RUN_OR_DIR is a run id (under --runs-dir), a ledger file, a run
@@ -67,14 +77,17 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
         from evaluation.serve import make_server
 
         catalog = Catalog(target, runs_dir=Path(runs_dir), keys=keys, refresh=refresh, hold=hold)
-        service = Service(catalog, intake=intake, intake_backend=intake_backend)
+        service = Service(catalog, intake=intake, intake_backend=intake_backend, time_limit=time_limit)
         try:
-            server = make_server(service, port, token=token, quiet=quiet)
+            server = make_server(service, port, token=token, quiet=quiet, workers=workers, idle=idle_timeout)
         except OSError as exc:
             catalog.close()
             raise ServeError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; choose another --port "
                              "(0 picks a free one)") from exc
         _stop_on_sigterm()
+        # A thread that waits for the interpreter (a short read behind an audit folding events in Python) gets
+        # it after 1 ms instead of the default 5: short answers stay short while a long one runs.
+        sys.setswitchinterval(SWITCH_INTERVAL)
         bound = server.server_address[1]
         runs = sum(len(catalog.run_ids(s)) for s in catalog.sources())
         extras = ", bearer token required" if token else ""

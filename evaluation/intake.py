@@ -25,11 +25,12 @@ from projections.tokens import default_tokenizer
 
 
 def intake(catalog: Catalog, args: dict[str, Any], *, backend: str = "heuristic") -> Any:
-    run_id, system, episode = args["run"], args["system"], args["episode"]
+    served, system, episode = args["run"], args["system"], args["episode"]
+    run_id = catalog.resolve(served)[1]  # the run id recorded in the ledger (a copy is served as run@folder)
     if system != "three_layer":
         raise NotFound(f"facts are taken in by the three_layer memory only, not by {system!r}", "system")
     stream = StreamKey(run_id, system, episode)
-    with catalog.open_for_writing(run_id) as (ledger, projections):
+    with catalog.open_for_writing(served) as (ledger, projections):
         projections.catch_up(ledger)  # the audit below reads every stream's projections, not only this one's
         if stream not in dict(ledger.streams(run_id)) and args["after_turn"] != 0:
             raise NotFound(f"run {run_id!r} has no episode {episode!r}; a new episode starts with after_turn=0",

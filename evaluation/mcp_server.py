@@ -7,21 +7,30 @@ same parameters as its HTTP route; a call answers with the same JSON the
 HTTP API gives, as `structuredContent` and as the text of its content.
 A question that fails (unknown run, bad parameter) is a tool result with
 `isError: true` and the same error body as HTTP; an unknown tool or
-malformed arguments object is a JSON-RPC error. Nothing is written to
-stdout but protocol messages; diagnostics go to stderr.
+malformed arguments object is a JSON-RPC error. A line that is not JSON,
+not UTF-8, longer than `MAX_LINE` bytes or nested deeper than the service
+takes is answered with a parse or invalid-request error, and the server
+reads the next line. Nothing is written to stdout but protocol messages;
+diagnostics go to stderr.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
-from typing import Any, TextIO
+from collections.abc import Iterable, Iterator
+from typing import Any, BinaryIO, TextIO
 
-from evaluation.service import Question, Service, error_body, version
+from evaluation.service import BadRequest, Question, Service, TooDeep, load_json, version
 
 PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")  # newest first
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+INTERNAL_ERROR = -32603
+MAX_LINE = 1024 * 1024  # bytes of one message
+
+
+class TooLong(str):
+    """Stands for a line longer than MAX_LINE, read to its end and dropped."""
 
 
 def tool(question: Question) -> dict[str, Any]:
@@ -80,24 +89,43 @@ class McpServer:
         try:
             answer, is_error = self.service.ask(str(name), arguments), False
         except Exception as exc:  # a failed question is a tool result the client can read, like an HTTP error
-            answer, is_error = error_body(exc)[1], True
+            answer, is_error = self.service.error(exc)[1], True
         text = json.dumps(answer, ensure_ascii=False)
         return _result(ident, {"content": [{"type": "text", "text": text}], "structuredContent": answer,
                                "isError": is_error})
 
     def serve(self, lines: Iterable[str], out: TextIO) -> None:
         for line in lines:
-            if not line.strip():
+            if isinstance(line, TooLong):
+                response: dict[str, Any] | None = _error(None, PARSE_ERROR, f"parse error: a message is at most "
+                                                                           f"{MAX_LINE} bytes")
+            elif not line.strip():
                 continue
-            try:
-                message = json.loads(line)
-            except json.JSONDecodeError as exc:
-                response: dict[str, Any] | None = _error(None, PARSE_ERROR, f"parse error: {exc}")
             else:
-                response = self.handle(message)
+                response = self.answer(line)
             if response is not None:
-                out.write(json.dumps(response, ensure_ascii=False) + "\n")
+                try:
+                    text = json.dumps(response, ensure_ascii=False)
+                    text.encode("utf-8")
+                except UnicodeEncodeError:  # never a crash on text that is not UTF-8: send it escaped
+                    text = json.dumps(response, ensure_ascii=True)
+                out.write(text + "\n")
                 out.flush()
+
+    def answer(self, line: str) -> dict[str, Any] | None:
+        """The response to one line: a parse error for one that is not JSON, never an exception."""
+        try:
+            message = load_json(line, "the message")
+        except BadRequest as exc:
+            code = INVALID_REQUEST if isinstance(exc, TooDeep) else PARSE_ERROR
+            return _error(None, code, f"parse error: {exc}" if code == PARSE_ERROR else str(exc))
+        try:
+            return self.handle(message)
+        except Exception as exc:  # a bug answering one message must not end the session
+            sys.stderr.write(f"error answering a message: {type(exc).__name__}: {exc}\n")
+            ident = message.get("id") if isinstance(message, dict) else None
+            return _error(ident if isinstance(ident, (str, int)) else None, INTERNAL_ERROR,
+                          f"internal error: {type(exc).__name__}")
 
 
 def _result(ident: Any, result: dict[str, Any]) -> dict[str, Any]:
@@ -108,6 +136,21 @@ def _error(ident: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
 
 
+def read_lines(stream: BinaryIO, limit: int = MAX_LINE) -> Iterator[str]:
+    """The lines of a byte stream as text: bytes that are not UTF-8 become lone surrogates (refused later), and a
+    line longer than `limit` is read to its end and given as `TooLong`."""
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = stream.readline(limit + 1)
+            yield TooLong()
+            continue
+        yield line.decode("utf-8", "surrogateescape")
+
+
 def run_stdio(service: Service) -> None:
     """Serve until stdin closes."""
-    McpServer(service).serve(sys.stdin, sys.stdout)
+    McpServer(service).serve(read_lines(sys.stdin.buffer), sys.stdout)

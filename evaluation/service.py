@@ -6,11 +6,14 @@ bounds (`evaluation.questions`), and the function that answers it.
 `Service.ask(name, arguments)` validates the arguments, opens the run for
 the length of the answer, and returns plain JSON data; both transports
 serialise that same value, so they cannot give different answers to the
-same question.
+same question. Questions are answered concurrently (each request queries
+through cursors of its own, see `evaluation.catalog`), each within the
+service's time limit (504 past it).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections import OrderedDict
@@ -20,7 +23,7 @@ from importlib import metadata, resources
 from typing import Any
 
 from evaluation import intake as fact_intake
-from evaluation.catalog import Catalog, RunView, signature
+from evaluation.catalog import DEADLINE, Catalog, Deadline, RunView, signature
 from evaluation.probe_view import probe_detail, probe_rows
 from evaluation.questions import (
     EP, PAGE, RUN, SEQ, SLOT, TURN, Arguments, AuditFailed, BadRequest, Conflict, NotFound, Param, Question,
@@ -34,6 +37,52 @@ from temporal import Episode, as_of, blame, diff, fact_history, install, manifes
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+#: Nesting of arrays and objects a request may have: a question takes a flat object.
+MAX_DEPTH = 32
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class TooDeep(BadRequest):
+    """JSON nested deeper than MAX_DEPTH."""
+
+
+def load_json(text: str, where: str) -> Any:
+    """A request's JSON text as data, or BadRequest naming `where`: not JSON, nested too deeply, not Unicode.
+
+    The depth is counted before parsing (a deep enough text would exhaust
+    the parser's stack), and a lone surrogate (`"\\ud800"`, or a byte that
+    is not UTF-8 decoded with surrogateescape) is refused in keys and values
+    alike: it cannot be stored, logged or answered back as UTF-8.
+    """
+    depth = deepest = 0
+    for ch in re.sub(r"[^\[\]{}]", "", _STRING.sub("", text)):
+        depth += 1 if ch in "[{" else -1
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            raise TooDeep(f"{where} is nested more than {MAX_DEPTH} levels deep")
+    if _SURROGATE.search(text):
+        raise BadRequest(f"{where} is not valid UTF-8 text (a byte that is not UTF-8, or a lone surrogate)")
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise BadRequest(f"{where} is not JSON: {exc}") from None
+    _no_surrogates(data, where)
+    return data
+
+
+def _no_surrogates(value: Any, where: str) -> None:
+    if isinstance(value, str) and _SURROGATE.search(value):
+        raise BadRequest(f"{where} holds a lone surrogate ({_SURROGATE.search(value).group()!a}): "  # type: ignore[union-attr]
+                         "not valid Unicode text")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _no_surrogates(k, where)
+            _no_surrogates(v, where)
+    elif isinstance(value, list):
+        for v in value:
+            _no_surrogates(v, where)
 
 
 def version() -> str:
@@ -111,7 +160,7 @@ def need_slot(view: RunView, ep: Episode, slot: str) -> None:
 
 
 def list_runs(svc: Service, args: Arguments) -> Any:
-    runs = [svc.run_info(r) for s in svc.catalog.sources() for r in svc.catalog.run_ids(s)]
+    runs = [svc.run_info(served) for served, _, _ in svc.catalog.served()]
     return page(runs, args)
 
 
@@ -322,12 +371,23 @@ REMEMBERED = frozenset({"audit", "erasures", "list_probes", "probe"})
 REMEMBER = 64
 
 
-class Service:
-    """Answers questions about the runs of a catalog, one question at a time (a DuckDB connection is not shared)."""
+#: Seconds a question may take before its queries are interrupted and it answers 504.
+TIME_LIMIT = 60.0
 
-    def __init__(self, catalog: Catalog, *, intake: bool = False, intake_backend: str = "heuristic") -> None:
+
+class Service:
+    """Answers questions about the runs of a catalog, on any number of threads at once.
+
+    No lock is held while a question is answered: each request reads the
+    run through cursors of its own. The lock here only guards the memory
+    of answers (`REMEMBERED`) and of run summaries.
+    """
+
+    def __init__(self, catalog: Catalog, *, intake: bool = False, intake_backend: str = "heuristic",
+                 time_limit: float | None = TIME_LIMIT) -> None:
         self.catalog, self.intake_enabled, self.intake_backend = catalog, intake, intake_backend
-        self._lock = threading.Lock()
+        self.time_limit = time_limit
+        self._lock = threading.Lock()  # around the two dictionaries below, never around an answer
         self._infos: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._answers: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 
@@ -340,32 +400,62 @@ class Service:
         if question is None:
             raise NotFound(f"no question {name!r}; questions: {', '.join(BY_NAME)}")
         args = question.validate(arguments)
+        if self.time_limit is None or question.method != "GET":  # a write is never cut half way
+            return self._answer(question, args)
+        with Deadline(self.time_limit) as deadline:
+            token = DEADLINE.set(deadline)
+            try:
+                answer = self._answer(question, args)
+            except Exception:
+                deadline.check()  # an interrupted query: the time limit is the reason to give
+                raise
+            finally:
+                DEADLINE.reset(token)
+            deadline.check()
+            return answer
+
+    def _answer(self, question: Question, args: Arguments) -> Any:
+        if question.name not in REMEMBERED:
+            return jsonable(question.answer(self, args))
+        # A run whose files have not changed gives the same answer: the costly ones are remembered.
+        source = self.catalog.locate(args["run"])
+        now = signature(source.path)
+        key = (question.name, source.path, now, tuple(sorted(args.items())))
         with self._lock:
-            if name not in REMEMBERED:
-                return jsonable(question.answer(self, args))
-            # A run whose files have not changed gives the same answer: the costly ones are remembered.
-            source = self.catalog.locate(args["run"])
-            now = signature(source.path)
-            key = (name, source.path, now, tuple(sorted(args.items())))
             for old in [k for k in self._answers if k[1] == source.path and k[2] != now]:
                 del self._answers[old]  # the run changed (an erasure, say): nothing of the old files is kept
             if key in self._answers:
                 self._answers.move_to_end(key)
                 return self._answers[key]
-            answer = self._answers[key] = jsonable(question.answer(self, args))
+        answer = jsonable(question.answer(self, args))  # two requests may both compute it: the same answer
+        with self._lock:
+            self._answers[key] = answer
             while len(self._answers) > REMEMBER:
                 self._answers.popitem(last=False)
-            return answer
+        return answer
+
+    def error(self, exc: BaseException) -> tuple[int, dict[str, Any]]:
+        """The status and JSON body of an error, as both transports send it: no path of the machine in it."""
+        status, body = error_body(exc)
+        body["error"] = self.catalog.scrub(str(body["error"]))
+        return status, body
 
     def run_info(self, run_id: str) -> dict[str, Any]:
         source = self.catalog.locate(run_id)
         key = (source.path, signature(source.path), run_id)  # an unchanged run is not opened again
-        if key not in self._infos:
-            with self.catalog.open(run_id) as view:
-                summary = rows(view, "run_summary", {"run": run_id})[0]
-                self._infos[key] = {"run_id": run_id, "source": str(source.path), "format": source.kind,
-                                    "live": view.live, "sealed": view.ledger.keys is not None, **summary}
-        return self._infos[key]
+        with self._lock:
+            known = self._infos.get(key)
+        if known is not None:
+            return known
+        with self.catalog.open(run_id) as view:
+            summary = rows(view, "run_summary", {"run": view.run_id})[0]
+            info = {"run_id": run_id, "source": self.catalog.shown_path(source), "format": source.kind,
+                    "live": view.live, "sealed": view.ledger.keys is not None, **summary}
+        if view.run_id != run_id:
+            info["recorded_run_id"] = view.run_id  # a copy beside the original: served as run@folder
+        with self._lock:
+            self._infos[key] = info
+        return info
 
     def intake(self, args: Arguments) -> Any:
         if not self.intake_enabled:
@@ -373,5 +463,5 @@ class Service:
         return fact_intake.intake(self.catalog, args, backend=self.intake_backend)
 
 
-__all__ = ["BY_NAME", "QUESTIONS", "AuditFailed", "BadRequest", "Conflict", "NotFound", "Param", "Question", "Service",
-           "ServiceError", "Unavailable", "error_body", "version"]
+__all__ = ["BY_NAME", "MAX_DEPTH", "QUESTIONS", "TIME_LIMIT", "AuditFailed", "BadRequest", "Conflict", "NotFound", "Param", "Question", "Service",
+           "ServiceError", "Unavailable", "error_body", "load_json", "version"]

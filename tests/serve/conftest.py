@@ -237,13 +237,15 @@ def served(runs_dir: Path) -> Iterator[Served]:
 class InProcess:
     """The HTTP server of `evaluation.serve` on a thread of this process: for tests of one option."""
 
-    def __init__(self, target: Path, *, token: str | None = None, **catalog: Any) -> None:
+    def __init__(self, target: Path, *, token: str | None = None, service: dict[str, Any] | None = None,
+                 server: dict[str, Any] | None = None, **catalog: Any) -> None:
         from evaluation.catalog import Catalog
         from evaluation.serve import make_server
         from evaluation.service import Service
 
         self.catalog = Catalog(target, **catalog)
-        self.server = make_server(Service(self.catalog), 0, token=token, quiet=True)
+        self.service = Service(self.catalog, **(service or {}))
+        self.server = make_server(self.service, 0, token=token, quiet=True, **(server or {}))
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
