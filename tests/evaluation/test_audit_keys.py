@@ -18,6 +18,7 @@ from click.testing import CliRunner, Result
 
 from evaluation.cli import cli
 from gate.invariants import NEEDS_VALUES
+from ledger.store import Ledger
 
 
 def invoke(*args: str, cwd: Path) -> Result:
@@ -69,8 +70,11 @@ def test_a_deleted_key_store_leaves_the_checks_of_values_not_checked(run: Path) 
 
 
 def test_a_key_removed_from_the_store_without_an_erasure_is_named(run: Path) -> None:
+    with Ledger(run / "ledger.duckdb", read_only=True) as ledger:  # a key a sealed value really names
+        named = min(k for stream, _ in ledger.streams() for ids in ledger.sealed_keys(stream).values() for k in ids)
     with duckdb.connect(str(run / "ledger.keys.duckdb")) as conn:
-        conn.execute("DELETE FROM keys WHERE key_id = (SELECT min(key_id) FROM keys)")
+        conn.execute("DELETE FROM keys WHERE key_id = ?", [named])
+        assert conn.execute("SELECT count(*) FROM keys WHERE key_id = ?", [named]).fetchone() == (0,)
     result = invoke("audit", "p", "--json", cwd=run.parents[1])
     reason = str(_checks(result)["I1"]["not_checked"])
     assert result.exit_code == 1 and "the key store" in reason and "1 key(s) named by sealed values" in reason
