@@ -52,6 +52,7 @@ def _show(merged: MergeResult, out: Any, table: Callable[[dict[str, dict[str, An
     out.print(table(merged.metrics, f"run {merged.run_id} ({merged.shards} shards merged)"))
     out.print(f"ledger: {merged.ledger_path} ({merged.events} events, {merged.streams} streams; "
               f"shards under {merged.ledger_path.parent / 'shards'})")
+    out.print(f"checkpoint: {merged.checkpoint}", markup=False)
 
 
 def register(cli: click.Group, out: Any, guard: Callable[[Any], Any],

@@ -43,6 +43,7 @@ from evaluation.errors import EvaluationError, MergeRefused, RunExists
 from evaluation.names import validate_run_id
 from evaluation.metrics import compute_metrics, outcomes_from_ledger, without_timing
 from evaluation.outputs import write_outputs
+from ledger.checkpoint import checkpoint_path, sign_finished_run
 from ledger.events import RunFinished, RunStarted
 from ledger.keys import KeyStore, key_path
 from ledger.schema import GENESIS_HASH, canonical_bytes, canonical_json, chain_hash, events_arrow_schema
@@ -113,6 +114,7 @@ class MergeResult:
     events: int
     streams: int
     metrics: dict[str, dict[str, Any]]
+    checkpoint: str = ""  # what signing the merged ledger's head did (`ledger.checkpoint.sign_finished_run`)
 
 
 def _read_shard(index: int, path: Path) -> tuple[str, _Shard]:
@@ -301,7 +303,12 @@ def merge_shards(shard_paths: Sequence[Path], target: Path, *, overwrite: bool =
         for leftover in leftovers:
             for path in (leftover, Path(f"{leftover}.wal")):
                 path.unlink(missing_ok=True)
+    # The checkpoints of a ledger this merge replaced vouch for events that are gone with it (as `run --force`
+    # removes the run folder); the merged ledger gets its own.
+    checkpoint_path(target).unlink(missing_ok=True)
     with Ledger(target, read_only=True) as ledger:
         rebuild_file(ledger, projection_path(target))
+        signed = sign_finished_run(ledger)
     write_outputs(target, run_id)
-    return MergeResult(run_id, target, len(shards), events, sum(len(s.streams) for s in shards) + 1, metrics)
+    return MergeResult(run_id, target, len(shards), events, sum(len(s.streams) for s in shards) + 1, metrics,
+                       signed)

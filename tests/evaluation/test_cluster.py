@@ -135,6 +135,20 @@ def test_merged_run_audits_and_replays_like_the_one_process_run(one_and_cluster:
     assert report.identical, report
 
 
+def test_the_merged_ledger_is_signed_and_its_checkpoint_holds(one_and_cluster: tuple[Path, Path, Any]) -> None:
+    from ledger.checkpoint import checkpoint_path, default_key_path, load_signing_key, read_checkpoints, \
+        verify_checkpoints
+
+    _, merged, result = one_and_cluster
+    assert result.merged.checkpoint.startswith("seq "), result.merged.checkpoint
+    signed = read_checkpoints(checkpoint_path(merged))
+    assert len(signed) == 1
+    trusted = load_signing_key(default_key_path(), create=False).public_key()
+    with Ledger(merged, read_only=True) as ledger:
+        assert signed[0][1].seq == ledger.last_seq
+        assert verify_checkpoints(ledger, signed, trusted, "merged").ok
+
+
 def test_merged_export_reads_in_duckdb_and_polars(one_and_cluster: tuple[Path, Path, Any], tmp_path: Path) -> None:
     import polars as pl
 
