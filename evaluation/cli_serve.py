@@ -58,10 +58,13 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
                   help="Seconds a client may stay silent before its connection is closed.")
     @click.option("--time-limit", type=click.FloatRange(min=0.1, max=86400), default=TIME_LIMIT,
                   show_default=True, help="Seconds a read may take; past it its queries stop and it answers 504.")
+    @click.option("--audit-processes", type=click.IntRange(0, 16), default=1, show_default=True,
+                  help="Audits run in this many child processes at most, so other reads never wait behind one "
+                       "(0: in the server's process).")
     @guard
     def serve_cmd(target: str, runs_dir: str, keys: Path | None, refresh: float, hold: float, port: int,
                   token: str | None, intake: bool, intake_backend: str, quiet: bool, workers: int,
-                  idle_timeout: float, time_limit: float) -> None:
+                  idle_timeout: float, time_limit: float, audit_processes: int) -> None:
         """Serve runs over read-only HTTP JSON on 127.0.0.1, with the run explorer at /.
 
         RUN_OR_DIR is a run id (under --runs-dir), a ledger file, a run
@@ -77,7 +80,8 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
         from evaluation.serve import make_server
 
         catalog = Catalog(target, runs_dir=Path(runs_dir), keys=keys, refresh=refresh, hold=hold)
-        service = Service(catalog, intake=intake, intake_backend=intake_backend, time_limit=time_limit)
+        service = Service(catalog, intake=intake, intake_backend=intake_backend, time_limit=time_limit,
+                          audit_processes=audit_processes)
         try:
             server = make_server(service, port, token=token, quiet=quiet, workers=workers, idle=idle_timeout)
         except OSError as exc:

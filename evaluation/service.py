@@ -20,9 +20,11 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from functools import cache
 from importlib import metadata, resources
+from pathlib import Path
 from typing import Any
 
 from evaluation import intake as fact_intake
+from evaluation.audit_worker import AuditWorkers
 from evaluation.catalog import DEADLINE, Catalog, Deadline, RunView, signature
 from evaluation.probe_view import probe_detail, probe_rows
 from evaluation.questions import (
@@ -178,6 +180,12 @@ def list_episodes(svc: Service, args: Arguments) -> Any:
 
 def run_audit(svc: Service, args: Arguments) -> Any:
     with svc.catalog.open(args["run"]) as view:
+        if svc.audit_workers is not None:  # the fold runs in a process of its own: other reads go on meanwhile
+            opened = Path(view.ledger.path)
+            keys = Path(view.ledger.keys.path) if opened.is_dir() and view.ledger.keys is not None else None
+            report = svc.audit_workers.audit(opened, keys=keys, run_id=view.run_id, at_seq=args["at"],
+                                             i4_floor=args["i4_floor"], deadline=DEADLINE.get())
+            return {**report, "live": view.live}
         report = audit(view.ledger, view.projections, run_id=view.run_id, at_seq=args["at"],
                        i4_floor=args["i4_floor"])
         return {**report.as_dict(), "live": view.live}
@@ -384,9 +392,11 @@ class Service:
     """
 
     def __init__(self, catalog: Catalog, *, intake: bool = False, intake_backend: str = "heuristic",
-                 time_limit: float | None = TIME_LIMIT) -> None:
+                 time_limit: float | None = TIME_LIMIT, audit_processes: int = 0) -> None:
         self.catalog, self.intake_enabled, self.intake_backend = catalog, intake, intake_backend
         self.time_limit = time_limit
+        # Audits in child processes (`evaluation.audit_worker`), at most this many at once; 0: in this process.
+        self.audit_workers = AuditWorkers(audit_processes) if audit_processes else None
         self._lock = threading.Lock()  # around the two dictionaries below, never around an answer
         self._infos: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._answers: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
