@@ -48,6 +48,10 @@ def _child(out: Connection, path: str, keys: str | None, run_id: str | None, at_
         out.close()
 
 
+def _nothing() -> None:
+    pass
+
+
 class AuditWorkers:
     """Runs `gate.invariants.audit` over a run's files in child processes, at most `processes` at once."""
 
@@ -67,6 +71,12 @@ class AuditWorkers:
                 if "forkserver" in methods:
                     self._context.set_forkserver_preload(PRELOAD)
             return self._context
+
+    def warm(self) -> None:
+        """Start the process audits are forked from (it loads their modules once), so the first is not slower."""
+        child = self._ctx().Process(target=_nothing, daemon=True, name="ledgermem-audit-warm")
+        child.start()
+        child.join()
 
     def audit(self, path: Path, *, keys: Path | None, run_id: str | None, at_seq: int | None,
               i4_floor: float | None, deadline: Deadline | None) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,8 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
             raise ServeError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; choose another --port "
                              "(0 picks a free one)") from exc
         _stop_on_sigterm()
+        if service.audit_workers is not None:  # its modules load while the server starts answering
+            threading.Thread(target=service.audit_workers.warm, daemon=True, name="ledgermem-audit-warm").start()
         # A thread that waits for the interpreter (a short read behind an audit folding events in Python) gets
         # it after 1 ms instead of the default 5: short answers stay short while a long one runs.
         sys.setswitchinterval(SWITCH_INTERVAL)
@@ -127,6 +130,8 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
 
         catalog = Catalog(target, runs_dir=Path(runs_dir), keys=keys, refresh=refresh, hold=hold)
         _stop_on_sigterm()
+        if service.audit_workers is not None:  # its modules load while the server starts answering
+            threading.Thread(target=service.audit_workers.warm, daemon=True, name="ledgermem-audit-warm").start()
         try:
             run_stdio(Service(catalog))
         finally:

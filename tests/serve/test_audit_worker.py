@@ -69,3 +69,10 @@ def test_an_expired_deadline_stops_a_request_waiting_for_its_turn(runs_dir: Path
 def test_processes_must_be_at_least_one() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         AuditWorkers(0)
+
+
+def test_warming_starts_the_fork_server_and_leaves_no_process() -> None:
+    workers = AuditWorkers(1)
+    workers.warm()
+    assert multiprocessing.active_children() == []
+    assert workers._context is not None
