@@ -164,3 +164,13 @@ def test_report_prints_verdicts_and_takes_a_thresholds_file(tmp_path: Path) -> N
         assert refused.exit_code == 1 and "bad.json: Current_Fact_Acc: ok (2) must be >= warn (3)" in refused.output
     finally:
         os.chdir(old)
+
+
+def test_the_readme_thresholds_example_loads(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"\*\*Verdicts\.\*\*.*?```toml\n(.*?)```", readme, re.DOTALL)
+    assert example, "the README shows a thresholds file after **Verdicts.**"
+    path = tmp_path / "thresholds.toml"
+    path.write_text(example.group(1), encoding="utf-8")
+    got = {t.metric: t for t in load_thresholds(path)}
+    assert got["Current_Fact_Acc"].ok == 0.95 and "Poison_Surfaced" not in got and got["Interference"].better == "lower"
