@@ -31,7 +31,7 @@ from evaluation.metrics import category_types
 from evaluation.outputs import write_outputs
 from evaluation.report import read_metrics, write_report
 from evaluation.samples import resolve_dataset
-from evaluation.verdicts import DEFAULT_THRESHOLDS, load_thresholds
+from evaluation.verdicts import DEFAULT_THRESHOLDS, extraction_recall, load_thresholds
 from evaluation.verdicts import console_table as verdict_table
 from evaluation.replay import ENGINES
 from evaluation.replay import replay as replay_run
@@ -391,9 +391,13 @@ def report_cmd(run: str, runs_dir: str, thresholds_file: str | None = None) -> N
         raise click.UsageError("report works on a run's ledger file; import a Parquet export first")
     thresholds = load_thresholds(thresholds_file) if thresholds_file else DEFAULT_THRESHOLDS
     derived = write_outputs(path)
-    written = write_report(Path(path).parent, thresholds)
-    out.print(verdict_table(read_metrics(Path(path).parent, [t.metric for t in thresholds]), thresholds,
-                            f"run {Path(path).parent.name}: verdicts"))
+    with open_run(Path(path)) as (ledger, _):
+        measured = extraction_recall(ledger)
+    written = write_report(Path(path).parent, thresholds, measured)
+    metrics = read_metrics(Path(path).parent, [t.metric for t in thresholds])
+    for system, values in measured.items():
+        metrics.setdefault(system, {}).update(values)
+    out.print(verdict_table(metrics, thresholds, f"run {Path(path).parent.name}: verdicts"))
     out.print(f"report: {written[0]}")
     out.print("plots: " + ", ".join(str(p) for p in written[1:]))
     out.print("derived: " + ", ".join(str(p) for p in derived))

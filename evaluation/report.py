@@ -136,10 +136,14 @@ class Episode:
 Metrics = dict[str, dict[str, float | None]]
 
 
-def write_report(run_dir: Path, thresholds: Sequence[Threshold] = DEFAULT_THRESHOLDS) -> list[Path]:
-    """Write `report.md` and its PNG plots into `run_dir`; return their paths, the Markdown first."""
+def write_report(run_dir: Path, thresholds: Sequence[Threshold] = DEFAULT_THRESHOLDS,
+                 measured: Metrics | None = None) -> list[Path]:
+    """Write `report.md` and its PNG plots into `run_dir`; return their paths, the Markdown first.
+    `measured` adds per-system values not in metrics.csv (`evaluation.verdicts.extraction_recall`)."""
     run_dir = Path(run_dir)
     metrics = read_metrics(run_dir, extra=[t.metric for t in thresholds])
+    for system, values in (measured or {}).items():
+        metrics.setdefault(system, {}).update(values)
     probes = read_probes(run_dir)
     episodes = read_episodes(run_dir)
     systems = list(dict.fromkeys([*metrics, *(p.system for p in probes), *(e.system for e in episodes)]))

@@ -6,6 +6,10 @@ bounds. For a metric where higher is better a value at or above `ok` is
 metric where lower is better the comparisons turn round. A missing value
 (`n/a`: the metric does not apply to the system) gets no verdict.
 
+`Extraction_Recall` (invariant I4: of the facts the user's turns held, the
+share a summary captured) is measured from the ledger by `extraction_recall`;
+the other metrics are columns of `metrics.csv`.
+
 The defaults follow the memory-evaluation design's own report, which marks
 recall 0.91 ok, 0.58 and 0.61 FAIL, staleness 0.00 ok, 18 of 20 constraints
 surviving FAIL and a write precision of 0.41 WARN, and says that any
@@ -60,6 +64,8 @@ class Threshold:
         return f"ok {sign} {self.ok:g}, WARN {sign} {self.warn:g}, else FAIL"
 
 
+#: I4's extraction recall, pooled over a system's streams; from the ledger (`extraction_recall`), not metrics.csv.
+EXTRACTION = "Extraction_Recall"
 _SEED_RECALL = "seed 003, memory evaluation (recall 0.91 ok; 0.58 and 0.61 FAIL)"
 DEFAULT_THRESHOLDS: tuple[Threshold, ...] = (
     Threshold("Current_Fact_Acc", "higher", 0.90, 0.70, _SEED_RECALL),
@@ -74,6 +80,7 @@ DEFAULT_THRESHOLDS: tuple[Threshold, ...] = (
     Threshold("Poison_Written", "lower", 0.0, 0.0, "seed 003 (poison that cannot reach the store is contained)"),
     Threshold("Poison_Surfaced", "lower", 0.0, 0.10, "project default"),
     Threshold("Tool_Call_Success_Rate", "higher", 0.95, 0.80, "project default"),
+    Threshold(EXTRACTION, "higher", 0.95, 0.80, "project default (the fact grammar's recall target, 0.95)"),
 )
 #: The metrics.csv columns the defaults read (the report reads them when they are there).
 COLUMNS = tuple(t.metric for t in DEFAULT_THRESHOLDS)
@@ -96,6 +103,29 @@ def worst(marks: Mapping[str, str | None]) -> str | None:
 def shown(metrics: Metrics, thresholds: Sequence[Threshold]) -> list[Threshold]:
     """The thresholds whose metric has a value for at least one system."""
     return [t for t in thresholds if any(row.get(t.metric) is not None for row in metrics.values())]
+
+
+def extraction_recall(ledger: Any) -> dict[str, dict[str, float | None]]:
+    """{system: {"Extraction_Recall": captured / compared}} over the streams that promise I4, measured as
+    `ledgermem audit` measures it (`gate.extraction`); the baselines promise none and get no value."""
+    from gate.extraction import gold_of, measure_extraction
+    from projections.state import EpisodeState, evolve
+
+    totals: dict[str, list[int]] = {}
+    for stream, _ in ledger.streams(None):
+        if not stream.episode_id:
+            continue
+        events = list(ledger.read(stream=stream))
+        state = EpisodeState()
+        for recorded in events:
+            state = evolve(state, recorded.event)
+        if state.config.system != "three_layer":
+            continue
+        found = measure_extraction(state, gold_of(r.event for r in events))
+        pair = totals.setdefault(stream.system, [0, 0])
+        pair[0] += found.captured
+        pair[1] += found.compared
+    return {system: {EXTRACTION: round(hit / n, 4) if n else None} for system, (hit, n) in totals.items()}
 
 
 def load_thresholds(path: str | Path, base: Sequence[Threshold] = DEFAULT_THRESHOLDS) -> tuple[Threshold, ...]:

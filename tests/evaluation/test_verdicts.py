@@ -174,3 +174,42 @@ def test_the_readme_thresholds_example_loads(tmp_path: Path) -> None:
     path.write_text(example.group(1), encoding="utf-8")
     got = {t.metric: t for t in load_thresholds(path)}
     assert got["Current_Fact_Acc"].ok == 0.95 and "Poison_Surfaced" not in got and got["Interference"].better == "lower"
+
+
+class _WithoutFacts:
+    """A ledger view whose summaries carry no facts: what a memory that captured nothing would leave."""
+
+    def __init__(self, ledger) -> None:
+        self.ledger = ledger
+
+    def streams(self, run_id):
+        return self.ledger.streams(run_id)
+
+    def read(self, **kwargs):
+        from dataclasses import replace
+
+        return [replace(r, event=replace(r.event, facts=())) if r.event.event_type == "summary_created" else r
+                for r in self.ledger.read(**kwargs)]
+
+
+def test_extraction_recall_is_the_audits_i4_and_drops_when_facts_are_lost(tmp_path: Path) -> None:
+    from evaluation.runner import open_run
+    from evaluation.verdicts import EXTRACTION, extraction_recall
+    from gate.invariants import audit
+
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        run = CliRunner().invoke(cli, ["run", "--dataset", "sample", "--run-id", "x", "--systems",
+                                       "three_layer,naive_chain"], catch_exceptions=False)
+        assert run.exit_code == 0, run.output
+    finally:
+        os.chdir(old)
+    with open_run(tmp_path / "runs" / "x" / "ledger.duckdb") as (ledger, projections):
+        measured = extraction_recall(ledger)
+        i4 = next(c for c in audit(ledger, projections).results if c.invariant == "I4").detail
+        lost = extraction_recall(_WithoutFacts(ledger))
+    assert set(measured) == {"three_layer"}  # a baseline promises no I4
+    assert measured["three_layer"][EXTRACTION] == i4["recall"] and i4["compared"] > 0
+    assert lost["three_layer"][EXTRACTION] == 0.0
+    assert BY_NAME[EXTRACTION].judge(lost["three_layer"][EXTRACTION]) == FAIL
