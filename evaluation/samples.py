@@ -1,8 +1,8 @@
 """Datasets shipped with the package, reachable by a short name (`ledgermem run --dataset sample`).
 
     sample   evaluation/data/sample_seed.json: 4 hand-written episodes in the seed JSON format, two in English
-             and two in Chinese, each with two slots that change once and a current_fact and history_fact probe
-             per slot
+             and two in Chinese; each has two slots that change once (a current_fact and a history_fact probe
+             each), and one episode per language a slot that never changes (a current_fact probe)
 
 A file of that name in the working directory wins over the bundled one, so a
 name never hides a user's file.

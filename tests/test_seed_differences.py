@@ -12,6 +12,7 @@ import click
 from evaluation.cli import cli
 from evaluation.runner import RunOptions
 from memory.http_backend import HttpSettings
+from memory.settings import PURPOSE_DEFAULTS
 from projections.config import MemoryConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,6 +20,7 @@ PAGE = ROOT / "docs" / "seed-differences.md"
 CLASSES: dict[str, Any] = {"MemoryConfig": MemoryConfig, "RunOptions": RunOptions, "HttpSettings": HttpSettings}
 FIELD = re.compile(r"(\w+)\.(\w+)")
 OPTION = re.compile(r"([a-z][\w-]*) (--[a-z][\w-]*)")
+PURPOSE = re.compile(r"PURPOSE_DEFAULTS\.(\w+)\.(\w+)")
 
 
 def default_rows(text: str) -> list[tuple[str, str, list[str]]]:
@@ -42,6 +44,10 @@ def code_default(where: str) -> Any:
         param = next((p for p in command.params if m.group(2) in p.opts), None)
         assert param is not None, f"{m.group(1)} has no option {m.group(2)}"
         return param.default
+    if (m := PURPOSE.fullmatch(where)) is not None:
+        assert m.group(1) in PURPOSE_DEFAULTS, f"PURPOSE_DEFAULTS has no purpose {m.group(1)!r}"
+        assert m.group(2) in PURPOSE_DEFAULTS[m.group(1)], f"PURPOSE_DEFAULTS[{m.group(1)!r}] has no {m.group(2)!r}"
+        return PURPOSE_DEFAULTS[m.group(1)][m.group(2)]
     if (m := FIELD.fullmatch(where)) is not None and m.group(1) in CLASSES:
         field = {f.name: f for f in dataclasses.fields(CLASSES[m.group(1)])}.get(m.group(2))
         assert field is not None, f"{m.group(1)} has no field {m.group(2)!r}"
@@ -104,6 +110,8 @@ def test_a_stale_figure_or_a_vanished_name_is_caught() -> None:
     assert any("run has no option --memory-point-probes" in p for p in problems(no_option))
     unchecked = text.replace("`HttpSettings.temperature`", "the HTTP client")
     assert any(p.startswith("temperature: names no field") for p in problems(unchecked))
+    cap = text.replace("| 256 | `PURPOSE_DEFAULTS.summarize.max_tokens`", "| 600 | `PURPOSE_DEFAULTS.summarize.max_tokens`")
+    assert any("PURPOSE_DEFAULTS.summarize.max_tokens defaults to 256" in p for p in problems(cap))
 
 
 def test_the_readme_links_the_page() -> None:

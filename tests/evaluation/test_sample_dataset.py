@@ -37,6 +37,10 @@ def test_the_sample_loads_as_a_seed_dataset_in_both_languages() -> None:
     assert all(e.probes and e.facts for e in ds.episodes)
     types = {p.type for e in ds.episodes for p in e.probes}
     assert {"current_fact", "history_fact"} <= types
+    # Attributes that change and, as a control, attributes that never do, in both languages.
+    changed = {e.lang: sum(len(h) > 1 for _, h in e.facts) for e in ds.episodes}
+    steady = {e.lang for e in ds.episodes for _, h in e.facts if len(h) == 1}
+    assert all(n >= 2 for n in changed.values()) and steady == {"en", "zh"}
 
 
 def gold_problems(document: dict) -> list[str]:
@@ -116,8 +120,8 @@ def test_inspect_recognises_the_sample(tmp_path: Path) -> None:
     result = invoke("run", "--inspect", "sample", cwd=tmp_path)
     assert result.exit_code == 0, result.output
     assert ": seed" in result.output.splitlines()[0]
-    assert "episodes 4, turns 28, probes 16" in result.output
-    assert "current_fact 8, history_fact 8" in result.output
+    assert "episodes 4, turns 30, probes 18" in result.output
+    assert "current_fact 10, history_fact 8" in result.output
 
 
 def test_the_sample_runs_offline_and_three_layer_answers_it(tmp_path: Path) -> None:
