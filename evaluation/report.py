@@ -4,7 +4,7 @@
 report can be rewritten at any time without the ledger or an LLM. An empty
 cell is a missing value and prints as `n/a`.
 
-    metrics.csv            ─┐   (main comparison, compaction and pins, poisoning, diagnostics, errors)
+    metrics.csv            ─┐   (main comparison, verdicts, compaction and pins, poisoning, diagnostics, errors)
     probe_predictions.csv  ─┼─> report.md
     predictions.csv        ─┘   accuracy_vs_tokens.png        accuracy per kind against rendered tokens, with CIs
                                 reachability_by_distance.png  gold value in the prompt / one hop away, by turn distance
