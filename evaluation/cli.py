@@ -29,7 +29,10 @@ from evaluation.datasets import load_dataset
 from evaluation.loaders import inspect_file
 from evaluation.metrics import category_types
 from evaluation.outputs import write_outputs
-from evaluation.report import write_report
+from evaluation.report import read_metrics, write_report
+from evaluation.samples import resolve_dataset
+from evaluation.verdicts import DEFAULT_THRESHOLDS, extraction_recall, load_thresholds
+from evaluation.verdicts import console_table as verdict_table
 from evaluation.replay import ENGINES
 from evaluation.replay import replay as replay_run
 from evaluation.runner import SYSTEMS, RunOptions, check_seq, erase_in_run, open_run, parse_systems, resolve_run, run
@@ -156,7 +159,8 @@ def cli() -> None:
 
 
 @cli.command("run")
-@click.option("--dataset", "dataset_path", type=click.Path(dir_okay=False), help="Seed-format JSON dataset.")
+@click.option("--dataset", "dataset_path", type=click.Path(dir_okay=False),
+              help="Dataset file (seed JSON, LoCoMo, LongMemEval, MEME), or 'sample' for the bundled sample.")
 @click.option("--synthetic", is_flag=True, help="Use the built-in synthetic data (the default without --dataset).")
 @click.option("--episodes", type=click.IntRange(min=1), default=6, show_default=True,
               help="Synthetic: number of episodes (at least 1).")
@@ -270,6 +274,7 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     \b
     Example:
       ledgermem run --synthetic --episodes 6 --turns 24 --run-id demo
+      ledgermem run --dataset sample --run-id sample     # the bundled seed-format sample, en + zh
       ledgermem run --systems three_layer,full_context --turns 120 --limit 4
       ledgermem run --backend deepseek --limit 2          # DEEPSEEK_API_KEY from the environment or .env
       ledgermem run --backend llamacpp --max-tokens 384 --summarize-opt max_tokens=200 --timeout 120
@@ -279,6 +284,7 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
       ledgermem run --backend deepseek --workers 16 --rpm 500 --tpm 400000
       ledgermem run --cluster local:4 --run-id demo-sharded   # 4 worker processes, shards merged
     """
+    dataset_path, inspect_path = resolve_dataset(dataset_path), resolve_dataset(inspect_path)
     if dataset_path and synthetic:
         raise click.UsageError("give either --dataset or --synthetic, not both")
     if dataset_path and poison:
@@ -365,22 +371,33 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
 @cli.command("report")
 @click.argument("run")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--thresholds", "thresholds_file", default=None, type=click.Path(dir_okay=False, exists=True),
+              help="JSON or TOML file changing the ok/WARN/FAIL thresholds (per metric: ok, warn, better; false: off).")
 @fails_cleanly
-def report_cmd(run: str, runs_dir: str) -> None:
+def report_cmd(run: str, runs_dir: str, thresholds_file: str | None = None) -> None:
     """Write report.md and PNG plots next to a run, derived from its ledger.
 
     The CSV files are derived again from the ledger first, so the report
-    always matches what the ledger holds.
+    always matches what the ledger holds. The main metrics get an ok, WARN
+    or FAIL verdict per system, in report.md and here.
 
     \b
     Example:
       ledgermem report demo
+      ledgermem report demo --thresholds thresholds.toml
     """
     path = resolve_run(run, Path(runs_dir))
     if Path(path).is_dir():
         raise click.UsageError("report works on a run's ledger file; import a Parquet export first")
+    thresholds = load_thresholds(thresholds_file) if thresholds_file else DEFAULT_THRESHOLDS
     derived = write_outputs(path)
-    written = write_report(Path(path).parent)
+    with open_run(Path(path)) as (ledger, _):
+        measured = extraction_recall(ledger)
+    written = write_report(Path(path).parent, thresholds, measured)
+    metrics = read_metrics(Path(path).parent, [t.metric for t in thresholds])
+    for system, values in measured.items():
+        metrics.setdefault(system, {}).update(values)
+    out.print(verdict_table(metrics, thresholds, f"run {Path(path).parent.name}: verdicts"))
     out.print(f"report: {written[0]}")
     out.print("plots: " + ", ".join(str(p) for p in written[1:]))
     out.print("derived: " + ", ".join(str(p) for p in derived))

@@ -10,9 +10,10 @@
         ├── SqlRefused (also PermissionError)  a query the SQL sandbox does not run (evaluation.sandbox)
         ├── InvalidRunId (also ValueError)  a run id that is a path, not a name (evaluation.names)
         ├── NotARunFolder      --force aimed at a folder that is not a run folder inside the runs folder
-        └── ReportInputError   a run's CSV files cannot be read into a report
-            ├── MissingRunFile (also FileNotFoundError)
-            └── MissingColumn (also ValueError)
+        ├── ReportInputError   a run's CSV files cannot be read into a report
+        │   ├── MissingRunFile (also FileNotFoundError)
+        │   └── MissingColumn (also ValueError)
+        └── ThresholdError (also ValueError)  a verdict thresholds file or entry that cannot be used
 
 `evaluation.datasets.DatasetError` (a bad dataset file) is registered as a
 `LedgermemError` too, so the CLI reports it the same way.
@@ -69,3 +70,7 @@ class MissingRunFile(ReportInputError, FileNotFoundError):
 
 class MissingColumn(ReportInputError, ValueError):
     """A CSV file lacks a column the report needs."""
+
+
+class ThresholdError(EvaluationError, ValueError):
+    """A verdict thresholds file (or one of its entries) that cannot be used (evaluation.verdicts)."""

@@ -4,7 +4,7 @@
 report can be rewritten at any time without the ledger or an LLM. An empty
 cell is a missing value and prints as `n/a`.
 
-    metrics.csv            ─┐   (main comparison, compaction and pins, poisoning, diagnostics, errors)
+    metrics.csv            ─┐   (main comparison, verdicts, compaction and pins, poisoning, diagnostics, errors)
     probe_predictions.csv  ─┼─> report.md
     predictions.csv        ─┘   accuracy_vs_tokens.png        accuracy per kind against rendered tokens, with CIs
                                 reachability_by_distance.png  gold value in the prompt / one hop away, by turn distance
@@ -36,6 +36,7 @@ from matplotlib.lines import Line2D
 from matplotlib.transforms import offset_copy
 
 from evaluation.errors import MissingColumn, MissingRunFile, ReportInputError
+from evaluation.verdicts import DEFAULT_THRESHOLDS, Threshold, shown, verdicts, worst
 
 T = TypeVar("T")
 
@@ -135,16 +136,20 @@ class Episode:
 Metrics = dict[str, dict[str, float | None]]
 
 
-def write_report(run_dir: Path) -> list[Path]:
-    """Write `report.md` and its PNG plots into `run_dir`; return their paths, the Markdown first."""
+def write_report(run_dir: Path, thresholds: Sequence[Threshold] = DEFAULT_THRESHOLDS,
+                 measured: Metrics | None = None) -> list[Path]:
+    """Write `report.md` and its PNG plots into `run_dir`; return their paths, the Markdown first.
+    `measured` adds per-system values not in metrics.csv (`evaluation.verdicts.extraction_recall`)."""
     run_dir = Path(run_dir)
-    metrics = read_metrics(run_dir)
+    metrics = read_metrics(run_dir, extra=[t.metric for t in thresholds])
+    for system, values in (measured or {}).items():
+        metrics.setdefault(system, {}).update(values)
     probes = read_probes(run_dir)
     episodes = read_episodes(run_dir)
     systems = list(dict.fromkeys([*metrics, *(p.system for p in probes), *(e.system for e in episodes)]))
     colours = {s: colormaps["tab10"](i % 10) for i, s in enumerate(systems)}
     md = run_dir / REPORT
-    md.write_text(render_markdown(run_dir.name, systems, metrics, probes), encoding="utf-8")
+    md.write_text(render_markdown(run_dir.name, systems, metrics, probes, thresholds), encoding="utf-8")
     names = list(PLOTS)
     _save(plot_accuracy_vs_tokens(metrics, systems, colours), run_dir / names[0])
     _save(plot_reachability(probes, systems, colours), run_dir / names[1])
@@ -197,10 +202,10 @@ def _rows(run_dir: Path, name: str) -> Iterator[_Row]:
             yield _Row(name, reader.line_num, cells)
 
 
-def read_metrics(run_dir: Path) -> Metrics:
-    """`metrics.csv` as {system: {column: value or None}}, numeric columns only (optional ones when present,
-    and every benchmark category's, in file order), with the wall times of `timing.csv` when it is there."""
-    numeric = [c for c in (*REQUIRED[METRICS], *OPTIONAL, *WALL) if c != "system"]
+def read_metrics(run_dir: Path, extra: Iterable[str] = ()) -> Metrics:
+    """`metrics.csv` as {system: {column: value or None}}, numeric columns only (optional ones and `extra` when
+    present, and every benchmark category's, in file order), with the wall times of `timing.csv` when it is there."""
+    numeric = list(dict.fromkeys(c for c in (*REQUIRED[METRICS], *OPTIONAL, *WALL, *extra) if c != "system"))
     out: Metrics = {}
     for row in _rows(run_dir, METRICS):
         categories = [c for c in row.cells if c and CATEGORY.fullmatch(c)]
@@ -254,7 +259,8 @@ def _whole(raw: str) -> int:
 # ── Markdown ─────────────────────────────────────────────────────────────────
 
 
-def render_markdown(run: str, systems: Sequence[str], metrics: Metrics, probes: Sequence[Probe]) -> str:
+def render_markdown(run: str, systems: Sequence[str], metrics: Metrics, probes: Sequence[Probe],
+                    thresholds: Sequence[Threshold] = DEFAULT_THRESHOLDS) -> str:
     counts = Counter(p.system for p in probes)
     lines = [
         f"# Run `{run}`",
@@ -265,6 +271,7 @@ def render_markdown(run: str, systems: Sequence[str], metrics: Metrics, probes: 
          "`n/a` means the metric does not apply."),
         "",
         *_main_table(systems, metrics),
+        *_verdict_table(systems, metrics, thresholds),
         *_category_table(systems, metrics),
         *_compaction_table(systems, metrics),
         *_poisoning_table(systems, metrics),
@@ -316,6 +323,24 @@ def _main_table(systems: Sequence[str], metrics: Metrics) -> list[str]:
         rows.append([f"`{s}`", *(_with_ci(m, c) if c in ACCURACIES else
                                  "n/a" if m.get(c) is None else PLAIN[c].format(m[c]) for c in shown)])
     return ["## Main comparison", "", *_table(["system", *shown], rows)]
+
+
+def _verdict_table(systems: Sequence[str], metrics: Metrics, thresholds: Sequence[Threshold]) -> list[str]:
+    """ok / WARN / FAIL per system and metric (`evaluation.verdicts`), then the thresholds that gave them."""
+    used = shown({s: metrics.get(s, {}) for s in systems}, thresholds)
+    if not used:
+        return []
+    marks = verdicts({s: metrics.get(s, {}) for s in systems}, used)
+    rows = [[f"`{s}`", worst(marks[s]) or "n/a",
+             *("n/a" if marks[s][t.metric] is None else f"{marks[s][t.metric]} ({metrics[s][t.metric]:.3g})"
+               for t in used)] for s in systems]
+    rules = [[t.metric, t.better, t.describe(), t.source] for t in used]
+    return ["## Verdicts", "",
+            ("Each main metric against its thresholds (`n/a`: the metric does not apply to the system); `overall` "
+             "is the worst verdict of the row. Thresholds come from the design documents where they give one; "
+             "`ledgermem report RUN --thresholds FILE` changes them."), "",
+            *_table(["system", "overall", *(t.metric for t in used)], rows),
+            *_table(["metric", "better", "rule", "source"], rules)]
 
 
 def _number(m: dict[str, float | None], column: str, fmt: str = "{:.0f}") -> str:
