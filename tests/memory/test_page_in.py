@@ -346,3 +346,32 @@ def test_the_heuristic_backend_pages_in_an_item_it_was_asked_about_and_answers_f
     assert [e.tool for r in first.recorded if isinstance(e := r.event, ToolCalled)] == ["page_in"]
     second = m.respond("Which city did memory s0001 (turn 1) record?")
     assert second.text == "Paris" and not any(isinstance(r.event, ToolCalled) for r in second.recorded)
+
+
+def test_the_hot_cache_keeps_the_paged_in_part_and_what_the_budget_dropped(tmp_path: Path) -> None:
+    pytest.importorskip("redis", reason="the redis client is in the dev extra: pip install -e '.[dev]'")
+    from memory.cache import HotCache
+    from tests.serve.conftest import RedisServer, require_binary
+
+    server = RedisServer(require_binary("redis-server", "redis-server"), tmp_path)
+    server.start()
+    try:
+        cache = HotCache(server.client())
+        # A budget with room for the paged-in raw records but not for the older summary as well.
+        probe = _ingested(tmp_path / "probe")
+        for item in ("s0001", "r0001", "r0002"):
+            probe.page_in(item)
+        full = probe.render()
+        budget = full.tokens - full.part("paged_in").items[0].tokens
+        m = _ingested(tmp_path / "m", config=replace(CONFIG, context_budget=budget), cache=cache)
+        for item in ("s0001", "r0001", "r0002"):
+            m.page_in(item)
+        fresh = render(m.state)
+        assert fresh.part("paged_in").dropped == ("s0001",)
+        assert m.render() == fresh and cache.stats.hits >= 1  # served from Redis, paged-in part and all
+        assert cache.read(m.ledger, STREAM).rendered.manifest() == fresh.manifest()
+        m.add_turn("Hello.", "hi")
+        m.add_turn("Hello again.", "hi")
+        assert m.render() == render(m.state) and "paged_in" not in m.render().manifest()
+    finally:
+        server.kill()
