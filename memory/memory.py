@@ -28,7 +28,7 @@ from gate.invariants import check_i1, check_i2, check_i3, check_i5
 from gate.summary_format import parse_summary, split_memory_update
 from gate.validation import describe
 from ledger.events import (
-    ContextRendered, Event, IndexCreated, IndexFolded, LlmCalled, SummaryCreated, ToolCalled,
+    ContextRendered, Event, IndexCreated, IndexFolded, LlmCalled, PagedIn, SummaryCreated, ToolCalled,
 )
 from ledger.keys import FieldKeys, key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
@@ -448,7 +448,8 @@ class Memory:
             events = decide(self.state, PageIn(item_id=item_id, turn=turn))
         except CommandRejected as exc:
             return ToolResult(False, str(exc)), ()
-        return paged_in_result(fold(list(events), self.state), item_id.strip()), events
+        paged = [e for e in events if isinstance(e, PagedIn)]  # what `decide` gives for a page-in
+        return paged_in_result(fold(list(paged), self.state), item_id.strip()), events
 
     def _read_tool(self, name: str, args: dict[str, str]) -> ToolResult:
         return run_tool(self.state, name, args)
