@@ -375,3 +375,40 @@ def test_the_hot_cache_keeps_the_paged_in_part_and_what_the_budget_dropped(tmp_p
         assert m.render() == render(m.state) and "paged_in" not in m.render().manifest()
     finally:
         server.kill()
+
+
+def test_a_page_in_names_the_last_turn_or_the_one_being_answered() -> None:
+    state = _folded()
+    assert decide(state, PageIn(item_id="s0001", turn=state.turn + 1))[0].until_turn == state.turn + 3
+    for turn in (state.turn - 1, state.turn + 2):
+        with pytest.raises(CommandRejected, match=f"PageIn\\(turn={turn}\\)"):
+            decide(state, PageIn(item_id="s0001", turn=turn))
+    with pytest.raises(CommandRejected, match="has not started"):
+        decide(EpisodeState(), PageIn(item_id="s0001", turn=0))
+
+
+def test_a_record_of_a_source_that_is_not_remembered_is_never_paged_in(tmp_path: Path) -> None:
+    m = _memory(tmp_path, config=replace(CONFIG, source_policies={"web": {"remember": False}}))
+    m.add_turn("Note from a web page.", "ok", source="web")
+    for user, _ in TURNS:
+        m.add_turn(user, "ok")
+    with pytest.raises(CommandRejected, match="not remembered"):
+        m.page_in("r0001")
+    m.page_in("r0002")  # an ordinary record out of the window is fine
+    assert m.render().part("paged_in").ids == ("r0002",)
+
+
+def test_a_summary_under_an_index_title_can_be_paged_in(tmp_path: Path) -> None:
+    # The summarizer restates the desk without overriding: the older summaries hold no newest value,
+    # so the tight chain budget puts them under a title.
+    desks = ["A1", "B2", "C3", "D4", "E5"]
+    responses = iter(f"desk {d}\n[FACTS: desk={d}]\n[OVERRIDES: none]" for d in desks)
+    backend = ScriptedBackend(lambda msgs, p: next(responses, "NONE") if p == "summarize" else "ok")
+    m = _memory(tmp_path, backend=backend, config=replace(CONFIG, chain_budget=40, index_group_size=2))
+    for d in desks:
+        m.add_turn(f"My desk is {d}.", "ok")
+    indexed = [s for s in m.state.summaries.values() if s.status == "indexed"]
+    assert indexed, [(s.summary_id, s.status) for s in m.state.summaries.values()]
+    m.page_in(indexed[0].summary_id)
+    (item,) = m.render().part("paged_in").items
+    assert item.item_id == indexed[0].summary_id and f"under index {indexed[0].index_id}]" in item.text
