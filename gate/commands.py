@@ -69,3 +69,16 @@ class PinConstraint:
 
     kind: str  # "constraint" | "open_loop"
     text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PageIn:
+    """Bring an archived summary or a raw record back into the prompt for the next turns (the `page_in` tool).
+
+    `turn` is the turn it is paged in at: the last recorded turn, or the turn
+    being answered when the agent pages in while answering it (its events
+    are recorded with that turn's).
+    """
+
+    item_id: str
+    turn: int

@@ -9,6 +9,7 @@ tuple means nothing to do; a rejection the evaluation counts is an event
 from __future__ import annotations
 
 from ledger.compat import assert_never
+from ledger.keys import ERASED
 from ledger.events import (
     CompactionChecked,
     ConstraintPinned,
@@ -17,6 +18,7 @@ from ledger.events import (
     Fact,
     LlmCalled,
     OverrideRejected,
+    PagedIn,
     SummaryCreated,
     SummaryOverridden,
     SummaryRejected,
@@ -26,7 +28,7 @@ from ledger.events import (
 )
 from gate.admission import gate_verdict, remembered
 from gate.capacity import CompactionReport, plan_capacity
-from gate.commands import LlmCall, PinConstraint, RecordTurn, StartEpisode
+from gate.commands import LlmCall, PageIn, PinConstraint, RecordTurn, StartEpisode
 from gate.erasure import Erase, decide_erase
 from gate.errors import CommandRejected
 from gate.pinning import detected_pins, open_loops_shown, summary_pins, survival_check
@@ -38,7 +40,7 @@ from projections.state import EpisodeEvent, EpisodeState, fold, record_id_for
 from projections.tokens import count_tokens, truncate_to_tokens
 
 
-Command = StartEpisode | RecordTurn | Erase | PinConstraint
+Command = StartEpisode | RecordTurn | Erase | PinConstraint | PageIn
 
 
 def decide(state: EpisodeState, command: Command) -> tuple[Event, ...]:
@@ -53,6 +55,8 @@ def decide(state: EpisodeState, command: Command) -> tuple[Event, ...]:
             return decide_erase(state, command)
         case PinConstraint():
             return _pin(state, command)
+        case PageIn():
+            return _page_in(state, command)
         case _:
             assert_never(command)
 
@@ -133,6 +137,45 @@ def _pin(state: EpisodeState, cmd: PinConstraint) -> tuple[Event, ...]:
         return ()
     return (ConstraintPinned(turn=state.turn, pin_id=state.next_pin_id(), kind=cmd.kind, text=text,
                              origin="declared", anchors=(text,)),)
+
+
+def page_in_refusal(state: EpisodeState, item_id: str) -> str:
+    """Why `item_id` cannot be paged in ("" when it can): it must name an archived or indexed summary, or a
+    raw record out of the window, that exists in this memory and was not erased."""
+    s = state.summaries.get(item_id)
+    if s is not None:
+        if s.redacted:
+            return f"summary {item_id} was erased"
+        if s.status == "active":
+            return f"summary {item_id} is in the active chain: the prompt shows it already"
+        return ""
+    r = state.raw.get(item_id)
+    if r is None:
+        return (f"no such id: no summary or raw record with id {item_id!r} in this memory "
+                "(its ids are the ones shown, like s0003 or r0007)")
+    if r.user == ERASED:
+        return f"raw record {item_id} was erased"
+    if item_id in state.window:
+        return f"raw record {item_id} is in the recent turns: the prompt shows it already"
+    if not r.remember:
+        return f"raw record {item_id} comes from a source whose turns are not remembered: it is never shown"
+    return ""
+
+
+def _page_in(state: EpisodeState, cmd: PageIn) -> tuple[Event, ...]:
+    if not state.started:
+        raise CommandRejected("PageIn: the episode has not started")
+    if cmd.turn not in (state.turn, state.turn + 1):
+        raise CommandRejected(f"PageIn(turn={cmd.turn}): an item is paged in at the last turn ({state.turn}) "
+                              f"or at the turn being answered ({state.turn + 1})")
+    item = cmd.item_id.strip()
+    refusal = page_in_refusal(state, item)
+    if refusal:
+        raise CommandRejected(f"cannot page in {cmd.item_id!r}: {refusal}")
+    until = cmd.turn + state.config.page_in_turns
+    if item in state.summaries:
+        return (PagedIn(turn=cmd.turn, until_turn=until, summary_id=item),)
+    return (PagedIn(turn=cmd.turn, until_turn=until, record_id=item),)
 
 
 def _memory_update(cmd: RecordTurn) -> tuple[str | None, str]:

@@ -483,6 +483,30 @@ class KeyShredded(Event):
     pins: tuple[str, ...] = ()
 
 
+# --- episode stream: page-in ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PagedIn(Event):
+    """An archived summary or a raw record was brought back into the prompt for the next turns (page-in).
+
+    Exactly one of `summary_id` and `record_id` names the item. It is shown
+    at its original turn, marked as paged in, in the prompts rendered while
+    the stream's last turn is before `until_turn` (turn + the configured
+    `page_in_turns`); `turn` is the turn it was paged in at. Paging in an
+    item again restarts its turns.
+    """
+
+    event_type: ClassVar[str] = "paged_in"
+    until_turn: int
+    summary_id: str | None = None
+    record_id: str | None = None
+
+    @property
+    def item_id(self) -> str:
+        return self.summary_id or self.record_id or ""
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.event_type: cls
     for cls in (
@@ -515,5 +539,6 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ProbeJudged,
         FactErased,
         KeyShredded,
+        PagedIn,
     )
 }

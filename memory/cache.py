@@ -66,6 +66,9 @@ def renderer() -> str:
         digest.update(Path(module.__file__ or "").read_bytes())
     return digest.hexdigest()[:16]
 DEFAULT_PREFIX = "ledgermem"
+_PAGED_IN = "paged_in"  # the part of paged-in items, present in a render only while something is paged in
+_PARTS = (*PART_ORDER, _PAGED_IN)
+_DROPPED = "paged_in_dropped"  # meta field: the paged-in ids the budget left out
 Position = tuple[int, str]  # (seq, hash) of the last event an entry reflects
 
 
@@ -123,7 +126,8 @@ def _encode(part: str) -> str:
 def _digest(position: Position, rendered: Rendered, registry: dict[str, tuple[str, str]]) -> str:
     body = {
         "seq": position[0], "hash": position[1], "budget": rendered.budget, "tokenizer": rendered.tokenizer,
-        "parts": [[p.name, [[i.item_id, i.text, i.tokens] for i in p.items]] for p in rendered.parts],
+        "parts": [[p.name, [[i.item_id, i.text, i.tokens] for i in p.items], *([list(p.dropped)] if p.dropped else [])]
+                  for p in rendered.parts],
         "registry": sorted([k, v, s] for k, (v, s) in registry.items()),
     }
     return hashlib.sha256(json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()
@@ -191,7 +195,7 @@ class HotCache:
 
     def keys(self, stream: StreamKey) -> dict[str, str]:
         ns = self.namespace(stream)
-        return {**{p: f"{ns}:{p}" for p in PART_ORDER}, "meta": f"{ns}:meta", "values": f"{ns}:values"}
+        return {**{p: f"{ns}:{p}" for p in _PARTS}, "meta": f"{ns}:meta", "values": f"{ns}:values"}
 
     # -- the Memory's side: write after each commit, read for each render ---------------
 
@@ -327,7 +331,7 @@ class HotCache:
         with self.client.pipeline(transaction=True) as pipe:
             pipe.hgetall(keys["meta"])
             pipe.hgetall(keys["values"])
-            for name in PART_ORDER:
+            for name in _PARTS:
                 pipe.lrange(keys[name], 0, -1)
             meta, registry_raw, *lists = pipe.execute()
         if not meta:
@@ -337,8 +341,11 @@ class HotCache:
         written_by = (meta.get("format"), meta.get("renderer"), meta.get("parts"))
         if written_by != (FORMAT, renderer(), json.dumps(list(PART_ORDER))):
             raise _OtherFormat(f"written by format {written_by[0]}, renderer {written_by[1]}")
-        parts = tuple(Part(name, tuple(_item(raw) for raw in items)) for name, items in zip(PART_ORDER, lists))
-        rendered = Rendered(parts=parts, budget=int(meta["budget"]), tokenizer=meta["tokenizer"])
+        parts = [Part(name, tuple(_item(raw) for raw in items)) for name, items in zip(PART_ORDER, lists)]
+        paged, dropped = tuple(_item(raw) for raw in lists[-1]), tuple(json.loads(meta.get(_DROPPED, "[]")))
+        if paged or dropped:  # a render holds the paged-in part only while something is paged in
+            parts.insert(PART_ORDER.index("window") + 1, Part(_PAGED_IN, paged, dropped))
+        rendered = Rendered(parts=tuple(parts), budget=int(meta["budget"]), tokenizer=meta["tokenizer"])
         registry = {slot: _pair(raw) for slot, raw in registry_raw.items()}
         position = (int(meta["seq"]), meta["hash"])
         if _digest(position, rendered, registry) != meta["digest"]:
@@ -368,6 +375,7 @@ class HotCache:
             "format": FORMAT, "renderer": renderer(), "parts": json.dumps(list(PART_ORDER)),
             "seq": position[0], "hash": position[1], "budget": rendered.budget, "tokenizer": rendered.tokenizer,
             "digest": _digest(position, rendered, registry),
+            **{_DROPPED: json.dumps(list(p.dropped), ensure_ascii=False) for p in rendered.parts if p.dropped},
         })
 
     def _rebuild(self, stream: StreamKey, position: Position, rendered: Rendered,

@@ -21,7 +21,8 @@ text, through the markers of the prompt contract, exactly as a model would:
   statement wins and CURRENT_VALUES wins over all. A question about the
   value *before* a change answers from the shown history when it holds the
   change, else asks `get_predecessor_summary`; a question naming a summary
-  or record id reads that item, else fetches it by id. Tools are only
+  or record id reads that item, else fetches it by id (in a live turn that
+  offers `page_in`, by paging it in, so the next turns show it). Tools are only
   called when the prompt offers them; without them the answer is "I don't
   know." rather than a guess.
 """
@@ -155,7 +156,8 @@ class HeuristicBackend:
         reply = None
         if is_question(user):
             results = _results(messages[2:])
-            reply = self._answer_from(memory, user.strip(), results, "get_archived_summary(" in instructions)
+            reply = self._answer_from(memory, user.strip(), results, "get_archived_summary(" in instructions,
+                                      page="page_in(" in instructions)
         return f"{reply or 'Noted.'}\n\n{format_memory_update(_draft(user, chain))}"
 
     # -- answerer ------------------------------------------------------------------
@@ -169,7 +171,7 @@ class HeuristicBackend:
         return self._answer_from(memory, question, _results(messages[1:]), tools) or UNKNOWN
 
     def _answer_from(
-        self, memory: str, question: str, results: list[tuple[str, str]], tools: bool
+        self, memory: str, question: str, results: list[tuple[str, str]], tools: bool, *, page: bool = False
     ) -> str | None:
         """The answer from the shown memory and tool results; None when the question names no known slot."""
         seen = _observations(memory)
@@ -185,7 +187,7 @@ class HeuristicBackend:
         slot = intent.slot
         target = _SUMMARY_ID.search(question) or _RECORD_ID.search(question)
         if target is not None:
-            return self._by_id(slot, target.group(1), seen, results, tools)
+            return self._by_id(slot, target.group(1), seen, results, tools, page)
         now = current.get(slot) or (history[slot][-1] if history.get(slot) else None)
         if intent.asks == "before" and intent.anchor is not None:
             return self._before(slot, intent.anchor, seen, results, tools)
@@ -231,13 +233,14 @@ class HeuristicBackend:
         return f'get_predecessor_summary(fact_key="{slot}", exclude_value="{new}")'
 
     @staticmethod
-    def _by_id(slot: str, item_id: str, seen: list[_Seen], results: list[tuple[str, str]], tools: bool) -> str:
+    def _by_id(slot: str, item_id: str, seen: list[_Seen], results: list[tuple[str, str]], tools: bool,
+               page: bool = False) -> str:
         shown = [s.value for s in seen if s.slot == slot and item_id in s.ids]
         if shown:
             return shown[-1]
         tool = "get_raw_record" if item_id.startswith("r") else "get_archived_summary"
         for name, body in reversed(results):
-            if name != tool:
+            if name != tool and not (page and name == "page_in"):
                 continue
             head = body.split("\n", 2)
             if tool == "get_archived_summary":
@@ -249,6 +252,8 @@ class HeuristicBackend:
             return value or UNKNOWN
         if not tools:
             return UNKNOWN
+        if page:  # a live turn asking about an item by id is likely to come back to it: keep it in view
+            return f'page_in(item_id="{item_id}")'
         arg = "reference_id" if tool == "get_raw_record" else "summary_id"
         return f'{tool}({arg}="{item_id}")'
 

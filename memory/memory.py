@@ -20,15 +20,15 @@ from pathlib import Path
 from dataclasses import dataclass, replace
 
 from gate.admission import gate_verdict
-from gate.commands import LlmCall, PinConstraint, RecordTurn, StartEpisode
+from gate.commands import LlmCall, PageIn, PinConstraint, RecordTurn, StartEpisode
 from gate.decide import decide, reasons_against
 from gate.erasure import Erase, answer_key, check_erase, index_key, merge_key, turn_key, values_to_erase
-from gate.errors import InvariantViolation
+from gate.errors import CommandRejected, InvariantViolation
 from gate.invariants import check_i1, check_i2, check_i3, check_i5
 from gate.summary_format import parse_summary, split_memory_update
 from gate.validation import describe
 from ledger.events import (
-    ContextRendered, Event, IndexCreated, IndexFolded, LlmCalled, SummaryCreated, ToolCalled,
+    ContextRendered, Event, IndexCreated, IndexFolded, LlmCalled, PagedIn, SummaryCreated, ToolCalled,
 )
 from ledger.keys import FieldKeys, key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
@@ -41,11 +41,11 @@ from memory.prompts import (
     tool_result_message,
 )
 from memory.toolcalls import parse_tool_calls
-from memory.tools import ToolResult, run_tool
+from memory.tools import ToolResult, page_in_target, paged_in_result, run_tool
 from projections.config import MemoryConfig
 from projections.materialise import LiveProjection, ProjectionStore, last_erasure_seq, projection_path
 from projections.render import Rendered, clean_text, render
-from projections.state import EpisodeState
+from projections.state import EpisodeState, fold
 from projections.tokens import default_tokenizer
 
 
@@ -77,7 +77,7 @@ class Reply:
 class _Conversation:
     text: str  # the final response, blocks included; "" when the tool iterations ran out
     calls: tuple[LlmCall, ...]
-    tool_events: tuple[tuple[ToolCalled, ...], ...]  # per call, the tool calls it asked for
+    tool_events: tuple[tuple[Event, ...], ...]  # per call, the tool calls it asked for (and their page-ins)
 
 
 def _as_call(e: LlmCalled) -> LlmCall:
@@ -85,7 +85,7 @@ def _as_call(e: LlmCalled) -> LlmCall:
                    usage=e.usage, latency_ms=e.latency_ms, retries=e.retries, error=e.error, attempts=e.attempts)
 
 
-def _after_their_calls(events: Sequence[Event], tool_events: Sequence[tuple[ToolCalled, ...]]) -> list[Event]:
+def _after_their_calls(events: Sequence[Event], tool_events: Sequence[tuple[Event, ...]]) -> list[Event]:
     """Each call's tool calls placed right after the `llm_called` event that asked for them."""
     pending = list(tool_events)
     out: list[Event] = []
@@ -382,7 +382,7 @@ class Memory:
         """The `respond` call, and the tool loop while it asks for tools; the final text is the reply."""
         messages = respond_messages(rendered, user, tools=self.tools)
         calls: list[LlmCall] = []
-        tool_events: list[tuple[ToolCalled, ...]] = []
+        tool_events: list[tuple[Event, ...]] = []
         for iteration in range(self.max_tool_iterations + 1):
             call = self._call(messages, purpose="respond", turn=turn)
             calls.append(_as_call(call.event))
@@ -393,15 +393,22 @@ class Memory:
             if iteration == self.max_tool_iterations:
                 break
             messages.append({"role": "assistant", "content": call.completion_text})
-            asked: list[ToolCalled] = []
+            asked: list[Event] = []
             for bad in parsed.unparsable:
                 asked.append(ToolCalled(turn=turn, probe_id="", tool="?", args={}, ok=False,
                                         text=f"could not parse a tool call: {bad}", parsed=False))
                 messages.append(tool_result_message("?", f"could not parse: {bad}"))
             for tc in parsed.calls:
-                result = self.tool(tc.name, tc.args) if self.tools else ToolResult(False, NO_TOOLS)
+                paged: tuple[Event, ...] = ()
+                if not self.tools:
+                    result = ToolResult(False, NO_TOOLS)
+                elif tc.name == "page_in":  # recorded with this turn, right after the call that asked for it
+                    result, paged = self._page_in_events(page_in_target(tc.args), turn)
+                else:
+                    result = self.tool(tc.name, tc.args)
                 asked.append(ToolCalled(turn=turn, probe_id="", tool=tc.name, args=tc.args, ok=result.ok,
                                         text=result.text))
+                asked += paged
                 messages.append(tool_result_message(tc.name, result.text))
             tool_events.append(tuple(asked))
         # Out of tool iterations and still asking: no reply, never the call text.
@@ -415,6 +422,36 @@ class Memory:
         return render(self.state, budget)
 
     def tool(self, name: str, args: dict[str, str]) -> ToolResult:
+        """Run one tool now; `page_in` is committed at once (`page_in`), the others only read."""
+        if name == "page_in":
+            result, events = self._page_in_events(page_in_target(args), self.state.turn)
+            if events:
+                self._commit(events)
+            return result
+        return run_tool(self.state, name, args)
+
+    def page_in(self, item_id: str) -> tuple[RecordedEvent, ...]:
+        """Bring an archived summary or a raw record back into the prompt for the next `page_in_turns` turns.
+
+        It is shown at its original turn, marked as paged in, in its own part
+        right after the window, within what the budget leaves; the manifest
+        of every prompt lists it. An id that is not in this memory, erased,
+        or already shown is refused (`CommandRejected`, naming why).
+        """
+        return self._commit(decide(self.state, PageIn(item_id=item_id, turn=self.state.turn)))
+
+    def _page_in_events(self, item_id: str, turn: int) -> tuple[ToolResult, tuple[Event, ...]]:
+        """A `page_in` call's result for the model and the events to record (none when refused)."""
+        if not item_id:
+            return ToolResult(False, "page_in: missing argument item_id"), ()
+        try:
+            events = decide(self.state, PageIn(item_id=item_id, turn=turn))
+        except CommandRejected as exc:
+            return ToolResult(False, str(exc)), ()
+        paged = [e for e in events if isinstance(e, PagedIn)]  # what `decide` gives for a page-in
+        return paged_in_result(fold(list(paged), self.state), item_id.strip()), events
+
+    def _read_tool(self, name: str, args: dict[str, str]) -> ToolResult:
         return run_tool(self.state, name, args)
 
     def answer(self, question: str, *, probe_id: str | None = None, budget: int | None = None,
@@ -422,7 +459,9 @@ class Memory:
         """Answer with the tool loop; returns the answer and its events without appending them."""
         return answer_with_tools(
             self.backend, self.render(budget), question, turn=self.state.turn,
-            tools=self.tool if self.tools else None, max_iterations=self.max_tool_iterations, probe_id=probe_id,
+            # A question changes nothing in the memory: its tool loop reads only (no page-in).
+            tools=self._read_tool if self.tools else None, max_iterations=self.max_tool_iterations,
+            probe_id=probe_id,
             today=today,
         )
 

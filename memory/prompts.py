@@ -40,6 +40,12 @@ get_predecessor_summary(fact_key="<slot>", exclude_value="<value>")  the value a
 expand_index(index_id="i0001")                 the summaries under an index title
 Tool results come back as [TOOL RESULT name] blocks; then answer."""
 
+#: A live turn may also page an item back in: it changes the memory, which a question never does.
+RESPOND_TOOL_MANUAL = TOOL_MANUAL.replace("\nTool results", """
+page_in(item_id="s0003")                       reads a summary or raw record as above and keeps it in your memory
+                                               (<PAGED_IN>, at its original turn) for the next few turns
+Tool results""")
+
 
 def summarizer_messages(state: EpisodeState, *, turn: int, user: str, agent: str) -> list[dict[str, str]]:
     """The chain shown to the summarizer is capped, newest first; override checks still see all of it."""
@@ -132,7 +138,7 @@ SUMMARIZER_FORMAT_REMINDER = """Answer in exactly this format, the [OVERRIDES: .
 
 def respond_messages(rendered: Rendered, user: str, *, tools: bool) -> list[dict[str, str]]:
     """A live turn: the instructions and the memory as the system message, the user's words as they came."""
-    system = RESPOND_SYSTEM + ("\n" + TOOL_MANUAL if tools else "")
+    system = RESPOND_SYSTEM + ("\n" + RESPOND_TOOL_MANUAL if tools else "")
     return [
         {"role": "system", "content": f"{system}\n\n<MEMORY>\n{rendered.text}\n</MEMORY>"},
         {"role": "user", "content": user},

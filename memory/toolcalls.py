@@ -31,13 +31,14 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-TOOL_NAMES = ("get_archived_summary", "get_raw_record", "get_predecessor_summary", "expand_index")
+TOOL_NAMES = ("get_archived_summary", "get_raw_record", "get_predecessor_summary", "expand_index", "page_in")
 ALIASES = {
     "id": "summary_id", "sid": "summary_id",
     "ref": "reference_id", "reference": "reference_id", "record_id": "reference_id", "raw_id": "reference_id",
     "key": "fact_key", "slot": "fact_key",
     "exclude": "exclude_value", "value": "exclude_value",
     "index": "index_id",
+    "item": "item_id",
 }
 
 

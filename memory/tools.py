@@ -1,7 +1,10 @@
-"""The four exact-id tools. Each reads the episode state by id or exact attribute only.
+"""The exact-id tools. Each reads the episode state by id or exact attribute only.
 
 No similarity, no ranking: a summary id, a record id, an index id, or a
-slot name with a value to step back from.
+slot name with a value to step back from. Four only read; `page_in` also
+brings the item back into the prompt for the next turns, which is an event:
+`decide` judges it (`gate.commands.PageIn`) and `Memory` records it, so
+`run_tool`, which only reads, refuses it.
 """
 
 from __future__ import annotations
@@ -104,11 +107,31 @@ def expand_index(state: EpisodeState, index_id: str) -> ToolResult:
     return ToolResult(True, "\n".join(lines))
 
 
+def page_in_target(args: dict[str, str]) -> str:
+    """The id a `page_in` call names: `item_id`, or a summary or record id under the read tools' names."""
+    return next((args[a].strip() for a in ("item_id", "summary_id", "reference_id") if args.get(a, "").strip()), "")
+
+
+def paged_in_result(state: EpisodeState, item_id: str) -> ToolResult:
+    """What a successful page-in shows the model: the item as the read tools give it, and until when it stays.
+
+    `state` is the state with the `paged_in` event applied.
+    """
+    read = get_archived_summary(state, item_id) if item_id in state.summaries else get_raw_record(state, item_id)
+    until = state.paged_in[item_id].until_turn
+    return ToolResult(True, f"{read.text}\npaged in: the memory shows {item_id} (<PAGED_IN>) through turn {until}")
+
+
+#: A question (an answer call) changes nothing in the memory, so it cannot page in.
+PAGE_IN_OUTSIDE_A_TURN = ("page_in changes what the memory shows in the next turns and runs only in a live turn; "
+                          "read the item with get_archived_summary or get_raw_record")
+
 REQUIRED = {
     "get_archived_summary": ("summary_id",),
     "get_raw_record": ("reference_id",),
     "get_predecessor_summary": ("fact_key", "exclude_value"),
     "expand_index": ("index_id",),
+    "page_in": ("item_id",),
 }
 
 
@@ -116,6 +139,8 @@ def run_tool(state: EpisodeState, name: str, args: dict[str, str]) -> ToolResult
     """Execute one call; a bad name or missing argument is a failed result, not an exception."""
     if name not in REQUIRED:
         return ToolResult(False, f"unknown tool {name!r}; tools: {', '.join(REQUIRED)}")
+    if name == "page_in":  # the one tool that writes: `Memory` runs it; a read-only caller refuses it
+        return ToolResult(False, PAGE_IN_OUTSIDE_A_TURN)
     missing = [a for a in REQUIRED[name] if not args.get(a)]
     if missing:
         return ToolResult(False, f"{name}: missing argument(s) {', '.join(missing)}")

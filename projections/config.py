@@ -47,6 +47,7 @@ class MemoryConfig:
     context_budget: int = 2000  # tokens of the whole rendered memory in an answer prompt
     tokenizer: str = "auto"  # resolved to a concrete name before it is recorded
     personal_data: bool = True  # seal the subject's values so they can be erased; False for synthetic data
+    page_in_turns: int = 3  # how many following turns' prompts show an item the agent paged in
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,6 +81,8 @@ class MemoryConfig:
             problems.append(f"merge_max_group={self.merge_max_group!r} must be >= 2")
         if self.gate_level not in GATE_LEVELS:
             problems.append(f"gate_level={self.gate_level!r}: one of {', '.join(GATE_LEVELS)}")
+        if self.page_in_turns < 1:
+            problems.append(f"page_in_turns={self.page_in_turns!r} must be >= 1")
         problems += _policy_problems(self.source_policies)
         if self.tokenizer == "auto":
             problems.append("tokenizer='auto' must be resolved to a concrete name before it is recorded")

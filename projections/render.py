@@ -10,6 +10,12 @@ Budget by allocation: the pinned block and the registry are never cut or
 dropped; what is left of the budget is shared by the other items with a
 common per-item cap (water-filling), so under a tight budget each item
 keeps its head and one long item cannot push out the others.
+
+Paged-in items (archived summaries and raw records the agent brought back
+for a few turns, `paged_in` events) form a part of their own right after
+the window, in their original time order and marked as paged in. They use
+only the budget the other parts left, whole: when they do not all fit, the
+oldest page-in is dropped first, and the manifest names what was dropped.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from dataclasses import dataclass
 
 from ledger.keys import ERASED
 from projections.config import MemoryConfig
-from projections.state import EpisodeState, IndexEntry, Summary
+from projections.state import EpisodeState, IndexEntry, PagedItem, Summary
 from projections.tokens import count_tokens, truncate_to_tokens
 
 PART_ORDER = ("pinned", "window", "registry", "index", "chain")
@@ -27,6 +33,7 @@ PART_ORDER = ("pinned", "window", "registry", "index", "chain")
 WHOLE_PARTS = frozenset({"pinned", "registry"})
 _TAGS = {
     "pinned": "PINNED", "window": "RECENT_TURNS", "registry": "CURRENT_VALUES", "index": "INDEX", "chain": "ACTIVE_CHAIN",
+    "paged_in": "PAGED_IN",  # archived summaries and raw records the agent paged back in, after the window
     # the baselines' parts: the raw dialogue, a summary chain without archive, a rolling summary
     "dialogue": "DIALOGUE", "summaries": "SUMMARY_CHAIN", "rolling": "ROLLING_SUMMARY",
 }
@@ -43,6 +50,8 @@ class Item:
 class Part:
     name: str
     items: tuple[Item, ...]
+    #: Items this part would hold but the budget left no room for (paged-in items only).
+    dropped: tuple[str, ...] = ()
 
     @property
     def tokens(self) -> int:
@@ -73,10 +82,12 @@ class Rendered:
         return sum(p.tokens for p in self.parts)
 
     def part(self, name: str) -> Part:
-        return next(p for p in self.parts if p.name == name)
+        """The part of that name; an empty one when this prompt has none (`paged_in` only when something is)."""
+        return next((p for p in self.parts if p.name == name), Part(name, ()))
 
     def manifest(self) -> dict[str, dict[str, object]]:
-        return {p.name: {"ids": list(p.ids), "tokens": p.tokens} for p in self.parts}
+        return {p.name: {"ids": list(p.ids), "tokens": p.tokens, **({"dropped": list(p.dropped)} if p.dropped else {})}
+                for p in self.parts}
 
     @property
     def item_ids(self) -> tuple[str, ...]:
@@ -154,6 +165,50 @@ def turn_line(record_id: str, turn: int, user: str, agent: str) -> str:
     return f"[{record_id} turn {turn}] USER: {defuse(user)} | AGENT: {defuse(agent)}"
 
 
+def paged_in_line(state: EpisodeState, item: PagedItem) -> str | None:
+    """A paged-in item as shown: the line it had, at its original turn, marked as paged in; None once erased."""
+    mark = f"[PAGED IN at turn {item.turn}, shown through turn {item.until_turn}"
+    s = state.summaries.get(item.item_id)
+    if s is not None:
+        if s.redacted:
+            return None
+        if s.status == "archived":
+            where = f"archived ({s.archive_reason})" + (f", superseded by {', '.join(s.superseded_by)}"
+                                                       if s.superseded_by else "")
+        else:
+            where = f"under index {s.index_id}" if s.status == "indexed" else "in the active chain"
+        return f"{summary_line(s)} {mark}; {where}]"
+    r = state.raw[item.item_id]
+    if r.user == ERASED:
+        return None
+    user, agent = clean_text(state.config, r.source, r.user), clean_text(state.config, r.source, r.agent)
+    return f"{turn_line(r.record_id, r.turn, user, agent)} {mark}; raw record]"
+
+
+def _original_turn(state: EpisodeState, item_id: str) -> int:
+    found = state.summaries.get(item_id)
+    return found.turn if found is not None else state.raw[item_id].turn
+
+
+def _paged_in_part(state: EpisodeState, room: int) -> Part | None:
+    """The paged-in items that fit in `room` tokens, whole, in original time order; None when none is live.
+
+    They take only what the other parts left of the budget, so paging in never cuts or pushes
+    out anything else; when they do not all fit, the oldest page-in is dropped first.
+    """
+    tok = state.config.tokenizer
+    live = [(p, line) for p in state.paged_in_now() if (line := paged_in_line(state, p)) is not None]
+    if not live:
+        return None
+    sized = [(p, line, count_tokens(line, tok)) for p, line in live]
+    while sized and sum(n for _, _, n in sized) > room:
+        sized.pop(0)
+    kept = {p.item_id for p, _, _ in sized}
+    shown = sorted(sized, key=lambda x: _original_turn(state, x[0].item_id))  # stable: page-in order within a turn
+    return Part("paged_in", tuple(Item(p.item_id, line, n) for p, line, n in shown),
+                dropped=tuple(p.item_id for p, _ in live if p.item_id not in kept))
+
+
 def _items(state: EpisodeState) -> dict[str, list[tuple[str, str]]]:
     pinned = [(p.pin_id, pin_line(p.kind, p.pin_id, p.text)) for p in state.pins.values()
               if p.shown and not p.redacted]
@@ -199,6 +254,9 @@ def render(state: EpisodeState, budget: int | None = None) -> Rendered:
                 n = count_tokens(text, tok)
             items.append(Item(item_id, text, n))
         parts.append(Part(name, tuple(items)))
+    paged = _paged_in_part(state, limit - sum(p.tokens for p in parts))
+    if paged is not None:
+        parts.insert(PART_ORDER.index("window") + 1, paged)
     return Rendered(tuple(parts), limit, tok)
 
 

@@ -38,6 +38,7 @@ from ledger.events import (
     LlmCalled,
     MergeRejected,
     OverrideRejected,
+    PagedIn,
     ProbeAnswered,
     ProbeAsked,
     ProbeJudged,
@@ -130,6 +131,15 @@ class Pin:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PagedItem:
+    """An archived summary or raw record the agent paged back in: shown while the last turn is before `until_turn`."""
+
+    item_id: str
+    turn: int  # the turn it was paged in at
+    until_turn: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EpisodeState:
     config: MemoryConfig = field(default_factory=MemoryConfig)
     started: bool = False
@@ -141,6 +151,8 @@ class EpisodeState:
     pins: Mapping[str, Pin] = field(default_factory=dict)
     overrides_rejected: int = 0
     shredded_keys: tuple[str, ...] = ()
+    #: Items paged back in, oldest page-in first; render-time working memory, not a projection table.
+    paged_in: Mapping[str, PagedItem] = field(default_factory=dict)
 
     # -- derived views (pure functions of the state) ---------------------------
 
@@ -177,6 +189,10 @@ class EpisodeState:
     def newest_holders(self) -> set[str]:
         """Ids of the summaries that hold the newest value of at least one slot."""
         return {sid for _, sid in self.current_values().values()}
+
+    def paged_in_now(self) -> list[PagedItem]:
+        """The paged-in items the next prompt shows (before the budget), oldest page-in first."""
+        return [p for p in self.paged_in.values() if self.turn < p.until_turn]
 
     def next_summary_id(self) -> str:
         return f"s{len(self.summaries) + 1:04d}"
@@ -246,6 +262,7 @@ EpisodeEvent = (
     | ProbeJudged
     | FactErased
     | KeyShredded
+    | PagedIn
 )
 
 
@@ -267,7 +284,11 @@ def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
                 user=event.text, agent=event.agent, source=event.source, remember=event.remember,
             )
             window = (*state.window, rec.record_id) if event.remember else state.window
-            return replace(state, turn=event.turn, raw={**state.raw, rec.record_id: rec}, window=window)
+            paged = state.paged_in
+            if any(p.until_turn <= event.turn for p in paged.values()):  # expiry by turn, no clock
+                paged = {k: p for k, p in paged.items() if p.until_turn > event.turn}
+            return replace(state, turn=event.turn, raw={**state.raw, rec.record_id: rec}, window=window,
+                           paged_in=paged)
         case WindowEvicted():
             return replace(state, window=tuple(r for r in state.window if r != event.record_id))
         case SummaryCreated():
@@ -332,6 +353,8 @@ def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
             return replace(state, summaries={**state.summaries, old.summary_id: replace(old, facts=facts)})
         case KeyShredded():
             return _shred(state, event)
+        case PagedIn():
+            return _page_in(state, event)
         case (
             RunStarted() | RunFinished() | LlmCalled() | ContextRendered()
             | ProbeAsked() | ToolCalled() | ProbeAnswered() | ProbeJudged() | EpisodeGold()
@@ -342,6 +365,19 @@ def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
             return state  # a baseline's own memory: folded by the evaluation's baseline systems
         case _:
             assert_never(event)
+
+
+def _page_in(state: EpisodeState, event: PagedIn) -> EpisodeState:
+    if (event.summary_id is None) == (event.record_id is None):
+        raise EvolveError(f"paged_in at turn {event.turn} must name exactly one summary or raw record")
+    item = event.item_id
+    if item not in (state.summaries if event.summary_id is not None else state.raw):
+        what = "summary" if event.summary_id is not None else "raw record"
+        raise EvolveError(f"paged_in at turn {event.turn} names unknown {what} {item!r}")
+    # Paging in again restarts the item's turns and makes it the newest page-in.
+    paged = {k: p for k, p in state.paged_in.items() if k != item}
+    paged[item] = PagedItem(item_id=item, turn=event.turn, until_turn=event.until_turn)
+    return replace(state, paged_in=paged)
 
 
 def _shred(state: EpisodeState, event: KeyShredded) -> EpisodeState:

@@ -46,6 +46,7 @@ from gate.invariants import audit
 from ledger.events import (
     Event,
     OverrideRejected,
+    PagedIn,
     SummaryCreated,
     SummaryOverridden,
     SummaryRejected,
@@ -786,6 +787,32 @@ class MemoryMachine(RuleBasedStateMachine):
             self._check_archived(sid)
         else:
             assert not called
+
+    @rule(ref=st.one_of(turns, ghosts), raw=st.booleans())
+    def page_in(self, ref: TurnRef, raw: bool) -> None:
+        """The page-in tool: an archived or indexed summary, or a record out of the window, comes back into the
+        prompt as a `paged_in` event; an id never issued, an erased item or one already shown is refused."""
+        self._step()
+        item = ref.record_id if raw or ref.summary_id is None else ref.summary_id
+        state = self.mem.state
+        if item.startswith("s"):
+            ms = self.model.summaries.get(item)
+            can = ms is not None and not ms.redacted and state.summaries[item].status != "active"
+        else:
+            mt = self.model.turns.get(int(item[1:]))
+            can = mt is not None and not mt.shredded and item not in state.window
+        before = self.ledger.last_seq
+        result = self.mem.tool("page_in", {"item_id": item})
+        assert result.ok == can, (item, result.text)
+        new = self._new_events(before)
+        if not can:
+            assert new == [], new
+            return
+        event("page_in: paged in")
+        assert [(type(e), e.item_id, e.until_turn) for e in new if isinstance(e, PagedIn)] == [
+            (PagedIn, item, state.turn + CONFIG.page_in_turns)]
+        shown = self.mem.render().part("paged_in")
+        assert item in shown.ids or item in shown.dropped, shown
 
     # -- after every step ---------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from ledger.events import (
     LlmCalled,
     MergeRejected,
     OverrideRejected,
+    PagedIn,
     ProbeAnswered,
     ProbeAsked,
     ProbeJudged,
@@ -169,6 +170,7 @@ SAMPLE_EVENTS: tuple[Event, ...] = (
     ConstraintPinned(turn=2, pin_id="p-0001", kind="constraint", text="预算上限是500元。这是硬性约束。",
                      origin="detected", record_id="r-0002", anchors=("预算上限", "500元")),
     ConstraintReinjected(turn=13, pin_id="p-0002", reason="not in the rendered prompt after compaction"),
+    PagedIn(turn=14, until_turn=17, summary_id="s-0001"),
 )
 
 

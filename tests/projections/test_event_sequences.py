@@ -50,6 +50,7 @@ from ledger.events import (
     LlmCalled,
     MergeRejected,
     OverrideRejected,
+    PagedIn,
     SummaryArchived,
     SummaryCreated,
     SummaryOverridden,
@@ -200,6 +201,8 @@ def sequences(draw: st.DrawFn, *, family: str = "valid", erasure: bool = True) -
             kinds.append("erase")
         if s.summaries:
             kinds.append("rejected")
+        if s.summaries or s.raw:
+            kinds.append("page in")
         if lenient:
             kinds += ["restart", "collide", "shred bare", "evict missing"]
             kinds += ["record again"] if s.raw else []
@@ -311,6 +314,10 @@ def _step(draw: st.DrawFn, b: _Builder, kind: str) -> None:
         b.add(WindowEvicted(turn=b.turn, record_id=draw(st.sampled_from(s.window))))
     elif kind == "evict missing":
         b.add(WindowEvicted(turn=b.turn, record_id="r9999"))
+    elif kind == "page in":  # render-time state: the tables must not change, the fold must take it
+        item = draw(st.sampled_from([*sorted(s.summaries), *sorted(s.raw)]))
+        until = b.turn + draw(st.integers(1, 3))
+        b.add(PagedIn(turn=b.turn, until_turn=until, **{"summary_id" if item in s.summaries else "record_id": item}))
     elif kind == "rejected":
         b.add(OverrideRejected(turn=b.turn, summary_id=draw(st.sampled_from(sorted(s.summaries))),
                                rejected=(MISSING,), reason="not in the chain"))
