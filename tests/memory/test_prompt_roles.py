@@ -43,11 +43,14 @@ Messages = list[dict[str, str]]
 # -- discovery -----------------------------------------------------------------------------------
 
 def _builds_a_message(node: ast.AST) -> bool:
-    """A dict literal with `role` and `content` keys whose role is not a constant "assistant"."""
+    """A dict (`{...}` or `dict(...)`) with `role` and `content` keys whose role is not a constant "assistant"."""
     for d in ast.walk(node):
-        if not isinstance(d, ast.Dict):
+        if isinstance(d, ast.Dict):
+            keys = {k.value: v for k, v in zip(d.keys, d.values) if isinstance(k, ast.Constant)}
+        elif isinstance(d, ast.Call) and isinstance(d.func, ast.Name) and d.func.id == "dict":
+            keys = {k.arg: k.value for k in d.keywords if k.arg}
+        else:
             continue
-        keys = {k.value: v for k, v in zip(d.keys, d.values) if isinstance(k, ast.Constant)}
         role = keys.get("role")
         if role is None or "content" not in keys:
             continue
@@ -213,13 +216,17 @@ def quietly(memory):
     out.append({"role": "system", "content": "rules\\n" + memory})
     return out
 
+def by_keywords(memory):
+    return [dict(role="user", content="q"), dict(role="system", content=memory)]
+
 def echo(text):
     return {"role": "assistant", "content": text}
 
 ROLES = {"role": ("role", "speaker"), "content": ("content", "text")}
 '''
     found = discover_builders([("memory.newmodule", source)])
-    assert found == {"memory.newmodule:leaky_messages": True, "memory.newmodule:quietly": True}
+    assert found == {"memory.newmodule:leaky_messages": True, "memory.newmodule:quietly": True,
+                     "memory.newmodule:by_keywords": True}
     assert set(found) - set(CASES) - set(NOT_BUILDERS)  # the registry check would name them
     # An exemption cannot hide a function that writes a message.
     assert discover_builders([("evaluation.serve", "def log_message(x):\n    return [{'role': 'user', "
