@@ -44,10 +44,12 @@ from ledger.events import (
 )
 from ledger.keys import ERASED, FieldKeys, key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
-from memory.answering import Answer, answer_with_tools, call_backend
+from memory.answering import Answer, answer_with_tools, call_backend, with_pruned
 from memory.erasure import answer_keys
 from memory.backends import Backend, make_backend
-from memory.prompts import chain_summarizer_messages, rolling_summary_messages
+from memory.prompts import (
+    chain_summarizer_messages, rolling_pruned_lines, rolling_summary_messages, summarizer_pruned_lines,
+)
 from projections.config import MemoryConfig
 from projections.materialise import LiveProjection, ProjectionStore, projection_path
 from projections.render import Item as RenderItem
@@ -286,12 +288,23 @@ def summarizer_messages(state: BaselineState, *, turn: int, user: str, agent: st
         return chain_summarizer_messages(lines, turn=turn, user=user, agent=agent,
                                          cap=cfg.summarizer_input_tokens, tokenizer=cfg.tokenizer)
     previous = "\n".join(f"{i.text} {facts_tag(i.facts)}" for i in state.items) or "(empty)"
-    evicted = [turn_line(r, state.raw[r].turn, state.raw[r].user, state.raw[r].agent)
-               for r in to_evict(state) if r in state.raw]
+    evicted = _evicted_lines(state)
     first = state.raw[to_evict(state)[0]].turn if evicted else turn
     last = state.raw[to_evict(state)[-1]].turn if evicted else turn
     return rolling_summary_messages(previous, evicted, first_turn=first, last_turn=last,
                                     max_tokens=cfg.chain_budget)
+
+
+def _evicted_lines(state: BaselineState) -> list[str]:
+    return [turn_line(r, state.raw[r].turn, state.raw[r].user, state.raw[r].agent)
+            for r in to_evict(state) if r in state.raw]
+
+
+def summarizer_pruned(state: BaselineState, *, user: str, agent: str) -> int:
+    """How many repeated lines this turn's summarizer prompt leaves out (recorded with the call)."""
+    if state.kind == "naive_chain":
+        return summarizer_pruned_lines(user, agent)
+    return rolling_pruned_lines(_evicted_lines(state))
 
 
 # -- the impure shell -----------------------------------------------------------------
@@ -368,6 +381,7 @@ class BaselineMemory:
         if needs_summarizer(self.state):
             messages = summarizer_messages(self.state, turn=turn, user=user, agent=agent)
             _, call = call_backend(self.backend, messages, purpose="summarize", turn=turn)
+            call = with_pruned(call, summarizer_pruned(self.state, user=user, agent=agent))
         cmd = BaselineTurn(turn=turn, user=user, agent=agent, occurred_at=occurred_at, source=source,
                            summarizer=call)
         return self._commit(decide_turn(self.state, cmd))

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ledger.events import ContextRendered, Event, LlmCalled, ToolCalled
 from memory.backends import Backend, Completion, Message, identity, prompt_hash
 from memory.prompts import answer_messages, tool_result_message
+from memory.prune import PRUNED_KEY
 from memory.toolcalls import parse_tool_calls
 from memory.tools import ToolResult
 from projections.render import Rendered
@@ -46,6 +47,11 @@ def call_backend(
                                        probe_id=probe_id, latency_ms=latency)
 
 
+def with_pruned(event: LlmCalled, lines: int) -> LlmCalled:
+    """The event of a summarizer call whose prompt left `lines` repeated lines out, counted in its usage."""
+    return replace(event, usage={**event.usage, PRUNED_KEY: lines}) if lines else event
+
+
 def llm_called(
     backend: Backend, messages: Sequence[Message], completion: Completion, *, purpose: str, turn: int,
     probe_id: str | None, latency_ms: float,
@@ -70,13 +76,17 @@ def answer_with_tools(
     max_iterations: int,
     probe_id: str | None = None,
     today: str | None = None,
+    disagreements: Sequence[str] = (),
 ) -> Answer:
-    """Render -> ask -> (tool calls -> results)* -> answer; every step is an event."""
+    """Render -> ask -> (tool calls -> results)* -> answer; every step is an event.
+
+    `disagreements`: lines naming the slots whose sources disagree, shown as data in the memory block.
+    """
     events: list[Event] = [
         ContextRendered(turn=turn, purpose="answer", item_ids=rendered.item_ids, parts=rendered.manifest(),
                         budget=rendered.budget, tokens=rendered.tokens, probe_id=probe_id)
     ]
-    messages = answer_messages(rendered, question, tools=tools is not None, today=today)
+    messages = answer_messages(rendered, question, tools=tools is not None, today=today, disagreements=disagreements)
     tool_calls = 0
     text = ""
     for iteration in range(max_iterations + 1):

@@ -11,7 +11,8 @@ text, through the markers of the prompt contract, exactly as a model would:
   (`<EVICTED_TURNS>`) rewrites the summary's facts with the evicted turns'
   facts, newest winning: the older values are gone, as in any destructive
   summary.
-* respond calls (a live turn): reply to the user's message, a question
+* respond calls (a live turn): reply to the user's message (after the
+  memory block, `MESSAGE: ...`), a question
   about a known slot answered as an answer call would, anything else with
   "Noted."; then append the `<MEMORY_UPDATE>` block the summarizer would
   have written for the message (facts detected in it, overrides of the
@@ -44,6 +45,7 @@ _NEW_TURN = re.compile(r"<NEW_TURN[^>]*>\s*USER:(.*?)\nAGENT:", re.DOTALL)
 _CHAIN_LINE = re.compile(r"^- ([a-z]\d+) .*?\[FACTS: (.*?)\]", re.MULTILINE)
 _ACTIVE_CHAIN = re.compile(r"<ACTIVE_CHAIN>\n(.*?)\n</ACTIVE_CHAIN>", re.DOTALL)
 _MEMORY = "<MEMORY>\n"
+_MESSAGE = "\n</MEMORY>\n\nMESSAGE: "
 _CURRENT = re.compile(r"<CURRENT_VALUES>\n(.*?)\n</CURRENT_VALUES>", re.DOTALL)
 _QUESTION = re.compile(r"QUESTION:\s*(.*)", re.DOTALL)
 # Shown memory, one observation source per line shape.
@@ -149,9 +151,11 @@ class HeuristicBackend:
     # -- live turns -----------------------------------------------------------------
 
     def _respond(self, messages: Sequence[Message]) -> str:
-        system = next((m["content"] for m in messages if m["role"] == "system"), "")
-        instructions, _, memory = system.partition(_MEMORY)
-        user = next((m["content"] for m in messages if m["role"] == "user"), "")
+        instructions = next((m["content"] for m in messages if m["role"] == "system"), "")
+        data = next((m["content"] for m in messages if m["role"] == "user"), "")
+        # The user's message comes after the memory block: the memory as data, then "MESSAGE: <words>".
+        memory, _, user = data.partition(_MESSAGE)
+        memory = memory.partition(_MEMORY)[2]
         chain = m.group(1) if (m := _ACTIVE_CHAIN.search(memory)) else ""
         reply = None
         if is_question(user):

@@ -34,15 +34,16 @@ from ledger.keys import FieldKeys, key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
 from memory.erasure import ErasureReceipt, answer_keys, mentions, receipt, scan_detail
 from memory.cache import HotCache
-from memory.answering import NO_TOOLS, Answer, answer_with_tools, call_backend
+from memory.answering import NO_TOOLS, Answer, answer_with_tools, call_backend, with_pruned
 from memory.backends import Backend, Message, make_backend
 from memory.prompts import (
-    respond_messages, summarizer_correction_messages, summarizer_messages, summarizer_retry_messages,
-    tool_result_message,
+    respond_messages, summarizer_correction_messages, summarizer_messages, summarizer_pruned_lines,
+    summarizer_retry_messages, tool_result_message,
 )
 from memory.toolcalls import parse_tool_calls
 from memory.tools import ToolResult, page_in_target, paged_in_result, run_tool
 from projections.config import MemoryConfig
+from projections.disagreements import disagreement_lines
 from projections.materialise import LiveProjection, ProjectionStore, last_erasure_seq, projection_path
 from projections.render import Rendered, clean_text, render
 from projections.state import EpisodeState, fold
@@ -359,13 +360,14 @@ class Memory:
         `decide` keeps the turn as a raw record only (`summary_skipped`).
         """
         cfg = self.state.config
-        messages = summarizer_messages(self.state, turn=turn, user=clean_text(cfg, source, user),
-                                       agent=clean_text(cfg, source, agent))
+        said, replied = clean_text(cfg, source, user), clean_text(cfg, source, agent)
+        messages = summarizer_messages(self.state, turn=turn, user=said, agent=replied)
+        pruned = summarizer_pruned_lines(said, replied)
         probe = RecordTurn(turn=turn, user=user, agent=agent, source=source)
         calls: list[LlmCall] = []
         reminded = corrected = False
         while True:
-            call = _as_call(self._call(messages, purpose="summarize", turn=turn).event)
+            call = _as_call(with_pruned(self._call(messages, purpose="summarize", turn=turn).event, pruned))
             reasons = reasons_against(self.state, probe, call.response)
             draft = parse_summary(call.response)
             if reasons and not corrected:
@@ -380,7 +382,7 @@ class Memory:
 
     def _converse(self, rendered: Rendered, user: str, turn: int) -> _Conversation:
         """The `respond` call, and the tool loop while it asks for tools; the final text is the reply."""
-        messages = respond_messages(rendered, user, tools=self.tools)
+        messages = respond_messages(rendered, user, tools=self.tools, disagreements=disagreement_lines(self.state))
         calls: list[LlmCall] = []
         tool_events: list[tuple[Event, ...]] = []
         for iteration in range(self.max_tool_iterations + 1):
@@ -461,8 +463,7 @@ class Memory:
             self.backend, self.render(budget), question, turn=self.state.turn,
             # A question changes nothing in the memory: its tool loop reads only (no page-in).
             tools=self._read_tool if self.tools else None, max_iterations=self.max_tool_iterations,
-            probe_id=probe_id,
-            today=today,
+            probe_id=probe_id, today=today, disagreements=disagreement_lines(self.state),
         )
 
     def ask(self, question: str, *, budget: int | None = None) -> Answer:

@@ -150,7 +150,7 @@ def index_title(state: EpisodeState, entry: IndexEntry) -> str:
 
 
 #: The block tags of every prompt: the rendered parts' and the prompts' own (`memory/prompts.py`).
-PROMPT_TAGS: tuple[str, ...] = (*_TAGS.values(), "NEW_TURN", "MEMORY_UPDATE", "MEMORY", "EVICTED_TURNS")
+PROMPT_TAGS: tuple[str, ...] = (*_TAGS.values(), "NEW_TURN", "MEMORY_UPDATE", "MEMORY", "EVICTED_TURNS", "SOURCES_DISAGREE")
 _PROMPT_TAG_OPEN = re.compile(r"<(?=\s*/?\s*(?:" + "|".join(PROMPT_TAGS) + r")(?![A-Za-z0-9]))", re.IGNORECASE)
 
 

@@ -117,11 +117,11 @@ def shown_memory_problems(memory: str, state: EpisodeState, where: str) -> list[
 
 def prompt_problems(purpose: str, messages: Sequence[Message], state: EpisodeState) -> list[str]:
     """The memory inside a prompt as it was sent: the summarizer's chain; the memory of a respond prompt
-    (its <MEMORY> block) and of an answer prompt (before its QUESTION)."""
+    (its <MEMORY> block, in the user's message) and of an answer prompt (before its QUESTION)."""
     text = "\n".join(m["content"] for m in messages)
     problems: list[str] = []
     if purpose == "respond":
-        shown = re.search(r"<MEMORY>\n(.*?)\n</MEMORY>", messages[0]["content"], re.DOTALL)
+        shown = re.search(r"<MEMORY>\n(.*?)\n</MEMORY>", messages[1]["content"], re.DOTALL)
         assert shown is not None, "a respond prompt without its memory block"
         problems += shown_memory_problems(shown.group(1), state, "respond prompt")
     if purpose == "answer":

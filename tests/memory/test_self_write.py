@@ -116,10 +116,13 @@ def test_the_respond_prompt_carries_the_rendered_memory_the_message_and_the_cont
     m.respond("And the weather?")
     _, messages = backend.calls[-1]
     system, user = messages[0]["content"], messages[-1]["content"]
-    assert "<ACTIVE_CHAIN>" in rendered and f"<MEMORY>\n{rendered}\n</MEMORY>" in system
+    # The memory is data in the user's message, never in the system message; the user's words come after it.
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert "<ACTIVE_CHAIN>" in rendered and f"<MEMORY>\n{rendered}\n</MEMORY>" in user
+    assert rendered not in system and "<ACTIVE_CHAIN>" not in system
     assert "<MEMORY_UPDATE>NONE</MEMORY_UPDATE>" in system and "[OVERRIDES:" in system
     assert "get_archived_summary(" in system  # this memory has tools
-    assert user == "And the weather?"
+    assert user.endswith("\n</MEMORY>\n\nMESSAGE: And the weather?")
     plain = scripted(f"Noted.\n{block(SUMMARY)}")
     memory(plain, tools=False).respond("hi")
     assert "get_archived_summary(" not in plain.calls[0][1][0]["content"]
