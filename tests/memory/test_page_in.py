@@ -48,7 +48,7 @@ def _script(messages, purpose: str) -> str:
     if purpose == "respond":
         if any(m["content"].startswith("[TOOL RESULT") for m in messages):
             return "Done.\n<MEMORY_UPDATE>NONE</MEMORY_UPDATE>"
-        user = messages[-1]["content"]
+        user = messages[-1]["content"].rpartition("MESSAGE: ")[2]  # the memory comes first, as data
         if user.startswith("bring "):
             return f'page_in(item_id="{user.split()[1]}")'
         return "Noted.\n<MEMORY_UPDATE>NONE</MEMORY_UPDATE>"
