@@ -130,8 +130,6 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
 
         catalog = Catalog(target, runs_dir=Path(runs_dir), keys=keys, refresh=refresh, hold=hold)
         _stop_on_sigterm()
-        if service.audit_workers is not None:  # its modules load while the server starts answering
-            threading.Thread(target=service.audit_workers.warm, daemon=True, name="ledgermem-audit-warm").start()
         try:
             run_stdio(Service(catalog))
         finally:
