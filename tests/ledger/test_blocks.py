@@ -286,3 +286,32 @@ def test_caption_text_follows_the_side() -> None:
     refs = [Block(mime="image/png", source="u", caption="a", side="agent").ref(),
             Block(mime="audio/ogg", source="v").ref()]
     assert caption_text(refs) == "[audio]" and caption_text(refs, "agent") == "[image: a]"
+
+
+# --- a sharded run ------------------------------------------------------------------------------
+
+
+def test_merged_shards_carry_their_blobs(tmp_path: Path) -> None:
+    from evaluation.cluster import plan_shards
+    from evaluation.merge import merge_shards, shard_folder, shard_ledgers
+    from evaluation.runner import RunOptions, ledger_path, run
+
+    other = _png(3, 2)
+    doc = {"episodes": [
+        {"episode_id": f"ep{i}", "dialogues": [
+            {"user": "Look.", "agent": "Nice.", "blocks": [{"mime": "image/png", "caption": f"picture {i}",
+                                                              "data_base64": base64.b64encode(img).decode()}]},
+            {"user": "I live in Lisbon.", "agent": "Noted."}], "facts": {}, "probes": []}
+        for i, img in enumerate((PNG, other))]}
+    (tmp_path / "ds.json").write_text(json.dumps(doc), encoding="utf-8")
+    ds = load_dataset(str(tmp_path / "ds.json"))
+    runs = tmp_path / "runs"
+    for k, ids in enumerate(plan_shards([e.episode_id for e in ds.episodes], 2)):
+        run(ds, RunOptions(run_id="r", runs_dir=shard_folder(runs, "r", k), systems=("three_layer",),
+                           memory=MemoryConfig(tokenizer=ESTIMATOR), episode_ids=ids))
+    result = merge_shards(shard_ledgers(runs, "r"), ledger_path(runs, "r"))
+    with Ledger(result.ledger_path, read_only=True) as ledger:
+        assert ledger.verify().ok
+        assert ledger.conn.execute("SELECT count(*) FROM blobs").fetchone() == (2,)
+        assert ledger.keys is not None
+        assert ledger.get_blob(hashlib.sha256(other).hexdigest()).data == other
