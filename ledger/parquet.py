@@ -304,7 +304,8 @@ def _write_blobs(ledger: Ledger, staging: Path, run: str, upto: int) -> dict[str
         "SELECT payload FROM events WHERE run_id = ? AND seq <= ? AND event_type = 'turn_recorded' "
         "AND contains(payload, '\"blocks\":')", [run, upto]
     ).fetchall():
-        wanted |= {r["sha256"] for r in json.loads(payload).get("blocks", ()) if isinstance(r, dict) and r.get("sha256")}
+        refs = json.loads(payload).get("blocks", ())
+        wanted |= {r["sha256"] for r in refs if isinstance(r, dict) and r.get("sha256")}
     if not wanted or "blobs" not in {t[0] for t in ledger.conn.execute("SHOW TABLES").fetchall()}:
         return {}
     rows = ledger.conn.execute(

@@ -278,7 +278,8 @@ def test_erasure_makes_block_bytes_unreadable(tmp_path: Path, subject: bool) -> 
     memory.ledger.close()
     with Ledger(tmp_path / "l.duckdb", read_only=True) as ledger:  # a replay reads what the live state showed
         (rec,) = [r for r in ledger.read(event_types=["turn_recorded"]) if r.event.blocks]  # type: ignore[attr-defined]
-        assert rec.event.blocks[0]["caption"] == ERASED and rec.event.blocks[0]["sha256"] == PNG_SHA  # type: ignore[attr-defined]
+        ref = rec.event.blocks[0]  # type: ignore[attr-defined]
+        assert ref["caption"] == ERASED and ref["sha256"] == PNG_SHA
         assert ledger.get_blob(PNG_SHA).state == "erased" and ledger.verify().ok
 
 
