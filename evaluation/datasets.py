@@ -369,6 +369,22 @@ def _parse_blocks(where: _Where, item: Mapping[str, Any]) -> tuple[Block, ...]:
     return tuple(out)
 
 
+def read_block_file(at: _Where, name: str) -> bytes | None:
+    """A block's bytes from `name`, relative to the dataset file's folder; None when there is no such file.
+
+    A name that leaves the folder (``..``, an absolute path, a link out of it) is refused.
+    """
+    folder = Path(at.path).resolve().parent
+    target = (folder / name).resolve()
+    if Path(name).is_absolute() or not target.is_relative_to(folder):
+        raise at.error(f"path {name!r} leaves the dataset's folder; a block's path is relative to it")
+    if not target.is_file():
+        return None
+    if target.stat().st_size > MAX_BLOCK_BYTES:
+        raise at.error(f"path {name!r} is larger than {MAX_BLOCK_BYTES} bytes")
+    return target.read_bytes()
+
+
 def _block_bytes(at: _Where, raw: Mapping[str, Any]) -> bytes | None:
     if "data_base64" in raw:
         text = raw["data_base64"]
@@ -382,15 +398,9 @@ def _block_bytes(at: _Where, raw: Mapping[str, Any]) -> bytes | None:
         name = raw["path"]
         if not isinstance(name, str) or not name:
             raise at.error(f"field 'path' is not a non-empty string (got {_show(name)})")
-        folder = Path(at.path).resolve().parent
-        target = (folder / name).resolve()
-        if Path(name).is_absolute() or not target.is_relative_to(folder):
-            raise at.error(f"path {name!r} leaves the dataset's folder; a block's path is relative to it")
-        if not target.is_file():
+        data = read_block_file(at, name)
+        if data is None:
             raise at.error(f"path {name!r}: no such file beside the dataset")
-        if target.stat().st_size > MAX_BLOCK_BYTES:
-            raise at.error(f"path {name!r} is larger than {MAX_BLOCK_BYTES} bytes")
-        data = target.read_bytes()
     else:
         return None
     if len(data) > MAX_BLOCK_BYTES:

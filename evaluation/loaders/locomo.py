@@ -20,7 +20,8 @@ each side reads ``<speaker>: <text>``; an image shared with it becomes a
 block of the turn (``Turn.blocks``, ``ledger.blocks``) on that side: MIME type
 guessed from the URL (``image/*`` when the URL does not say), ``source`` the
 URL, caption the ``blip_caption`` (on the first URL of an utterance), no bytes
-(the file holds only the URL). The window and the summarizer see the caption
+(the file holds only the URL), unless the URL is a relative path naming a file
+beside the dataset (never outside its folder): then its bytes are loaded. The window and the summarizer see the caption
 as ``[image: <blip_caption>]``; the URLs are also kept in ``Turn.attachments``.
 Each turn's ``occurred_at`` is its session's date in ISO 8601, or the string
 as written when it cannot be parsed.  Every ``dia_id`` is kept in its turn's
@@ -52,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluation.datasets import Probe, Turn
+from evaluation.datasets import Probe, Turn, read_block_file
 from ledger.blocks import Block as MediaBlock
 from evaluation.loaders.common import (
     Block,
@@ -110,14 +111,16 @@ class _Utterance:
     text: str
     urls: tuple[str, ...]
     caption: str | None = None
+    data: tuple[bytes | None, ...] = ()  # per URL: the bytes of a local file it names
 
     def blocks(self, side: str) -> tuple[MediaBlock, ...]:
         """The utterance's images as blocks: one per URL, the caption on the first (one image without a URL
         when only a caption is given)."""
         if not self.urls:
             return (MediaBlock(mime="image/*", caption=self.caption, side=side),) if self.caption else ()
+        data = self.data or (None,) * len(self.urls)
         return tuple(MediaBlock(mime=image_mime(url), source=url, caption=(self.caption or "") if i == 0 else "",
-                           side=side) for i, url in enumerate(self.urls))
+                                side=side, data=data[i]) for i, url in enumerate(self.urls))
 
 
 def image_mime(url: str) -> str:
@@ -151,7 +154,8 @@ def _utterance(where: Where, item: object, log: FieldLog) -> _Utterance:
     text = f"{speaker}: {require_str(where, item, 'text')}"
     caption = optional_str(where, item, "blip_caption")
     urls = _urls(where, item)
-    return _Utterance(dia_id=dia_id, text=text, urls=urls, caption=caption or None)
+    local = tuple(None if "://" in url or url.startswith("data:") else read_block_file(where, url) for url in urls)
+    return _Utterance(dia_id=dia_id, text=text, urls=urls, caption=caption or None, data=local)
 
 
 def _pair(utterances: Sequence[_Utterance], occurred_at: str | None) -> tuple[Turn, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evaluation.datasets import dataset_to_json, load_dataset, parse_seed
+from evaluation.datasets import DatasetError, dataset_to_json, load_dataset, parse_seed
 from evaluation.loaders.locomo import image_mime
 from evaluation.runner import RunOptions, run
 from ledger.keys import ERASED
@@ -71,3 +71,34 @@ def test_image_mime_from_the_url() -> None:
     assert image_mime("https://x.org/a.PNG?size=2") == "image/png"
     assert image_mime("https://x.org/photo") == "image/*"
     assert image_mime("https://x.org/a.txt") == "image/*"
+
+
+def _local_copy(tmp_path: Path, url: str) -> Path:
+    doc = json.loads((FIXTURES / "locomo_single_conv.json").read_text(encoding="utf-8"))
+    text = json.dumps(doc).replace("https://example.org/trail.jpg", url)
+    folder = tmp_path / "data"
+    folder.mkdir(parents=True)
+    (folder / "conv.json").write_text(text, encoding="utf-8")
+    return folder / "conv.json"
+
+
+def test_a_locomo_image_beside_the_file_is_loaded_with_its_bytes(tmp_path: Path) -> None:
+    path = _local_copy(tmp_path, "img/trail.png")
+    (path.parent / "img").mkdir()
+    (path.parent / "img" / "trail.png").write_bytes(b"\x89PNG-trail")
+    (block,) = load_dataset(str(path)).episodes[0].turns[2].blocks
+    assert (block.mime, block.source, block.data) == ("image/png", "img/trail.png", b"\x89PNG-trail")
+    assert block.caption == "a photo of a mountain trail with snow"
+    (missing,) = load_dataset(str(_local_copy(tmp_path / "b", "img/none.png"))).episodes[0].turns[2].blocks
+    assert missing.data is None and missing.source == "img/none.png"  # a reference all the same
+
+
+def test_a_locomo_image_path_may_not_leave_the_dataset_folder(tmp_path: Path) -> None:
+    (tmp_path / "secret.png").write_bytes(b"x")
+    path = _local_copy(tmp_path, "../secret.png")
+    try:
+        load_dataset(str(path))
+    except DatasetError as exc:
+        assert "leaves the dataset's folder" in str(exc) and "session_2[0]" in str(exc)
+    else:
+        raise AssertionError("a path out of the dataset's folder was read")
