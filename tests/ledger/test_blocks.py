@@ -316,3 +316,39 @@ def test_merged_shards_carry_their_blobs(tmp_path: Path) -> None:
         assert ledger.conn.execute("SELECT count(*) FROM blobs").fetchone() == (2,)
         assert ledger.keys is not None
         assert ledger.get_blob(hashlib.sha256(other).hexdigest()).data == other
+
+
+def test_erase_on_the_command_line_shreds_the_blocks_of_every_system(tmp_path: Path) -> None:
+    import os
+
+    from click.testing import CliRunner
+
+    from evaluation.cli import cli
+
+    doc = {"episodes": [{"episode_id": "alice", "dialogues": [
+        {"user": "My front door, freshly painted.", "agent": "Nice colour.",
+         "blocks": [{"mime": "image/png", "caption": "a blue front door",
+                     "data_base64": base64.b64encode(PNG).decode()}]},
+        {"user": "Lovely weather today.", "agent": "Indeed."}], "facts": {}, "probes": []}]}
+    (tmp_path / "seed.json").write_text(json.dumps(doc), encoding="utf-8")
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        ran = CliRunner().invoke(cli, ["run", "--dataset", "seed.json", "--run-id", "d",
+                                       "--systems", "three_layer,full_context"], catch_exceptions=False)
+        assert ran.exit_code == 0, ran.output
+        path = tmp_path / "runs" / "d" / "ledger.duckdb"
+        with Ledger(path, read_only=True) as ledger:  # control: before the erasure every copy is readable
+            assert ledger.get_blob(PNG_SHA).data == PNG
+            assert ledger.conn.execute("SELECT count(*) FROM blobs").fetchone() == (2,)  # one per system's key
+        erased = CliRunner().invoke(cli, ["erase", "d", "--episode", "alice", "--record", "r0001",
+                                          "--legal-basis", "x", "--json"], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert erased.exit_code == 0, erased.output
+    receipt = json.loads(erased.output)
+    for system in ("three_layer", "full_context"):
+        place = f"blob table of d/{system}/alice (bytes of erased records)"
+        assert place in receipt["places_scanned"] and receipt["residue"][place] == 0
+    with Ledger(path, read_only=True) as ledger:
+        assert ledger.get_blob(PNG_SHA).state == "erased" and ledger.verify().ok
