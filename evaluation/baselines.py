@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from gate.commands import StartEpisode
 from gate.decide import decide
@@ -42,6 +43,7 @@ from ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
+from ledger.blocks import Block, blob_map, with_captions
 from ledger.keys import ERASED, FieldKeys, key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
 from memory.answering import Answer, answer_with_tools, call_backend, with_pruned
@@ -99,7 +101,7 @@ def evolve(state: BaselineState, event: Event) -> BaselineState:
             return BaselineState(kind=config.system, config=config, started=True)
         case TurnRecorded():
             rec = RawRecord(record_id=event.record_id, turn=event.turn, occurred_at=event.occurred_at,
-                            user=event.text, agent=event.agent, source=event.source)
+                            user=event.text, agent=event.agent, source=event.source, blocks=event.blocks)
             return replace(state, turn=event.turn, raw={**state.raw, rec.record_id: rec},
                            window=(*state.window, rec.record_id))
         case WindowEvicted():
@@ -142,7 +144,7 @@ def _raw_items(state: BaselineState, ids: Iterable[str]) -> list[RenderItem]:
         r = state.raw.get(rid)
         if r is None or r.user == ERASED:
             continue
-        text = turn_line(rid, r.turn, r.user, r.agent)
+        text = turn_line(rid, r.turn, with_captions(r.user, r.blocks), with_captions(r.agent, r.blocks, "agent"))
         out.append(RenderItem(rid, text, count_tokens(text, tok)))
     return out
 
@@ -207,6 +209,7 @@ class BaselineTurn:
     occurred_at: str | None = None
     source: str | None = None
     summarizer: LlmCalled | None = None
+    blocks: tuple[dict[str, Any], ...] = ()  # block references (`ledger.blocks`)
 
 
 def to_evict(state: BaselineState) -> tuple[str, ...]:
@@ -238,7 +241,7 @@ def decide_turn(state: BaselineState, cmd: BaselineTurn) -> tuple[Event, ...]:
         raise BaselineError(f"turn {cmd.turn}: turns must increase; the last was {state.turn}")
     rid = record_id_for(cmd.turn)
     events: list[Event] = [TurnRecorded(turn=cmd.turn, occurred_at=cmd.occurred_at, record_id=rid,
-                                        text=cmd.user, agent=cmd.agent, source=cmd.source)]
+                                        text=cmd.user, agent=cmd.agent, source=cmd.source, blocks=cmd.blocks)]
     evicted = to_evict(state)
     events += [WindowEvicted(turn=cmd.turn, record_id=r) for r in evicted]
     if state.kind == "full_context":
@@ -296,7 +299,8 @@ def summarizer_messages(state: BaselineState, *, turn: int, user: str, agent: st
 
 
 def _evicted_lines(state: BaselineState) -> list[str]:
-    return [turn_line(r, state.raw[r].turn, state.raw[r].user, state.raw[r].agent)
+    return [turn_line(r, state.raw[r].turn, with_captions(state.raw[r].user, state.raw[r].blocks),
+                      with_captions(state.raw[r].agent, state.raw[r].blocks, "agent"))
             for r in to_evict(state) if r in state.raw]
 
 
@@ -355,9 +359,10 @@ class BaselineMemory:
     def _turn_key(self, event: Event) -> str | None:
         return turn_key(self.key_prefix, event.turn) if self.state.config.personal_data else None
 
-    def _commit(self, events: Sequence[Event], key_for: KeyFor | None = None) -> tuple[RecordedEvent, ...]:
+    def _commit(self, events: Sequence[Event], key_for: KeyFor | None = None,
+                blobs: dict[str, bytes] | None = None) -> tuple[RecordedEvent, ...]:
         recorded = self.ledger.append(self.stream, list(events), expected_version=self.version,
-                                      key_for=key_for or self._turn_key)
+                                      key_for=key_for or self._turn_key, blobs=blobs)
         self.state = fold((r.event for r in recorded), self.state)
         try:
             self._projection.apply(recorded)
@@ -374,17 +379,20 @@ class BaselineMemory:
         return self._commit(events, key_for=answer_keys(self.ledger, self.stream, self.key_prefix, answer, events))
 
     def add_turn(
-        self, user: str, agent: str, *, occurred_at: str | None = None, source: str | None = None
+        self, user: str, agent: str, *, occurred_at: str | None = None, source: str | None = None,
+        blocks: Sequence[Block] = (),
     ) -> tuple[RecordedEvent, ...]:
         turn = self.state.turn + 1
+        refs = tuple(b.ref() for b in blocks)
         call = None
         if needs_summarizer(self.state):
-            messages = summarizer_messages(self.state, turn=turn, user=user, agent=agent)
+            messages = summarizer_messages(self.state, turn=turn, user=with_captions(user, refs),
+                                           agent=with_captions(agent, refs, "agent"))
             _, call = call_backend(self.backend, messages, purpose="summarize", turn=turn)
             call = with_pruned(call, summarizer_pruned(self.state, user=user, agent=agent))
         cmd = BaselineTurn(turn=turn, user=user, agent=agent, occurred_at=occurred_at, source=source,
-                           summarizer=call)
-        return self._commit(decide_turn(self.state, cmd))
+                           summarizer=call, blocks=refs)
+        return self._commit(decide_turn(self.state, cmd), blobs=blob_map(blocks))
 
     def render(self, budget: int | None = None) -> Rendered:
         return render(self.state, budget)

@@ -25,6 +25,8 @@ source policy may apply) and a probe's ``poison`` (the false value a
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import os
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ledger.blocks import Block
 from ledger.errors import LedgermemError
 from projections.state import record_id_for
 
@@ -74,6 +77,8 @@ class Turn:
     source_ids: tuple[str, ...] = ()
     attachments: tuple[str, ...] = ()
     source: str | None = None
+    #: Images and other typed content shown in the turn (``ledger.blocks.Block``), kept as blocks, not text.
+    blocks: tuple[Block, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -176,6 +181,19 @@ def _turn_to_json(turn: Turn) -> dict[str, Any]:
         item["attachments"] = list(turn.attachments)
     if turn.source is not None:
         item["source"] = turn.source
+    if turn.blocks:
+        item["blocks"] = [_block_to_json(b) for b in turn.blocks]
+    return item
+
+
+def _block_to_json(block: Block) -> dict[str, Any]:
+    item: dict[str, Any] = {"mime": block.mime, "caption": block.caption}
+    if block.source is not None:
+        item["source"] = block.source
+    if block.data is not None:
+        item["data_base64"] = base64.b64encode(block.data).decode("ascii")
+    if block.side != "user":
+        item["side"] = block.side
     return item
 
 
@@ -310,7 +328,84 @@ def _parse_turn(where: _Where, item: object) -> Turn:
         source_ids=_optional_str_tuple(where, item, "source_ids"),
         attachments=_optional_str_tuple(where, item, "attachments"),
         source=_optional_str(where, item, "source"),
+        blocks=_parse_blocks(where, item),
     )
+
+
+#: The largest block a seed file may carry, inline or by path.
+MAX_BLOCK_BYTES = 16 * 1024 * 1024
+_BLOCK_FIELDS = frozenset({"mime", "data_base64", "path", "source", "caption", "side"})
+
+
+def _parse_blocks(where: _Where, item: Mapping[str, Any]) -> tuple[Block, ...]:
+    """A turn's ``blocks``: ``{mime, data_base64 | path, source?, caption?, side?}`` each.
+
+    A ``path`` is read relative to the dataset file's folder and may not
+    leave it; without bytes a block needs a ``source`` (a URL) or a caption.
+    """
+    value = item.get("blocks")
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise where.error(f"field 'blocks' is not a list (got {_kind(value)})")
+    out = []
+    for index, raw in enumerate(value):
+        at = where.child(f".blocks[{index}]")
+        if not isinstance(raw, dict):
+            raise at.error(f"expected a block object, got {_kind(raw)}")
+        unknown = sorted(set(raw) - _BLOCK_FIELDS)
+        if unknown:
+            raise at.error(f"unknown field(s) {', '.join(unknown)}; a block has {', '.join(sorted(_BLOCK_FIELDS))}")
+        mime = _require_str(at, raw, "mime")
+        if "data_base64" in raw and "path" in raw:
+            raise at.error("give 'data_base64' or 'path', not both")
+        data = _block_bytes(at, raw)
+        try:
+            out.append(Block(mime=mime, source=_optional_str(at, raw, "source"),
+                             caption=_optional_str(at, raw, "caption") or "", data=data,
+                             side=_optional_str(at, raw, "side") or "user"))
+        except ValueError as exc:
+            raise at.error(str(exc).removeprefix("block: ")) from None
+    return tuple(out)
+
+
+def read_block_file(at: _Where, name: str) -> bytes | None:
+    """A block's bytes from `name`, relative to the dataset file's folder; None when there is no such file.
+
+    A name that leaves the folder (``..``, an absolute path, a link out of it) is refused.
+    """
+    folder = Path(at.path).resolve().parent
+    target = (folder / name).resolve()
+    if Path(name).is_absolute() or not target.is_relative_to(folder):
+        raise at.error(f"path {name!r} leaves the dataset's folder; a block's path is relative to it")
+    if not target.is_file():
+        return None
+    if target.stat().st_size > MAX_BLOCK_BYTES:
+        raise at.error(f"path {name!r} is larger than {MAX_BLOCK_BYTES} bytes")
+    return target.read_bytes()
+
+
+def _block_bytes(at: _Where, raw: Mapping[str, Any]) -> bytes | None:
+    if "data_base64" in raw:
+        text = raw["data_base64"]
+        if not isinstance(text, str):
+            raise at.error(f"field 'data_base64' is not a string (got {_kind(text)})")
+        try:
+            data = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            raise at.error("field 'data_base64' is not valid base64") from None
+    elif "path" in raw:
+        name = raw["path"]
+        if not isinstance(name, str) or not name:
+            raise at.error(f"field 'path' is not a non-empty string (got {_show(name)})")
+        data = read_block_file(at, name)
+        if data is None:
+            raise at.error(f"path {name!r}: no such file beside the dataset")
+    else:
+        return None
+    if len(data) > MAX_BLOCK_BYTES:
+        raise at.error(f"block is larger than {MAX_BLOCK_BYTES} bytes")
+    return data
 
 
 def _parse_turns(where: _Where, episode: Mapping[str, Any]) -> tuple[Turn, ...]:

@@ -246,6 +246,11 @@ def _write_events(shards: list[_Shard], run_id: str, partial: Path) -> None:
                          [stream.stream_no])
             writer.stream(stream.key, stream.version, rows)
         writer.close()
+        for shard in shards:  # the bytes of the shards' blocks go with their events
+            if conn.execute("SELECT 1 FROM duckdb_tables() WHERE database_name = ? AND table_name = 'blobs'",
+                            [f"shard{shard.index}"]).fetchone():
+                conn.execute(f"INSERT INTO blobs SELECT * FROM shard{shard.index}.blobs s WHERE NOT EXISTS (SELECT 1 "
+                             "FROM blobs b WHERE b.sha256 = s.sha256 AND b.key_id IS NOT DISTINCT FROM s.key_id)")
         conn.commit()
         for shard in shards:
             conn.execute(f"DETACH shard{shard.index}")

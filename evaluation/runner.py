@@ -497,7 +497,7 @@ def run_episode(memory: AnyMemory, system: str, episode: Episode, tick: Progress
         if guard is not None:
             guard.begin(memory.state.turn + 1)
         # Baselines record the source and ignore it: none of them has a per-source policy by design.
-        memory.add_turn(t.user, t.agent, occurred_at=t.occurred_at, source=t.source)
+        memory.add_turn(t.user, t.agent, occurred_at=t.occurred_at, source=t.source, blocks=t.blocks)
         tick("turn", 1)
     for probe in (*episode.probes, *memory_point_probes(memory, system, episode, memory_points)):
         if probe.probe_id not in done:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ledger.blocks import with_captions
 from projections.config import MemoryConfig
 
 
@@ -60,6 +61,17 @@ class RecordTurn:
     #: The answering call's `<MEMORY_UPDATE>` block that summary validation refused (the summarizer then
     #: wrote the update): recorded as a `summary_rejected` event.
     rejected_self_write: str | None = None
+    #: Multimodal block references (`ledger.blocks`); their bytes go to the ledger's blob table, not here.
+    blocks: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def seen_user(self) -> str:
+        """The user's text as the window and the summarizer see it: with its blocks' captions."""
+        return with_captions(self.user, self.blocks)
+
+    @property
+    def seen_agent(self) -> str:
+        return with_captions(self.agent, self.blocks, "agent")
 
 
 

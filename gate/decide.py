@@ -69,7 +69,7 @@ def _record_turn(state: EpisodeState, cmd: RecordTurn) -> tuple[Event, ...]:
     cfg = state.config
     rid = record_id_for(cmd.turn)
     remember = remembered(cfg, cmd.source)
-    gated = gate_verdict(cfg, clean_text(cfg, cmd.source, cmd.user), cmd.source)
+    gated = gate_verdict(cfg, clean_text(cfg, cmd.source, cmd.seen_user), cmd.source)
     if gated and cmd.summarizer is not None:
         raise CommandRejected(
             f"RecordTurn(turn={cmd.turn}): the gate does not admit this turn ({gated}); "
@@ -77,7 +77,7 @@ def _record_turn(state: EpisodeState, cmd: RecordTurn) -> tuple[Event, ...]:
         )
     events: list[EpisodeEvent] = [
         TurnRecorded(turn=cmd.turn, occurred_at=cmd.occurred_at, record_id=rid, text=cmd.user,
-                     agent=cmd.agent, source=cmd.source, remember=remember, gated=gated)
+                     agent=cmd.agent, source=cmd.source, remember=remember, gated=gated, blocks=cmd.blocks)
     ]
     overflow = len(state.window) + (1 if remember else 0) - cfg.window_turns
     evicted = state.window[: max(overflow, 0)]
@@ -91,11 +91,11 @@ def _record_turn(state: EpisodeState, cmd: RecordTurn) -> tuple[Event, ...]:
         if refused:
             events += refused
         else:
-            grounds = clean_text(cfg, cmd.source, f"{cmd.user}\n{cmd.agent}")
+            grounds = clean_text(cfg, cmd.source, f"{cmd.seen_user}\n{cmd.seen_agent}")
             events += _summary_events(fold(events, state), cmd, update, written_by, grounds)
     if remember:  # after the summary: what it already pinned is not watched twice
         events += detected_pins(fold(events, state), turn=cmd.turn, record_id=rid,
-                                user=clean_text(cfg, cmd.source, cmd.user))
+                                user=clean_text(cfg, cmd.source, cmd.seen_user))
     after = fold(events, state)
     protect = frozenset(e.summary_id for e in events if isinstance(e, SummaryCreated))
     capacity, report = plan_capacity(after, turn=cmd.turn, protect=protect)
@@ -206,8 +206,8 @@ def reasons_against(state: EpisodeState, cmd: RecordTurn, response: str) -> tupl
     if response.strip().upper() == NONE_UPDATE or parse_summary(response) is None:
         return ()
     cfg = state.config
-    return validation.validate_summary(state, response, turn=cmd.turn, user=clean_text(cfg, cmd.source, cmd.user),
-                                       agent=clean_text(cfg, cmd.source, cmd.agent))
+    return validation.validate_summary(state, response, turn=cmd.turn, user=clean_text(cfg, cmd.source, cmd.seen_user),
+                                       agent=clean_text(cfg, cmd.source, cmd.seen_agent))
 
 
 def _attempt_events(state: EpisodeState, cmd: RecordTurn) -> list[EpisodeEvent]:
@@ -278,7 +278,7 @@ def _summary_events(
     turn, rid = cmd.turn, record_id_for(cmd.turn)
     sid = state.next_summary_id()
     facts, inferences = split_provenance(draft.facts, grounds, strict=state.config.gate_level == "strict",
-                                         user=cmd.user)
+                                         user=cmd.seen_user)
     applied, rejected = validate_overrides(state, facts, draft.overrides)
     text, limit, tok = draft.text, state.config.summary_max_tokens, state.config.tokenizer
     truncated = count_tokens(text, tok) > limit

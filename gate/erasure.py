@@ -184,6 +184,7 @@ def values_to_erase(state: EpisodeState, cmd: Erase) -> set[str]:
         # The user's own words; the agent's side is usually a generic reply that would match everywhere,
         # and what it repeats of the user's values is covered by the fact values above.
         found |= {state.raw[cmd.record_id].user} - {ERASED, ""}
+        found |= {str(b.get("caption") or "") for b in state.raw[cmd.record_id].blocks} - {ERASED, ""}
     return found
 
 

@@ -41,6 +41,7 @@ class Event:
     IDS: ClassVar[str | None] = None
     #: Fields holding a data subject's values: sealed when the stream holds personal data.
     PERSONAL: ClassVar[tuple[str, ...]] = ()
+    SPARSE: ClassVar[tuple[str, ...]] = ()
 
     turn: int = 0
     occurred_at: str | None = None
@@ -90,7 +91,9 @@ class TurnRecorded(Event):
     """A raw record: one dialogue turn, complete, with its original time."""
 
     event_type: ClassVar[str] = "turn_recorded"
-    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "agent")
+    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "agent", "blocks")
+    #: Fields left out of the payload while they hold their default, so events written before them hash alike.
+    SPARSE: ClassVar[tuple[str, ...]] = ("blocks",)
     record_id: str
     text: str  # the user's message
     agent: str
@@ -100,6 +103,9 @@ class TurnRecorded(Event):
     remember: bool = True
     #: Why no summary was asked for this turn ("" when one was): the gate level's or the source policy's verdict.
     gated: str = ""
+    #: Multimodal blocks (`ledger.blocks`): references {sha256, mime, size, source, caption, side}; the bytes are
+    #: in the ledger's `blobs` table under their sha256. Caption and source are sealed with the turn's text.
+    blocks: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

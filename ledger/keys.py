@@ -145,6 +145,21 @@ class KeyStore:
         except InvalidTag as exc:
             raise ValueError(f"sealed value under key {key_id!r} does not authenticate") from exc
 
+    def seal_bytes(self, key_id: str, data: bytes, aad: str) -> bytes:
+        """`data` encrypted under `key_id` (nonce || ciphertext); `aad` binds it to where it is stored."""
+        nonce = os.urandom(12)
+        return nonce + AESGCM(self._keys[key_id]).encrypt(nonce, data, f"{key_id}\n{aad}".encode("utf-8"))
+
+    def open_bytes(self, key_id: str, sealed: bytes, aad: str) -> bytes | None:
+        """The plaintext bytes, or None when the key was shredded. Raises ValueError on forged ciphertext."""
+        key = self._keys.get(key_id)
+        if key is None:
+            return None
+        try:
+            return AESGCM(key).decrypt(sealed[:12], sealed[12:], f"{key_id}\n{aad}".encode("utf-8"))
+        except InvalidTag as exc:
+            raise ValueError(f"sealed bytes under key {key_id!r} do not authenticate") from exc
+
     def shred(self, key_ids: Iterable[str]) -> list[str]:
         """Destroy keys. The file is written anew without them and the old file deleted."""
         gone = [k for k in dict.fromkeys(key_ids) if k in self._keys]

@@ -49,9 +49,10 @@ import pyarrow.parquet as pq
 from ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledger.keys import KeyStore
 from ledger.chain import VerifyReport, check_chain
-from ledger.schema import GENESIS_HASH, events_arrow_schema, events_ddl
+from ledger.schema import BLOBS_SCHEMA, GENESIS_HASH, blobs_ddl, events_arrow_schema, events_ddl
 from ledger.store import FORMAT_VERSION, Ledger, StreamKey
 
+BLOBS_FILE = "blobs.parquet"
 MANIFEST = "_ledger.json"
 EXPORT_FORMAT = "ledgermem-parquet"
 EXPORT_VERSION = 1
@@ -99,6 +100,8 @@ class RunEntry:
     streams: list[tuple[int, str, str, int]]  # (stream_no, system, episode_id, declared version)
     files: dict[str, int]  # path relative to the root -> rows
     exported_at: str
+    #: The run's blocks' bytes (`blobs` rows its events reference): path relative to the root -> rows.
+    blobs: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,7 +293,30 @@ def _write_run(ledger: Ledger, staging: Path, run: str, chain: str, upto: int, r
         chain=chain, events=int(count), first_seq=int(first), last_seq=int(last), last_hash=str(last_hash),
         streams=[(int(n), str(s), str(e), int(v)) for n, s, e, v in streams], files=files,
         exported_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        blobs=_write_blobs(ledger, staging, run, upto),
     )
+
+
+def _write_blobs(ledger: Ledger, staging: Path, run: str, upto: int) -> dict[str, int]:
+    """The `blobs` rows the run's events reference, as `<run>/blobs.parquet` (none: no file)."""
+    wanted: set[str] = set()
+    for (payload,) in ledger.conn.execute(
+        "SELECT payload FROM events WHERE run_id = ? AND seq <= ? AND event_type = 'turn_recorded' "
+        "AND contains(payload, '\"blocks\":')", [run, upto]
+    ).fetchall():
+        refs = json.loads(payload).get("blocks", ())
+        wanted |= {r["sha256"] for r in refs if isinstance(r, dict) and r.get("sha256")}
+    if not wanted or "blobs" not in {t[0] for t in ledger.conn.execute("SHOW TABLES").fetchall()}:
+        return {}
+    rows = ledger.conn.execute(
+        "SELECT sha256, key_id, size, data FROM blobs WHERE list_contains(?, sha256) ORDER BY sha256, key_id",
+        [sorted(wanted)],
+    ).fetchall()
+    table = pa.Table.from_pylist([dict(zip(BLOBS_SCHEMA.names, r)) for r in rows], schema=BLOBS_SCHEMA)
+    name = f"{run_dir(run)}/{BLOBS_FILE}"
+    (staging / name).parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, staging / name)
+    return {name: table.num_rows}
 
 
 def _batches(ledger: Ledger, run: str, system: str, upto: int) -> Iterator[pa.RecordBatch]:
@@ -431,6 +457,24 @@ class ParquetLedger(Ledger):
             self.conn.executemany("INSERT INTO streams VALUES (?, ?, ?, ?, ?)", rows)
         self.conn.execute("CREATE TABLE ledger_meta (key VARCHAR NOT NULL, value VARCHAR NOT NULL)")
         self.conn.execute("INSERT INTO ledger_meta VALUES ('format', ?)", [self.manifest.ledger_format])
+        self.conn.execute(blobs_ddl())
+        for entry in self.runs.values():
+            for name in sorted(entry.blobs):
+                path = Path(self.path) / name
+                try:
+                    table = pq.read_table(path)
+                except (OSError, pa.ArrowException) as exc:
+                    raise LedgerCorrupt(f"{path}: listed in {MANIFEST} but unreadable: {exc}") from exc
+                if not table.schema.remove_metadata().equals(BLOBS_SCHEMA):
+                    raise LedgerCorrupt(f"{path}: columns differ from the blobs table's: {table.schema}")
+                if table.num_rows != entry.blobs[name]:
+                    raise LedgerCorrupt(f"{path}: {table.num_rows} rows, {MANIFEST} lists {entry.blobs[name]}")
+                self.conn.register("_blobs_file", table)
+                self.conn.execute(
+                    "INSERT INTO blobs SELECT * FROM _blobs_file f WHERE NOT EXISTS (SELECT 1 FROM blobs b "
+                    "WHERE b.sha256 = f.sha256 AND b.key_id IS NOT DISTINCT FROM f.key_id)"
+                )
+                self.conn.unregister("_blobs_file")
 
     @property
     def select_sql(self) -> str:
@@ -488,7 +532,8 @@ class ParquetLedger(Ledger):
                     False, n, None,
                     f"stream {stream} is recorded at version {version} but its events end at {versions.get(no, 0)}",
                 )
-        return VerifyReport(True, n)
+        fault = self.check_blobs()
+        return VerifyReport(True, n) if fault is None else VerifyReport(False, n, None, fault)
 
     def _anchor_problem(self, n: int, conn: duckdb.DuckDBPyConnection) -> VerifyReport | None:
         for run, entry in sorted(self.runs.items()):
@@ -599,13 +644,14 @@ def _place_ledger(from_: str | os.PathLike[str], target: Path, run_id: str | Non
             return True
         select_sql = source.select_sql if source.files else None
         streams = source.conn.execute("SELECT * FROM streams ORDER BY stream_no").fetchall()
+        blobs = source.conn.execute("SELECT sha256, key_id, size, data FROM blobs ORDER BY sha256, key_id").fetchall()
 
         def check(copy: Ledger) -> None:
             report = source.verify_copy(copy)
             if not report.ok:
                 raise LedgerCorrupt(f"{from_}: seq {report.first_broken_seq}: {report.reason}; nothing imported")
 
-        _write_new_ledger(target, select_sql, streams, check)
+        _write_new_ledger(target, select_sql, streams, check, blobs)
     return False
 
 
@@ -622,7 +668,8 @@ def _check_same_events(target: Path, source: ParquetLedger, from_: str | os.Path
 
 
 def _write_new_ledger(
-    target: Path, select_sql: str | None, streams: list[Any], check: Callable[[Ledger], None]
+    target: Path, select_sql: str | None, streams: list[Any], check: Callable[[Ledger], None],
+    blobs: list[Any] | None = None,
 ) -> None:
     """Build the file beside `target`, `check` it, and rename it in, so a failed import leaves nothing behind."""
     partial = target.with_name(f".{target.name}{_PARTIAL}{uuid.uuid4().hex}")
@@ -633,6 +680,8 @@ def _write_new_ledger(
                 ledger.conn.execute(f"INSERT INTO events {select_sql} ORDER BY seq")
             if streams:
                 ledger.conn.executemany("INSERT INTO streams VALUES (?, ?, ?, ?, ?)", [list(s) for s in streams])
+            if blobs:
+                ledger.conn.executemany("INSERT INTO blobs VALUES (?, ?, ?, ?)", [list(b) for b in blobs])
             ledger.conn.commit()
             check(ledger)
             ledger.conn.execute("CHECKPOINT")

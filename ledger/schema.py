@@ -19,6 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from ledger.blocks import PUBLIC_KEYS as _BLOCK_PUBLIC
 from ledger.errors import InvalidEvent, MalformedEvent, UnknownEventType
 from ledger.events import EVENT_TYPES, TYPED_COLUMNS, Event
 
@@ -116,6 +117,20 @@ def events_ddl(table: str = "events") -> str:
     return f"CREATE TABLE IF NOT EXISTS {table} (\n  {cols}\n)"
 
 
+#: The `blobs` table: a block's bytes by content hash, per key (sealed under it) or in clear (key_id null).
+BLOBS_SCHEMA = pa.schema([
+    pa.field("sha256", pa.string(), nullable=False),
+    pa.field("key_id", pa.string(), nullable=True),
+    pa.field("size", pa.int64(), nullable=False),
+    pa.field("data", pa.binary(), nullable=False),
+])
+
+
+def blobs_ddl(table: str = "blobs") -> str:
+    return (f"CREATE TABLE IF NOT EXISTS {table} (sha256 VARCHAR NOT NULL, key_id VARCHAR, "
+            "size BIGINT NOT NULL, data BLOB NOT NULL)")
+
+
 def canonical_json(value: Any) -> str:
     """The one JSON spelling used for payloads and hashing."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
@@ -166,7 +181,9 @@ def _map_leaves(value: Any, fn: Transform) -> Any:
         items = [_map_pair(item, fn) for item in value]
         return tuple(items) if isinstance(value, tuple) else items
     if isinstance(value, dict):
-        return {k: _map_leaves(v, fn) for k, v in value.items()}
+        # A block reference's hash, type and size address its bytes: they stay readable (`ledger.blocks`).
+        public = _BLOCK_PUBLIC if "sha256" in value and "mime" in value else frozenset()
+        return {k: v if k in public else _map_leaves(v, fn) for k, v in value.items()}
     return value
 
 
@@ -200,6 +217,8 @@ def encode(event: Event, seal: Transform | None = None,
         elif seal is not None and f.name in cls.PERSONAL:
             value = _map_leaves(value, seal)
         col = _column_of(cls, f.name)
+        if col is None and f.name in cls.SPARSE and not value:
+            continue  # absent while empty: events from before the field existed keep their bytes
         if col is None:
             body[f.name] = _jsonable(value)
         elif isinstance(value, int) and not isinstance(value, bool) and _is_float_column(col):

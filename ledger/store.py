@@ -12,9 +12,11 @@ The API has `append` and `read`; it has no update and no delete.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,9 +29,11 @@ from ledger.chain import VerifyReport as VerifyReport  # re-exported: where call
 from ledger.chain import check_chain
 from ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledger.events import TYPED_COLUMNS, Event
+from ledger.blocks import is_sha256
 from ledger.keys import SEALED, FieldKeys, KeyStore, key_path
 from ledger.schema import (
     GENESIS_HASH,
+    blobs_ddl,
     canonical_bytes,
     chain_hash,
     decode,
@@ -69,6 +73,15 @@ class RecordedEvent:
     event: Event
     prev_hash: str
     hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class BlobRead:
+    """A block's bytes as the ledger can give them: `state` is ok, erased, sealed (no key store) or missing."""
+
+    sha256: str
+    state: str
+    data: bytes | None = None
 
 
 _ENVELOPE = re.compile(r"enc1:([^\"\s]+):[A-Za-z0-9+/=]+")
@@ -127,6 +140,8 @@ class Ledger:
         if not read_only and not self._tables():  # only an empty database becomes a ledger
             self._create_tables()
         self._check_is_ledger()
+        if not read_only:  # a ledger written before blocks existed gets its (empty) blob table
+            self.conn.execute(blobs_ddl())
         self._streams: dict[StreamKey, tuple[int, int]] = {}
         for no, run, system, episode, version in self.conn.execute(
             "SELECT stream_no, run_id, system, episode_id, version FROM streams"
@@ -140,6 +155,7 @@ class Ledger:
 
     def _create_tables(self) -> None:
         self.conn.execute(events_ddl())
+        self.conn.execute(blobs_ddl())
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS streams (stream_no INTEGER NOT NULL, run_id VARCHAR NOT NULL, "
             "system VARCHAR NOT NULL, episode_id VARCHAR NOT NULL, version BIGINT NOT NULL)"
@@ -199,8 +215,13 @@ class Ledger:
         expected_version: int,
         before_commit: BeforeCommit | None = None,
         key_for: Callable[[Event], str | FieldKeys | None] | None = None,
+        blobs: Mapping[str, bytes] | None = None,
     ) -> tuple[RecordedEvent, ...]:
         """Append `events` to `stream` in one transaction.
+
+        `blobs` holds the bytes (by sha256) of the blocks the events
+        reference; they are stored in the `blobs` table in the same
+        transaction, sealed under the key that seals the event's blocks.
 
         Re-appending exactly the events already stored after
         `expected_version` is a no-op that returns them: a writer that
@@ -223,8 +244,11 @@ class Ledger:
             return self._retry_or_conflict(stream, stream_no, expected_version, current, ids)
         recorded_at = _naive_utc(self._clock())
         rows, recorded = self._rows(stream, stream_no, expected_version, encoded, ids, events, recorded_at)
+        blob_rows = self._blob_rows(events, key_for, blobs or {})
         self.conn.begin()
         try:
+            if blob_rows:
+                self.conn.executemany("INSERT INTO blobs VALUES (?, ?, ?, ?)", blob_rows)
             self.conn.register("_ledger_batch", pa.Table.from_pylist(rows, schema=events_arrow_schema()))
             self.conn.execute("INSERT INTO events SELECT * FROM _ledger_batch")
             self.conn.unregister("_ledger_batch")
@@ -256,6 +280,47 @@ class Ledger:
         own = {name: sealer(c) if isinstance(c, str) else tuple(sealer(k) for k in c)
                for name, c in plan.fields.items()}
         return encode(event, seal=sealer(plan.default), seal_fields=own)
+
+    def _blob_key(self, event: Event, key_for: Callable[[Event], str | FieldKeys | None] | None) -> str | None:
+        """The key that seals an event's blocks (as `_encode` chooses it), None when stored in clear."""
+        choice = key_for(event) if key_for is not None and type(event).PERSONAL else None
+        if choice is None or isinstance(choice, str):
+            return choice
+        own = choice.fields.get("blocks")
+        return own if isinstance(own, str) else choice.default
+
+    def _blob_rows(
+        self, events: Sequence[Event], key_for: Callable[[Event], str | FieldKeys | None] | None,
+        blobs: Mapping[str, bytes],
+    ) -> list[list[Any]]:
+        rows: list[list[Any]] = []
+        planned: set[tuple[str, str | None]] = set()
+        for event in events:
+            refs = getattr(event, "blocks", ())
+            key_id = self._blob_key(event, key_for) if refs else None
+            for ref in refs:
+                sha = ref.get("sha256")
+                if sha is None or (sha, key_id) in planned or self._has_blob(sha, key_id):
+                    continue
+                data = blobs.get(sha)
+                if data is None:
+                    raise LedgerError(f"{self.path}: {event.event_type} at turn {event.turn} references block "
+                                      f"{sha} but its bytes were not given")
+                if hashlib.sha256(data).hexdigest() != sha or len(data) != ref.get("size"):
+                    raise LedgerError(f"{self.path}: the bytes given for block {sha} do not have that hash and size")
+                stored = data if key_id is None else self._require_keys().seal_bytes(key_id, data, sha)
+                rows.append([sha, key_id, len(data), stored])
+                planned.add((sha, key_id))
+        return rows
+
+    def _require_keys(self) -> KeyStore:
+        if self.keys is None:
+            raise LedgerError(f"{self.path}: sealing a block needs a key store; none is open")
+        return self.keys
+
+    def _has_blob(self, sha: str, key_id: str | None) -> bool:
+        sql = "SELECT 1 FROM blobs WHERE sha256 = ? AND key_id IS NOT DISTINCT FROM ? LIMIT 1"
+        return self.conn.execute(sql, [sha, key_id]).fetchone() is not None
 
     def _rows(
         self,
@@ -373,6 +438,69 @@ class Ledger:
                 out[seq] = found
         return out
 
+    # -- blobs ----------------------------------------------------------------------
+
+    def get_blob(self, sha256: str, key_ids: Collection[str | None] | None = None) -> BlobRead:
+        """A block's bytes by content hash, opened with the key store; `key_ids` limits the rows tried.
+
+        The bytes come back only when they hash to `sha256`. A row whose key
+        was shredded is `erased`; a sealed row read without a key store is
+        `sealed`; no row at all is `missing`.
+        """
+        if not is_sha256(sha256):
+            raise ValueError(f"block id {sha256!r} is not a sha256 (64 lower-case hex digits)")
+        if "blobs" not in self._tables():
+            return BlobRead(sha256, "missing")
+        rows = self.conn.execute("SELECT key_id, data FROM blobs WHERE sha256 = ? ORDER BY key_id NULLS FIRST",
+                                 [sha256]).fetchall()
+        states = []
+        for key_id, data in rows:
+            if key_ids is not None and key_id not in key_ids:
+                continue
+            if key_id is None:
+                plain: bytes | None = bytes(data)
+            elif self.keys is None:
+                states.append("sealed")
+                continue
+            else:
+                plain = self.keys.open_bytes(key_id, bytes(data), sha256)
+            if plain is None:
+                states.append("erased")
+            elif hashlib.sha256(plain).hexdigest() == sha256:
+                return BlobRead(sha256, "ok", plain)
+        return BlobRead(sha256, "sealed" if "sealed" in states else "erased" if states else "missing")
+
+    def check_blobs(self) -> str | None:
+        """The first fault of the blob table, or None: every readable blob hashes to its id, and every
+        block an event references with a hash has a row. A row whose key was shredded is not a fault."""
+        if "blobs" not in self._tables():
+            return None
+        for sha, key_id, size, data in self.conn.execute(
+            "SELECT sha256, key_id, size, data FROM blobs ORDER BY sha256, key_id NULLS FIRST"
+        ).fetchall():
+            where = f"blobs row {sha}" + (f" (key {key_id})" if key_id else "")
+            if key_id is None:
+                plain: bytes | None = bytes(data)
+            elif self.keys is None:
+                continue
+            else:
+                try:
+                    plain = self.keys.open_bytes(key_id, bytes(data), sha)
+                except ValueError:
+                    return f"{where}: its sealed bytes do not authenticate (altered)"
+            if plain is not None and (hashlib.sha256(plain).hexdigest() != sha or len(plain) != size):
+                return f"{where}: its bytes do not hash to its sha256 (altered)"
+        stored = {r[0] for r in self.conn.execute("SELECT DISTINCT sha256 FROM blobs").fetchall()}
+        for seq, payload in self.conn.execute(
+            "SELECT seq, payload FROM events WHERE event_type = 'turn_recorded' AND contains(payload, '\"blocks\":') "
+            "ORDER BY seq"
+        ).fetchall():
+            for ref in json.loads(payload).get("blocks", ()):
+                sha = ref.get("sha256") if isinstance(ref, dict) else None
+                if sha is not None and sha not in stored:
+                    return f"seq {seq}: block {sha} has no row in the blobs table"
+        return None
+
     def verify(self) -> VerifyReport:
         """Recompute the hash chain and check seq and stream-version contiguity.
 
@@ -392,6 +520,9 @@ class Ledger:
                     f"stream {stream_no} is recorded at version {version} but its events end at "
                     f"{versions.get(stream_no, 0)}: events after seq {expected_seq - 1} are missing",
                 )
+        fault = self.check_blobs()
+        if fault is not None:
+            return VerifyReport(False, n, None, fault)
         return VerifyReport(True, n)
 
 

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from gate.erasure import gold_keys, planted_of, value_pattern
-from ledger.events import EpisodeGold, Event, FactErased, KeyShredded, ProbeAsked
-from ledger.keys import FieldKeys
+from ledger.events import EpisodeGold, Event, FactErased, KeyShredded, ProbeAsked, TurnRecorded
+from ledger.keys import ERASED, FieldKeys
 from ledger.parquet import ParquetLedger
 from ledger.store import Ledger, StreamKey
 from projections.materialise import ProjectionStore
@@ -129,8 +129,9 @@ def personal_texts(event: Any) -> list[str]:
             out.append(value)
         elif isinstance(value, dict):
             out += [str(v) for v in value.values()]
-        else:  # facts as (slot, value) pairs, or a tuple of strings (a pin's anchors)
-            out += [str(v) if isinstance(v, str) else str(v[1]) for v in value]
+        else:  # facts as (slot, value) pairs, a tuple of strings (a pin's anchors), or block references
+            out += [t for v in value for t in ([str(x) for x in v.values() if isinstance(x, str)]
+                                               if isinstance(v, dict) else [v if isinstance(v, str) else str(v[1])])]
     return out
 
 
@@ -197,6 +198,20 @@ def keys_left(ledger: Ledger, streams: Sequence[StreamKey]) -> int:
     return sum(k in ledger.keys for k in named)
 
 
+def readable_erased_blobs(ledger: Ledger, stream: StreamKey) -> int:
+    """Blocks of the stream's erased records whose bytes the blob table still gives back (should be none)."""
+    sealed = ledger.sealed_keys(stream)
+    found = 0
+    for r in ledger.read(stream=stream, event_types=["turn_recorded"]):
+        if not isinstance(r.event, TurnRecorded) or r.event.text != ERASED:
+            continue
+        for ref in r.event.blocks:
+            sha = ref.get("sha256")
+            if isinstance(sha, str) and ledger.get_blob(sha, key_ids=sealed.get(r.seq, set())).state == "ok":
+                found += 1
+    return found
+
+
 def scan_detail(ledger: Ledger, stream: StreamKey, store: ProjectionStore, rendered: str | Mapping[StreamKey, str],
                 values: set[str], exports: Sequence[Path] = (), *, streams: Sequence[StreamKey] = (),
                 ) -> tuple[dict[str, int], tuple[str, ...], int]:
@@ -215,6 +230,8 @@ def scan_detail(ledger: Ledger, stream: StreamKey, store: ProjectionStore, rende
         if s in prompts:
             residue[f"rendered prompt of {s}"] = hits([prompts[s]], values)
     residue["key store (keys named by the erasures of these streams)"] = keys_left(ledger, subject)
+    for s in subject:
+        residue[f"blob table of {s} (bytes of erased records)"] = readable_erased_blobs(ledger, s)
     for folder in exports:
         # Parquet pages are compressed: look at the decoded rows, opened with the (now shredded) keys.
         exported = ParquetLedger(folder, keys=ledger.keys, run_id=stream.run_id)

@@ -27,6 +27,7 @@ from gate.errors import CommandRejected, InvariantViolation
 from gate.invariants import check_i1, check_i2, check_i3, check_i5
 from gate.summary_format import parse_summary, split_memory_update
 from gate.validation import describe
+from ledger.blocks import Block, blob_map
 from ledger.events import (
     ContextRendered, Event, IndexCreated, IndexFolded, LlmCalled, PagedIn, SummaryCreated, ToolCalled,
 )
@@ -176,11 +177,12 @@ class Memory:
         return turn_key(self.key_prefix, event.turn)
 
     def _commit(
-        self, events: Sequence[Event], key_for: KeyFor | None = None, *, check: bool = True
+        self, events: Sequence[Event], key_for: KeyFor | None = None, *, check: bool = True,
+        blobs: dict[str, bytes] | None = None,
     ) -> tuple[RecordedEvent, ...]:
         self._finish_shredding()  # an erasure interrupted earlier in this process is completed first
         recorded = self.ledger.append(self.stream, list(events), expected_version=self.version,
-                                      key_for=key_for or self._turn_key)
+                                      key_for=key_for or self._turn_key, blobs=blobs)
         try:
             self._projection.apply(recorded)
         except BaseException:
@@ -297,15 +299,21 @@ class Memory:
         return _Call(text, event)
 
     def add_turn(
-        self, user: str, agent: str, *, occurred_at: str | None = None, source: str | None = None
+        self, user: str, agent: str, *, occurred_at: str | None = None, source: str | None = None,
+        blocks: Sequence[Block] = (),
     ) -> tuple[RecordedEvent, ...]:
-        """Record one dialogue turn, summarise it, keep the chain in budget: one transaction."""
+        """Record one dialogue turn, summarise it, keep the chain in budget: one transaction.
+
+        `blocks` (images and other typed content) are recorded by reference with the turn and their
+        bytes stored in the ledger's blob table; the summarizer and the window see their captions.
+        """
         turn = self.state.turn + 1
-        command = RecordTurn(turn=turn, user=user, agent=agent, occurred_at=occurred_at, source=source)
-        if not self._gated(user, source):
-            summarizer, attempts = self._summarize(turn, user, agent, source)
+        refs = tuple(b.ref() for b in blocks)
+        command = RecordTurn(turn=turn, user=user, agent=agent, occurred_at=occurred_at, source=source, blocks=refs)
+        if not self._gated(command.seen_user, source):
+            summarizer, attempts = self._summarize(turn, command.seen_user, command.seen_agent, source)
             command = replace(command, summarizer=summarizer, calls=attempts)
-        return self._commit(decide(self.state, command))
+        return self._commit(decide(self.state, command), blobs=blob_map(blocks))
 
     def _gated(self, user: str, source: str | None) -> str:
         """Why the gate does not admit this turn to the summarizer ("" when it does)."""
@@ -430,7 +438,7 @@ class Memory:
             if events:
                 self._commit(events)
             return result
-        return run_tool(self.state, name, args)
+        return run_tool(self.state, name, args, blobs=self._read_blob)
 
     def page_in(self, item_id: str) -> tuple[RecordedEvent, ...]:
         """Bring an archived summary or a raw record back into the prompt for the next `page_in_turns` turns.
@@ -454,7 +462,13 @@ class Memory:
         return paged_in_result(fold(list(paged), self.state), item_id.strip()), events
 
     def _read_tool(self, name: str, args: dict[str, str]) -> ToolResult:
-        return run_tool(self.state, name, args)
+        return run_tool(self.state, name, args, blobs=self._read_blob)
+
+    def _read_blob(self, sha256: str, turn: int) -> tuple[str, bytes | None]:
+        """A block's bytes from the blob table, from the row sealed under its turn's key only."""
+        key = turn_key(self.key_prefix, turn) if self.state.config.personal_data else None
+        found = self.ledger.get_blob(sha256, key_ids={key})
+        return found.state, found.data
 
     def answer(self, question: str, *, probe_id: str | None = None, budget: int | None = None,
                today: str | None = None) -> Answer:

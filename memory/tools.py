@@ -1,16 +1,23 @@
 """The exact-id tools. Each reads the episode state by id or exact attribute only.
 
-No similarity, no ranking: a summary id, a record id, an index id, or a
-slot name with a value to step back from. Four only read; `page_in` also
-brings the item back into the prompt for the next turns, which is an event:
-`decide` judges it (`gate.commands.PageIn`) and `Memory` records it, so
-`run_tool`, which only reads, refuses it.
+No similarity, no ranking: a summary id, a record id, an index id, a
+slot name with a value to step back from, or a block id (`get_block`: a
+turn's image or other typed content, its bytes read from the ledger's blob
+table). These only read; `page_in` also brings the item back into the prompt
+for the next turns, which is an event: `decide` judges it
+(`gate.commands.PageIn`) and `Memory` records it, so `run_tool`, which only
+reads, refuses it.
 """
 
 from __future__ import annotations
 
+import base64
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from ledger.blocks import block_id
 from ledger.keys import ERASED
 from projections.render import facts_tag
 from projections.state import EpisodeState, Summary
@@ -62,7 +69,43 @@ def get_raw_record(state: EpisodeState, reference_id: str) -> ToolResult:
     if r.user == ERASED:
         return ToolResult(False, f"raw record {reference_id} was erased")
     when = f"; occurred_at {r.occurred_at}" if r.occurred_at else ""
-    return ToolResult(True, f"{r.record_id} [turn {r.turn}{when}]\nUSER: {r.user}\nAGENT: {r.agent}")
+    blocks = "".join(f"\nBLOCK {_block_line(r.record_id, i, b)}" for i, b in enumerate(r.blocks))
+    return ToolResult(True, f"{r.record_id} [turn {r.turn}{when}]\nUSER: {r.user}\nAGENT: {r.agent}{blocks}")
+
+
+def _block_line(record_id: str, index: int, ref: dict[str, Any]) -> str:
+    size = f"; {ref['size']} bytes" if ref.get("size") is not None else "; no bytes stored"
+    source = f"; source {ref['source']}" if ref.get("source") else ""
+    return (f"{block_id(ref, record_id, index)} ({ref.get('side', 'user')}) {ref.get('mime')}{size}{source}: "
+            f"{ref.get('caption') or '(no caption)'}")
+
+
+#: Reads a block's bytes: (sha256, turn) -> (state, bytes); state is ok, erased, sealed or missing.
+BlobReader = Callable[[str, int], tuple[str, bytes | None]]
+
+
+def get_block(state: EpisodeState, wanted: str, read: BlobReader | None) -> ToolResult:
+    """A block by id (its sha256, or `<record>#<n>` for one without bytes): its reference as JSON, with
+    the bytes base64-encoded when they can be read, `[erased]` when erasure made them unreadable."""
+    for r in state.raw.values():
+        for i, ref in enumerate(r.blocks):
+            if block_id(ref, r.record_id, i) != wanted:
+                continue
+            out: dict[str, Any] = {"block_id": wanted, "record_id": r.record_id, **ref, "data_base64": None}
+            if r.user == ERASED:
+                out["bytes"] = ERASED
+            elif ref.get("sha256") is None:
+                out["bytes"] = "absent"
+            elif read is None:
+                out["bytes"] = "unavailable"
+            else:
+                found, data = read(str(ref["sha256"]), r.turn)
+                out["bytes"] = ERASED if found == "erased" else found
+                if data is not None:
+                    out["data_base64"] = base64.b64encode(data).decode("ascii")
+            return ToolResult(True, json.dumps(out, ensure_ascii=False, sort_keys=True))
+    return ToolResult(False, f"no such id: no block with id {wanted!r} in this memory "
+                             "(get_raw_record lists a record's blocks)")
 
 
 def get_predecessor_summary(state: EpisodeState, fact_key: str, exclude_value: str) -> ToolResult:
@@ -132,10 +175,11 @@ REQUIRED = {
     "get_predecessor_summary": ("fact_key", "exclude_value"),
     "expand_index": ("index_id",),
     "page_in": ("item_id",),
+    "get_block": ("block_id",),
 }
 
 
-def run_tool(state: EpisodeState, name: str, args: dict[str, str]) -> ToolResult:
+def run_tool(state: EpisodeState, name: str, args: dict[str, str], blobs: BlobReader | None = None) -> ToolResult:
     """Execute one call; a bad name or missing argument is a failed result, not an exception."""
     if name not in REQUIRED:
         return ToolResult(False, f"unknown tool {name!r}; tools: {', '.join(REQUIRED)}")
@@ -150,4 +194,6 @@ def run_tool(state: EpisodeState, name: str, args: dict[str, str]) -> ToolResult
         return get_raw_record(state, args["reference_id"])
     if name == "get_predecessor_summary":
         return get_predecessor_summary(state, args["fact_key"], args["exclude_value"])
+    if name == "get_block":
+        return get_block(state, args["block_id"], blobs)
     return expand_index(state, args["index_id"])

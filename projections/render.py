@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ledger.blocks import with_captions
 from ledger.keys import ERASED
 from projections.config import MemoryConfig
 from projections.state import EpisodeState, IndexEntry, PagedItem, Summary
@@ -217,8 +218,9 @@ def _items(state: EpisodeState) -> dict[str, list[tuple[str, str]]]:
         r = state.raw[rid]
         if r.user == ERASED:
             continue
-        user = clean_text(state.config, r.source, r.user)
-        window.append((rid, turn_line(rid, r.turn, user, clean_text(state.config, r.source, r.agent))))
+        user = clean_text(state.config, r.source, with_captions(r.user, r.blocks))
+        agent = clean_text(state.config, r.source, with_captions(r.agent, r.blocks, "agent"))
+        window.append((rid, turn_line(rid, r.turn, user, agent)))
     registry = [(f"slot:{k}", f"{k}={v}") for k, (v, _) in state.current_values().items()]
     index = [(e.index_id, index_title(state, e)) for e in state.top_indexes()]
     chain = [(s.summary_id, summary_line(s)) for s in state.active_chain() if not s.redacted]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 from ledger.compat import assert_never
 from ledger.keys import ERASED
@@ -68,6 +68,7 @@ class RawRecord:
     agent: str
     source: str | None
     remember: bool = True
+    blocks: tuple[dict[str, Any], ...] = ()  # multimodal block references (`ledger.blocks`)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -282,6 +283,7 @@ def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
             rec = RawRecord(
                 record_id=event.record_id, turn=event.turn, occurred_at=event.occurred_at,
                 user=event.text, agent=event.agent, source=event.source, remember=event.remember,
+                blocks=event.blocks,
             )
             window = (*state.window, rec.record_id) if event.remember else state.window
             paged = state.paged_in
@@ -385,7 +387,9 @@ def _shred(state: EpisodeState, event: KeyShredded) -> EpisodeState:
     raw = dict(state.raw)
     for rid in event.records:
         if rid in raw:
-            raw[rid] = replace(raw[rid], user=ERASED, agent=ERASED)
+            raw[rid] = replace(raw[rid], user=ERASED, agent=ERASED, blocks=tuple(
+                {**b, "caption": ERASED, "source": None if b.get("source") is None else ERASED}
+                for b in raw[rid].blocks))
     summaries = dict(state.summaries)
     for sid in event.summaries:
         s = _need(state, sid, event)

@@ -16,8 +16,13 @@ session_9).  Within a session consecutive utterances are paired into one
 turn, the first as the user side and the next as the agent side, whoever
 speaks; an odd last utterance becomes a turn with an empty agent side, so no
 utterance is lost.  Both sides are people and the questions name them, so
-each side reads ``<speaker>: <text>``; an image shared with it is appended as
-``[image: <blip_caption>]`` and its URLs are kept in ``Turn.attachments``.
+each side reads ``<speaker>: <text>``; an image shared with it becomes a
+block of the turn (``Turn.blocks``, ``ledger.blocks``) on that side: MIME type
+guessed from the URL (``image/*`` when the URL does not say), ``source`` the
+URL, caption the ``blip_caption`` (on the first URL of an utterance), no bytes
+(the file holds only the URL), unless the URL is a relative path naming a file
+beside the dataset (never outside its folder): then its bytes are loaded. The window and the summarizer see the caption
+as ``[image: <blip_caption>]``; the URLs are also kept in ``Turn.attachments``.
 Each turn's ``occurred_at`` is its session's date in ISO 8601, or the string
 as written when it cannot be parsed.  Every ``dia_id`` is kept in its turn's
 ``source_ids``, so ``Episode.record_ids()`` maps it to the turn's record id.
@@ -41,13 +46,15 @@ search ``query`` are known and deliberately not loaded.
 
 from __future__ import annotations
 
+import mimetypes
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluation.datasets import Probe, Turn
+from evaluation.datasets import Probe, Turn, read_block_file
+from ledger.blocks import Block as MediaBlock
 from evaluation.loaders.common import (
     Block,
     Draft,
@@ -103,6 +110,23 @@ class _Utterance:
     dia_id: str
     text: str
     urls: tuple[str, ...]
+    caption: str | None = None
+    data: tuple[bytes | None, ...] = ()  # per URL: the bytes of a local file it names
+
+    def blocks(self, side: str) -> tuple[MediaBlock, ...]:
+        """The utterance's images as blocks: one per URL, the caption on the first (one image without a URL
+        when only a caption is given)."""
+        if not self.urls:
+            return (MediaBlock(mime="image/*", caption=self.caption, side=side),) if self.caption else ()
+        data = self.data or (None,) * len(self.urls)
+        return tuple(MediaBlock(mime=image_mime(url), source=url, caption=(self.caption or "") if i == 0 else "",
+                                side=side, data=data[i]) for i, url in enumerate(self.urls))
+
+
+def image_mime(url: str) -> str:
+    """The MIME type an image URL names by its extension; ``image/*`` when it names none."""
+    guessed = mimetypes.guess_type(url.split("?", 1)[0].split("#", 1)[0])[0]
+    return guessed if guessed and guessed.startswith("image/") else "image/*"
 
 
 # --------------------------------------------------------------------------
@@ -130,11 +154,8 @@ def _utterance(where: Where, item: object, log: FieldLog) -> _Utterance:
     text = f"{speaker}: {require_str(where, item, 'text')}"
     caption = optional_str(where, item, "blip_caption")
     urls = _urls(where, item)
-    if caption:
-        text += f" [image: {caption}]"
-    elif urls:
-        text += " [image]"
-    return _Utterance(dia_id=dia_id, text=text, urls=urls)
+    local = tuple(None if "://" in url or url.startswith("data:") else read_block_file(where, url) for url in urls)
+    return _Utterance(dia_id=dia_id, text=text, urls=urls, caption=caption or None, data=local)
 
 
 def _pair(utterances: Sequence[_Utterance], occurred_at: str | None) -> tuple[Turn, ...]:
@@ -147,6 +168,7 @@ def _pair(utterances: Sequence[_Utterance], occurred_at: str | None) -> tuple[Tu
             occurred_at=occurred_at,
             source_ids=tuple(u.dia_id for u in pair),
             attachments=tuple(url for u in pair for url in u.urls),
+            blocks=(*pair[0].blocks("user"), *(pair[1].blocks("agent") if len(pair) > 1 else ())),
         ))
     return tuple(turns)
 

@@ -83,14 +83,18 @@ def test_locomo_timestamps_parsed_or_kept() -> None:
     assert conv_b.turns[2].occurred_at == "2023-01-29T15:14:00"
 
 
-def test_locomo_image_captions_kept_as_text_and_urls_as_attachments() -> None:
+def test_locomo_images_are_blocks_with_caption_and_source_and_urls_as_attachments() -> None:
     conv_a, conv_b = load_dataset(LOCOMO).episodes
-    assert conv_a.turns[3].user == ("Melanie: Great! It made me realise self-care is important. "
-                                    "[image: a photo of runners crossing a finish line]")
+    assert conv_a.turns[3].user == "Melanie: Great! It made me realise self-care is important."
+    (race,) = conv_a.turns[3].blocks
+    assert (race.mime, race.source, race.caption, race.data, race.side) == (
+        "image/jpeg", "https://example.org/race.jpg", "a photo of runners crossing a finish line", None, "user")
     assert conv_a.turns[3].attachments == ("https://example.org/race.jpg",)
-    assert conv_b.turns[2].user.endswith("[image: a screenshot of an online clothing store]")
+    (store,) = conv_b.turns[2].blocks
+    assert (store.mime, store.caption) == ("image/png", "a screenshot of an online clothing store")
+    assert "[image" not in conv_b.turns[2].user
     assert conv_b.turns[2].attachments == ("https://example.org/store.png",)
-    assert all(not t.attachments for t in conv_a.turns if t is not conv_a.turns[3])
+    assert all(not t.attachments and not t.blocks for t in conv_a.turns if t is not conv_a.turns[3])
 
 
 def test_locomo_no_utterance_lost() -> None:
@@ -145,8 +149,8 @@ def test_locomo_single_conversation_file() -> None:
     (episode,) = ds.episodes
     assert episode.episode_id == "locomo_single_conv"  # no sample_id: the file's stem
     assert [t.source_ids for t in episode.turns] == [("D1:1", "D1:2"), ("D1:3", "D1:4"), ("D2:1", "D2:2")]
-    assert episode.turns[2].user == ("Andrew: I went hiking last weekend. "
-                                     "[image: a photo of a mountain trail with snow]")
+    assert episode.turns[2].user == "Andrew: I went hiking last weekend."
+    assert [b.caption for b in episode.turns[2].blocks] == ["a photo of a mountain trail with snow"]
     assert episode.turns[2].occurred_at == "2023-01-29T14:32:00"
     assert _types(ds) == {"locomo_cat4": 1, "locomo_cat2": 1, "locomo_cat5": 1}
     assert _evidence(ds) == {"locomo_single_conv:q0": ("r0001",), "locomo_single_conv:q1": ("r0003",),
