@@ -44,7 +44,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from dotenv import dotenv_values
 
@@ -369,7 +369,7 @@ def resolve_memory_settings(
         raise ConfigError(f"unknown memory setting(s) {', '.join(map(repr, unknown))}; "
                           f"the settable ones are: {', '.join(MEMORY_FIELDS)}")
     file_values = _read_dotenv(dotenv)
-    values: dict[str, object] = {}
+    values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     where: dict[str, str] = {}
     for key, kind in MEMORY_FIELDS.items():
