@@ -50,7 +50,7 @@ class MemoryConfig:
     #: out first; a slot a live pin names is never left out.
     registry_enabled: bool = True
     registry_max_slots: int = 12
-    registry_budget_share: float = 0.25
+    registry_budget_share: float = 0.5
     tokenizer: str = "auto"  # resolved to a concrete name before it is recorded
     personal_data: bool = True  # seal the subject's values so they can be erased; False for synthetic data
 

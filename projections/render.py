@@ -208,7 +208,9 @@ def registry_plan(state: EpisodeState, budget: int | None = None) -> RegistryPla
     slot's current value; later in creation order is newer) while the count
     stays within `registry_max_slots` and the tokens within the share; the
     first that does not fit ends the taking, so what is left out is always the
-    oldest. Pinned slots are taken first and count against both limits.
+    oldest. Pinned slots are taken first and count against both limits. The
+    share in tokens is `registry_budget_share` of the budget, capped by what
+    the pinned block and two tokens per other item leave of it.
     """
     cfg = state.config
     limit = cfg.context_budget if budget is None else budget
@@ -221,7 +223,14 @@ def registry_plan(state: EpisodeState, budget: int | None = None) -> RegistryPla
         recency[f"slot:{slot}"] = (order[sid], facts.index(slot) if slot in facts else 0)
     ids = [f"slot:{k}" for k in current]
     pinned = pinned_slots(state)
-    share = int(limit * cfg.registry_budget_share) if cfg.registry_budget_share > 0 else None
+    share = None
+    if cfg.registry_budget_share > 0:
+        # The share, and never more than what the pinned block and the other items' heads leave (two
+        # tokens an item), so the registry gives way before the whole passes the budget.
+        items = _items(state)
+        others = sum(len(items[name]) for name in PART_ORDER if name not in WHOLE_PARTS)
+        room = limit - sum(count_tokens(t, tok) for _, t in items["pinned"]) - 2 * others
+        share = max(0, min(int(limit * cfg.registry_budget_share), room))
     if not cfg.registry_enabled:
         return RegistryPlan((), tuple(sorted(ids, key=recency.__getitem__)), pinned, recency, share)
     cost = {f"slot:{k}": count_tokens(f"{k}={v}", tok) for k, (v, _) in current.items()}

@@ -152,11 +152,23 @@ def test_a_pin_from_a_summary_pins_the_slots_that_summary_holds() -> None:
 def test_over_its_share_the_oldest_slots_go_first_and_none_is_cut() -> None:
     long = "north wing " * 10
     state = _state(CONFIG, [(("a", long),), (("b", long),), (("c", "3"),)])
-    budget = 200  # share 50 tokens: one long value (32 tokens) and the short one (3), not two long ones
+    budget = 100  # share 50 tokens: one long value (32 tokens) and the short one (3), not two long ones
     rendered = render(state, budget)
     assert rendered.part("registry").ids == ("slot:b", "slot:c")
     assert all(i.text in (f"b={long}", "c=3") for i in rendered.part("registry").items)
     assert rendered.registry_tokens <= registry_plan(state, budget).share  # type: ignore[operator]
+
+
+def test_the_share_gives_way_to_the_heads_of_the_other_items() -> None:
+    """The share is capped by what the pinned block and two tokens per other item leave of the budget."""
+    state = _state(CONFIG, [((f"k{i}", f"value {i}"),) for i in range(1, 31)], turns=3)
+    others = 3 + 30  # the window's turns and the chain's summaries
+    budget = 2 * others + 12
+    plan = registry_plan(state, budget)
+    assert plan.share == 12 < int(budget * CONFIG.registry_budget_share)
+    rendered = render(state, budget)
+    assert rendered.registry_tokens <= 12 and rendered.tokens <= budget
+    assert allocation_problems(state, rendered) == []
 
 
 def test_switched_off_there_is_no_registry_block() -> None:
@@ -220,7 +232,7 @@ def _broken_cases() -> dict[str, tuple[EpisodeState, Rendered]]:
         "drops a pinned slot": (pinned, _with_registry(pinned, 2000, ["slot:c", "slot:d"])),
         "shows a switched-off registry": (off, _with_registry(off, 2000, ["slot:d"])),
         "leaves out what fits": (plain, _with_registry(plain, 2000, ["slot:d"])),
-        "ignores its share": (wide, _with_registry(wide, 200, ["slot:a", "slot:b", "slot:c"])),
+        "ignores its share": (wide, _with_registry(wide, 100, ["slot:a", "slot:b", "slot:c"])),
     }
 
 
@@ -266,7 +278,7 @@ def test_an_episode_with_50_slots_stays_within_its_context_budget(tmp_path: Path
     rendered = _fifty_slot_episode(tmp_path, config)
     assert len(rendered) == 5
     assert all(r.tokens <= r.budget == 600 for r in rendered), [r.tokens for r in rendered]
-    assert all(r.parts["registry"]["tokens"] <= 150 for r in rendered)
+    assert all(r.parts["registry"]["tokens"] <= 300 for r in rendered)  # its share: half the budget
     assert max(len(r.parts["registry"]["ids"]) for r in rendered) <= config.registry_max_slots
     # the control: the same episode with the registry uncapped passes the budget
     uncapped = replace(config, registry_max_slots=0, registry_budget_share=0.0)
