@@ -201,7 +201,8 @@ def pinned_slots(state: EpisodeState) -> frozenset[str]:
     return frozenset(f"slot:{k}" for k, (_, sid) in current.items() if k in anchors or sid in sources)
 
 
-def registry_plan(state: EpisodeState, budget: int | None = None) -> RegistryPlan:
+def registry_plan(state: EpisodeState, budget: int | None = None,
+                  items: dict[str, list[tuple[str, str]]] | None = None) -> RegistryPlan:
     """The registry's limits applied at `budget` (the configured context budget by default). Pure.
 
     Slots are taken newest confirmation first (the summary that last stated the
@@ -227,7 +228,7 @@ def registry_plan(state: EpisodeState, budget: int | None = None) -> RegistryPla
     if cfg.registry_budget_share > 0:
         # The share, and never more than what the pinned block and the other items' heads leave (two
         # tokens an item), so the registry gives way before the whole passes the budget.
-        items = _items(state)
+        items = _items(state) if items is None else items
         others = sum(len(items[name]) for name in PART_ORDER if name not in WHOLE_PARTS)
         room = limit - sum(count_tokens(t, tok) for _, t in items["pinned"]) - 2 * others
         share = max(0, min(int(limit * cfg.registry_budget_share), room))
@@ -264,7 +265,7 @@ def render(state: EpisodeState, budget: int | None = None) -> Rendered:
     tok = state.config.tokenizer
     limit = state.config.context_budget if budget is None else budget
     raw = _items(state)
-    shown = set(registry_plan(state, limit).kept)
+    shown = set(registry_plan(state, limit, raw).kept)
     raw["registry"] = [(i, t) for i, t in raw["registry"] if i in shown]
     counted = {name: [(i, t, count_tokens(t, tok)) for i, t in items] for name, items in raw.items()}
     whole = sum(n for name in WHOLE_PARTS for _, _, n in counted[name])
