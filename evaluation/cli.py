@@ -23,7 +23,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from evaluation import cli_checkpoint, cli_cluster, cli_judge, cli_repair, cli_serve, cli_sweep, cli_temporal
-from evaluation.cli_options import context_options, gate_level_option, llm_flags, llm_options, run_id_option
+from evaluation.cli_options import (
+    context_options, gate_level_option, given_flags, llm_flags, llm_options, memory_options, run_id_option,
+)
 from evaluation.failures import MAX_FAILED_CALLS
 from evaluation.datasets import load_dataset
 from evaluation.loaders import inspect_file
@@ -237,6 +239,7 @@ def cli() -> None:
                    "results are the same with or without it, and with Redis down.")
 @gate_level_option
 @context_options
+@memory_options
 @click.option("--poison", is_flag=True,
               help="Synthetic: plant a false value from a web source in every episode and ask a poisoning probe.")
 @click.option("--phrasing", type=click.Choice(["dev", "extra", "heldout"]), default="dev", show_default=True,
@@ -262,7 +265,7 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
             source_policies: dict[str, dict[str, Any]] | None = None, poison: bool = False,
             phrasing: str = "dev", distractor_rate: float = 0.15, workers: int = 1,
             rpm: int | None = None, tpm: int | None = None, cluster: str | None = None,
-            shards: int | None = None) -> None:
+            shards: int | None = None, memory_option: dict[str, str] | None = None) -> None:
     """Run memory systems over a dataset; the whole run goes into one ledger.
 
     A run id that exists but never finished (a crash, Ctrl-C, failed LLM
@@ -270,6 +273,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     turn or probe whose LLM call failed is done again. Backend settings
     resolve per purpose (answer, respond, summarize, judge): flag >
     LEDGERMEM_<PURPOSE>_<FIELD> > LEDGERMEM_<FIELD> > .env > preset > default.
+    Memory settings: --memory-option KEY=VALUE or the setting's own flag >
+    LEDGERMEM_<KEY> > .env > default.
 
     \b
     Example:
@@ -308,10 +313,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
         err.print("note: --rpm/--tpm limit requests to HTTP backends; this run makes none", markup=False)
     rid = run_id or "run-" + datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     personal = personal_data if personal_data is not None else bool(dataset_path)
-    config = MemoryConfig(window_turns=window_turns, chain_budget=chain_budget, personal_data=personal,
-                          summarizer_input_tokens=summarizer_input_tokens, chain_strategy=chain_strategy,
-                          gate_level=gate_level, context_budget=context_budget,
-                          source_policies=source_policies or {})
+    config = _memory_config(click.get_current_context(), dict(memory_option or {}), Path(env_file),
+                            MemoryConfig(personal_data=personal, source_policies=source_policies or {}))
     opts = RunOptions(run_id=rid, runs_dir=Path(runs_dir), systems=parse_systems(systems), backend=backend,
                       memory=config, limit=limit, force=force, strict=strict, judge=judge,
                       judge_backend=judge_backend, max_tool_iterations=max_tool_iterations,
@@ -366,6 +369,22 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
                   f"not finished. Last error: {result.last_error} -- run the same command again to redo them",
                   markup=False)
         sys.exit(1)
+
+
+def _memory_config(ctx: click.Context, options: dict[str, str], env_file: Path, base: MemoryConfig) -> MemoryConfig:
+    """The run's memory settings: --memory-option or a flag given > LEDGERMEM_<KEY> > .env > default."""
+    from memory.settings import ConfigError, resolve_memory_settings
+
+    flags: dict[str, Any] = given_flags(ctx, ("window_turns", "chain_budget", "summarizer_input_tokens",
+                                              "chain_strategy", "gate_level", "context_budget"))
+    for key, value in options.items():
+        if key in flags and str(flags[key]) != value:
+            raise click.UsageError(f"--memory-option {key}={value} contradicts --{key.replace('_', '-')} {flags[key]}")
+        flags[key] = value
+    try:
+        return resolve_memory_settings(base, flags=flags, dotenv=env_file)[0]
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 @cli.command("report")

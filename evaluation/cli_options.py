@@ -22,7 +22,8 @@ import click
 
 from projections.config import GATE_LEVELS, MemoryConfig
 
-__all__ = ["SourcePolicyError", "context_options", "gate_level_option", "parse_source_policies", "run_id_option"]
+__all__ = ["SourcePolicyError", "context_options", "gate_level_option", "memory_options", "parse_source_policies",
+           "run_id_option"]
 
 _SOURCE = re.compile(r"[A-Za-z0-9_.:-]+")
 _BOOLS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
@@ -184,3 +185,34 @@ def llm_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                           help=text)(fn)
     return click.option("--stop", multiple=True, expose_value=False, callback=_store("all", "stop"),
                         metavar="TEXT", help="A stop sequence (repeatable; \\n is a newline).")(fn)
+
+
+# -- memory settings --------------------------------------------------------------------
+
+
+def _memory_opts(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    from memory.settings import ConfigError, parse_memory_options
+
+    try:
+        return parse_memory_options(values)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+
+def memory_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`--memory-option KEY=VALUE` (repeatable), parsed into `{key: text}`; resolved by memory.settings."""
+    from memory.settings import MEMORY_FIELDS
+
+    return click.option("--memory-option", "memory_option", multiple=True, callback=_memory_opts,
+                        metavar="KEY=VALUE",
+                        help="A memory setting (repeatable); beats LEDGERMEM_<KEY> in the environment, which beats "
+                             f"the .env file. KEY: {', '.join(MEMORY_FIELDS)}. "
+                             "E.g. registry_max_slots=20, registry_enabled=false, high_water=0.9.")(fn)
+
+
+def given_flags(ctx: click.Context, names: Iterable[str]) -> dict[str, Any]:
+    """The values of the options among `names` that were given on the command line (not left at their default)."""
+    from click.core import ParameterSource
+
+    return {n: ctx.params[n] for n in names
+            if n in ctx.params and ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)}

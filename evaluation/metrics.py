@@ -24,6 +24,14 @@ prompt rendered at the end of that turn (`gate.pinning.shows`), LLM-free;
 summary made that its turn does not ground) and `Gated_Turns` (turns the
 gate level or a source policy kept from the summarizer) are counts.
 
+Writing, for every system that writes: `summary_truncations` counts the
+items (summaries, merges, baseline items) cut at `summary_max_tokens` when
+written (`truncated` on the event), and `Summary_Truncation_Rate` is their
+share of every item written (`n/a` for a system that writes nothing).
+`Avg_Registry_Tokens` is what the current-values registry cost per turn in
+the rendered prompt (`three_layer` only; part of
+`Avg_Rendered_Context_Tokens`).
+
 Benchmark categories: a probe type outside `ACCURACIES` (LoCoMo's
 `locomo_cat1`…`locomo_cat5`, LongMemEval's `lme_<question_type>` and
 `lme_abstention`, any other dataset's own types) gets its own accuracy
@@ -141,13 +149,14 @@ class TurnStats:
     rendered_tokens: int
     pins_live: int = 0  # live pins at the end of the turn (three_layer)
     pins_shown: int = 0  # of them, shown by the prompt rendered at the end of the turn
+    registry_tokens: int | None = None  # what the current-values registry cost in that prompt (three_layer)
 
 
 def turn_stats(state: EpisodeState) -> TurnStats:
     rendered = three_render.render(state)
     pins = live_pins(state)
     return TurnStats(state.turn, three_render.chain_text_tokens(state), rendered.tokens, len(pins),
-                     sum(shows(p, rendered.text) for p in pins))
+                     sum(shows(p, rendered.text) for p in pins), rendered.registry_tokens)
 
 
 def _baseline_stats(state: baselines.BaselineState) -> TurnStats:
@@ -218,6 +227,9 @@ class EpisodeOutcome:
                 self.counts["open_loop_drops"] += e.open_loops_after < e.open_loops_before
             elif isinstance(e, SummaryCreated):
                 self.counts["inferences"] += len(e.inferences)
+            if isinstance(e, (SummaryCreated, BaselineWritten)):  # every item written, merges included
+                self.counts["summary_writes"] += 1
+                self.counts["summary_truncations"] += bool(e.truncated)
             elif isinstance(e, TurnRecorded):
                 self.counts["gated_turns"] += bool(e.gated)
             if isinstance(e, LlmCalled):
@@ -355,6 +367,9 @@ def _system_row(eps: list[EpisodeOutcome]) -> dict[str, Any]:
     row["Avg_Active_Chain_Tokens"] = _mean(_mean(t.chain_text_tokens for t in o.turns) for o in eps)
     row["Avg_Rendered_Context_Tokens"] = _mean(_mean(t.rendered_tokens for t in o.turns) for o in eps)
     row["Avg_Probe_Prompt_Tokens"] = _mean(p.rendered_tokens for p in probes)
+    layered = all(o.kind == "three_layer" for o in eps)
+    row["Avg_Registry_Tokens"] = (_mean(_mean(t.registry_tokens for t in o.turns) for o in eps)
+                                  if layered else None)
     has_tools = all(o.has_tools for o in eps)
     calls = sum(p.tool_calls for p in probes)
     unparsed = sum(p.unparsed_calls for p in probes)
@@ -391,6 +406,8 @@ def _system_row(eps: list[EpisodeOutcome]) -> dict[str, Any]:
     row["summarizer_format_retries"] = counts["summarizer_format_retries"]
     row["summaries_rejected"] = counts["summaries_rejected"]
     row["summary_fallbacks"] = counts["summary_fallbacks"]
+    row["summary_truncations"] = counts["summary_truncations"]
+    row["Summary_Truncation_Rate"] = _rate(counts["summary_truncations"], counts["summary_writes"])
     row["llm_errors"] = counts["llm_errors"]
     row["llm_retries"] = counts["llm_retries"]
     turn_ms = [t for o in eps for t in o.turn_ms]

@@ -9,7 +9,8 @@ exactly what broke where. `audit` runs them all over a run.
     I1  fact conservation         every fact observation in the ledger still resolves to its summary,
                                   with its value and its full text (or erased by an event)
     I2  top-level reachability    the newest surviving value of every slot is in the rendered prompt's
-                                  top level (registry, chain, or a live index title)
+                                  top level (registry, chain, or a live index title), save the slots the
+                                  registry's own limits leave out (`projections.render.registry_plan`)
     I3  provenance                every surviving fact's evidence resolves to a raw record
     I4  extraction completeness   the dataset's gold facts and evidence records (recorded in the stream's
                                   `episode_gold`) were captured by summaries; without gold, the facts the
@@ -41,7 +42,7 @@ from ledger.events import FactErased, KeyShredded, SummaryCreated
 from ledger.keys import ERASED, KeyStore, key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
 from projections.materialise import History, ProjectionStore, rebuild
-from projections.render import Rendered, render
+from projections.render import Rendered, registry_plan, render
 from projections.scd2 import TABLES
 from projections.state import EpisodeState, evolve
 
@@ -127,10 +128,11 @@ def check_i1(stream: str, events: Sequence[RecordedEvent], state: EpisodeState) 
 
 def check_i2(stream: str, seq: int, state: EpisodeState, rendered: Rendered) -> list[Violation]:
     top = "\n".join(i.text for name in ("registry", "chain", "index") for i in rendered.part(name).items)
+    capped = set(registry_plan(state, rendered.budget).left_out)
     return [
         Violation("I2", stream, seq, (slot, sid), f"current value of {slot!r} is not at the top level of the prompt")
         for slot, (value, sid) in state.current_values().items()
-        if f"{slot}={value}" not in top
+        if f"{slot}={value}" not in top and f"slot:{slot}" not in capped
     ]
 
 

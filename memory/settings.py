@@ -23,6 +23,12 @@ elsewhere. The `.env` file is read with python-dotenv without touching
 `os.environ`, and its values are taken literally (no `${VAR}` expansion), so
 the result depends only on the arguments.
 
+The memory's own settings (`MemoryConfig`: window, hysteresis, index and
+merge parameters, the registry's limits, budgets) resolve the same way,
+without presets: `--memory-option KEY=VALUE` or the command's own flag >
+LEDGERMEM_<KEY> in the environment > the same name in `.env` > the default
+(`resolve_memory_settings`).
+
     LedgermemError (ledger.errors)
     └── MemoryError_ (memory.errors)
         └── ConfigError (also ValueError)   a setting is missing, unknown or not a number
@@ -35,15 +41,17 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from dotenv import dotenv_values
 
 from memory.errors import MemoryError_
 from memory.http_backend import PRESETS, HttpSettings, Preset
+from projections.config import MemoryConfig
+from projections.errors import ConfigError as ProjectionConfigError
 
 PURPOSES = ("answer", "respond", "summarize", "judge")
 ENV_PREFIX = "LEDGERMEM"
@@ -309,3 +317,100 @@ def _redact_mapping(values: Mapping[str, object]) -> dict[str, object]:
         else:
             out[key] = value
     return out
+
+
+# -- memory settings ---------------------------------------------------------------------------
+
+#: `MemoryConfig` fields settable by `--memory-option KEY=VALUE`, LEDGERMEM_<KEY> and `.env`, and their kinds.
+#: Not here: `system` (set per stream), `source_policies` (`--source-policy`), `tokenizer` (resolved per run)
+#: and `personal_data` (`--personal-data`, whose default depends on the dataset).
+MEMORY_FIELDS: Mapping[str, str] = {
+    f.name: str(f.type) for f in dataclasses.fields(MemoryConfig)
+    if f.name not in {"system", "source_policies", "tokenizer", "personal_data"}
+}
+_BOOLS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+
+
+def memory_env_name(key: str) -> str:
+    return f"{ENV_PREFIX}_{key.upper()}"
+
+
+def parse_memory_options(values: Iterable[str]) -> dict[str, str]:
+    """`{"registry_max_slots": "20", ...}` from repeated `KEY=VALUE` (values are checked when resolved)."""
+    out: dict[str, str] = {}
+    for text in values:
+        key, sep, value = text.partition("=")
+        key = key.strip().replace("-", "_").lower()
+        if not sep or key not in MEMORY_FIELDS:
+            raise ConfigError(f"--memory-option {text!r}: expected KEY=VALUE with KEY one of {', '.join(MEMORY_FIELDS)}")
+        if key in out and out[key] != value.strip():
+            raise ConfigError(f"--memory-option {text!r}: {key} is given twice with different values")
+        out[key] = value.strip()
+    return out
+
+
+def resolve_memory_settings(
+    base: MemoryConfig,
+    *,
+    flags: Mapping[str, object | None],
+    environ: Mapping[str, str] = os.environ,
+    dotenv: Path | None = Path(".env"),
+) -> tuple[MemoryConfig, dict[str, str]]:
+    """`base` with every memory setting resolved, and where each came from: flag > env > `.env` > `base`.
+
+    `flags` holds values by field name (None: not given), typed or as text;
+    the environment and the `.env` file are read as LEDGERMEM_<FIELD>
+    (LEDGERMEM_REGISTRY_MAX_SLOTS=20). A value that is not of its field's
+    kind, or a configuration that does not validate, is a one-line
+    `ConfigError` naming the key and where the value came from.
+    """
+    unknown = sorted(set(flags) - set(MEMORY_FIELDS))
+    if unknown:
+        raise ConfigError(f"unknown memory setting(s) {', '.join(map(repr, unknown))}; "
+                          f"the settable ones are: {', '.join(MEMORY_FIELDS)}")
+    file_values = _read_dotenv(dotenv)
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    where: dict[str, str] = {}
+    for key, kind in MEMORY_FIELDS.items():
+        name = memory_env_name(key)
+        if _given(flags.get(key)):
+            found = _Found(flags[key], "flag", f"the command line ({key})")
+        elif _given(environ.get(name)):
+            found = _Found(environ[name].strip(), "env", f"environment variable {name}")
+        elif _given(file_values.get(name)):
+            found = _Found(file_values[name].strip(), ".env", f"{name} in {dotenv}")
+        else:
+            sources[key] = "default"
+            continue
+        values[key] = _memory_value(key, kind, found)
+        sources[key] = found.source
+        where[key] = found.where
+    config = dataclasses.replace(base, **values)
+    checked = config if config.tokenizer != "auto" else dataclasses.replace(config, tokenizer="unresolved")
+    try:
+        checked.validate()
+    except ProjectionConfigError as exc:
+        given = "; ".join(f"{k} from {w}" for k, w in where.items() if k in str(exc)) or "the defaults"
+        raise ConfigError(f"{exc} (memory settings: {given})") from None
+    return config, sources
+
+
+def _memory_value(key: str, kind: str, found: _Found) -> object:
+    value = found.value
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        flag = _BOOLS.get(str(value).strip().lower())
+        if flag is None:
+            raise ConfigError(f"memory setting {key} {value!r} from {found.where} is not true or false")
+        return flag
+    if kind == "int":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+            return int(value)
+        raise ConfigError(f"memory setting {key} {value!r} from {found.where} is not a whole number")
+    if kind == "float":
+        return _number(found, f"memory setting {key}", positive=False)
+    return str(value).strip()

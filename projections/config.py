@@ -45,6 +45,12 @@ class MemoryConfig:
     summary_max_tokens: int = 120
     summarizer_input_tokens: int = 1500
     context_budget: int = 2000  # tokens of the whole rendered memory in an answer prompt
+    #: The current-values registry: shown at all, how many slots at most (0: no count cap), and the share of
+    #: `context_budget` it may take (0: no share). Over either, the least recently confirmed slots are left
+    #: out first; a slot a live pin names is never left out.
+    registry_enabled: bool = True
+    registry_max_slots: int = 12
+    registry_budget_share: float = 0.5
     tokenizer: str = "auto"  # resolved to a concrete name before it is recorded
     personal_data: bool = True  # seal the subject's values so they can be erased; False for synthetic data
     page_in_turns: int = 3  # how many following turns' prompts show an item the agent paged in
@@ -55,7 +61,12 @@ class MemoryConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MemoryConfig:
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        values = {k: v for k, v in data.items() if k in known}
+        if values and "registry_max_slots" not in values:
+            # Recorded before the registry had limits: it rendered every slot, and its replay must too.
+            values.setdefault("registry_max_slots", 0)
+            values.setdefault("registry_budget_share", 0.0)
+        return cls(**values)
 
     def validate(self) -> MemoryConfig:
         problems = []
@@ -83,6 +94,13 @@ class MemoryConfig:
             problems.append(f"gate_level={self.gate_level!r}: one of {', '.join(GATE_LEVELS)}")
         if self.page_in_turns < 1:
             problems.append(f"page_in_turns={self.page_in_turns!r} must be >= 1")
+        if not isinstance(self.registry_enabled, bool):
+            problems.append(f"registry_enabled={self.registry_enabled!r} must be true or false")
+        if isinstance(self.registry_max_slots, bool) or not isinstance(self.registry_max_slots, int) \
+                or self.registry_max_slots < 0:
+            problems.append(f"registry_max_slots={self.registry_max_slots!r} must be a whole number >= 0 (0: no cap)")
+        if not 0 <= self.registry_budget_share <= 1:
+            problems.append(f"registry_budget_share={self.registry_budget_share!r} must be in [0, 1] (0: no share)")
         problems += _policy_problems(self.source_policies)
         if self.tokenizer == "auto":
             problems.append("tokenizer='auto' must be resolved to a concrete name before it is recorded")

@@ -6,10 +6,16 @@ current-values registry, index titles, the active chain. Every part lists
 the exact ids that went in and what it cost, so a `context_rendered` event
 can record the manifest.
 
-Budget by allocation: the pinned block and the registry are never cut or
-dropped; what is left of the budget is shared by the other items with a
-common per-item cap (water-filling), so under a tight budget each item
-keeps its head and one long item cannot push out the others.
+Budget by allocation: the pinned block and the registry are never cut;
+what is left of the budget is shared by the other items with a common
+per-item cap (water-filling), so under a tight budget each item keeps its
+head and one long item cannot push out the others.
+
+The registry has limits of its own (`registry_plan`): at most
+`registry_max_slots` slots within `registry_budget_share` of the budget.
+Over either, the least recently confirmed slots are left out whole (never
+cut), the newest kept; a slot a live pin names is never left out.
+`registry_enabled=False` shows no registry at all.
 
 Paged-in items (archived summaries and raw records the agent brought back
 for a few turns, `paged_in` events) form a part of their own right after
@@ -81,6 +87,11 @@ class Rendered:
     @property
     def tokens(self) -> int:
         return sum(p.tokens for p in self.parts)
+
+    @property
+    def registry_tokens(self) -> int:
+        """What the current-values registry cost, counted apart (also `manifest()["registry"]["tokens"]`)."""
+        return sum(p.tokens for p in self.parts if p.name == "registry")
 
     def part(self, name: str) -> Part:
         """The part of that name; an empty one when this prompt has none (`paged_in` only when something is)."""
@@ -227,6 +238,74 @@ def _items(state: EpisodeState) -> dict[str, list[tuple[str, str]]]:
     return {"pinned": pinned, "window": window, "registry": registry, "index": index, "chain": chain}
 
 
+@dataclass(frozen=True, slots=True)
+class RegistryPlan:
+    """Which registry slots a render at `budget` shows, and which its limits leave out (and why they may)."""
+
+    kept: tuple[str, ...]  # item ids ("slot:<name>") in registry order
+    left_out: tuple[str, ...]  # item ids, least recently confirmed first
+    pinned: frozenset[str]  # item ids a live pin names: never left out
+    recency: dict[str, tuple[int, int]]  # item id -> (summary position, fact position): larger is more recent
+    share: int | None  # the registry's share of the budget in tokens (None: no share)
+
+
+def pinned_slots(state: EpisodeState) -> frozenset[str]:
+    """Registry item ids a live pin names: a slot among its anchors, or a slot its summary holds the newest value of."""
+    current = state.current_values()
+    live = [p for p in state.pins.values() if not p.redacted]
+    anchors = {a for p in live for a in p.anchors}
+    sources = {p.summary_id for p in live if p.summary_id is not None}
+    return frozenset(f"slot:{k}" for k, (_, sid) in current.items() if k in anchors or sid in sources)
+
+
+def registry_plan(state: EpisodeState, budget: int | None = None,
+                  items: dict[str, list[tuple[str, str]]] | None = None) -> RegistryPlan:
+    """The registry's limits applied at `budget` (the configured context budget by default). Pure.
+
+    Slots are taken newest confirmation first (the summary that last stated the
+    slot's current value; later in creation order is newer) while the count
+    stays within `registry_max_slots` and the tokens within the share; the
+    first that does not fit ends the taking, so what is left out is always the
+    oldest. Pinned slots are taken first and count against both limits. The
+    share in tokens is `registry_budget_share` of the budget, capped by what
+    the pinned block and two tokens per other item leave of it.
+    """
+    cfg = state.config
+    limit = cfg.context_budget if budget is None else budget
+    tok = cfg.tokenizer
+    current = state.current_values()
+    order = {sid: n for n, sid in enumerate(state.summaries)}
+    recency: dict[str, tuple[int, int]] = {}
+    for slot, (_, sid) in current.items():
+        facts = [k for k, _ in state.summaries[sid].facts]
+        recency[f"slot:{slot}"] = (order[sid], facts.index(slot) if slot in facts else 0)
+    ids = [f"slot:{k}" for k in current]
+    pinned = pinned_slots(state)
+    share = None
+    if cfg.registry_budget_share > 0:
+        # The share, and never more than what the pinned block and the other items' heads leave (two
+        # tokens an item), so the registry gives way before the whole passes the budget.
+        items = _items(state) if items is None else items
+        others = sum(len(items[name]) for name in PART_ORDER if name not in WHOLE_PARTS)
+        room = limit - sum(count_tokens(t, tok) for _, t in items["pinned"]) - 2 * others
+        share = max(0, min(int(limit * cfg.registry_budget_share), room))
+    if not cfg.registry_enabled:
+        return RegistryPlan((), tuple(sorted(ids, key=recency.__getitem__)), pinned, recency, share)
+    cost = {f"slot:{k}": count_tokens(f"{k}={v}", tok) for k, (v, _) in current.items()}
+    taken = {i for i in ids if i in pinned}
+    used = sum(cost[i] for i in taken)
+    for item_id in sorted((i for i in ids if i not in pinned), key=recency.__getitem__, reverse=True):
+        if cfg.registry_max_slots and len(taken) >= cfg.registry_max_slots:
+            break
+        if share is not None and used + cost[item_id] > share:
+            break
+        taken.add(item_id)
+        used += cost[item_id]
+    kept = tuple(i for i in ids if i in taken)
+    left_out = tuple(sorted((i for i in ids if i not in taken), key=recency.__getitem__))
+    return RegistryPlan(kept, left_out, pinned, recency, share)
+
+
 def _cap(lengths: list[int], budget: int) -> int:
     """Largest per-item cap c with sum(min(l, c)) <= budget (at least 1)."""
     if sum(lengths) <= budget:
@@ -243,6 +322,8 @@ def render(state: EpisodeState, budget: int | None = None) -> Rendered:
     tok = state.config.tokenizer
     limit = state.config.context_budget if budget is None else budget
     raw = _items(state)
+    shown = set(registry_plan(state, limit, raw).kept)
+    raw["registry"] = [(i, t) for i, t in raw["registry"] if i in shown]
     counted = {name: [(i, t, count_tokens(t, tok)) for i, t in items] for name, items in raw.items()}
     whole = sum(n for name in WHOLE_PARTS for _, _, n in counted[name])
     others = [n for name in PART_ORDER if name not in WHOLE_PARTS for _, _, n in counted[name]]
@@ -284,7 +365,8 @@ def title_tokens(state: EpisodeState) -> int:
 def allocation_problems(state: EpisodeState, rendered: Rendered) -> list[str]:
     """Where `rendered` breaks the allocation rules for `state` (empty when it keeps all of them).
 
-    1. Every item of every part is present (no item is pushed out).
+    1. Every item of every part is present (no item is pushed out), except registry slots
+       left out by the registry's own limits (`registry_problems`).
     2. Pinned items and registry entries are whole.
     3. Every other item keeps its head: it is whole, or a prefix of it ending in "…".
     4. Cut items were cut to a common cap: no cut item is shorter than a whole or cut item
@@ -302,7 +384,8 @@ def allocation_problems(state: EpisodeState, rendered: Rendered) -> list[str]:
         for item_id, text in expected[name]:
             item = got.get(item_id)
             if item is None:
-                problems.append(f"{name}: item {item_id} was dropped")
+                if name != "registry":
+                    problems.append(f"{name}: item {item_id} was dropped")
                 continue
             if item.text == text:
                 if name not in WHOLE_PARTS:
@@ -318,8 +401,48 @@ def allocation_problems(state: EpisodeState, rendered: Rendered) -> list[str]:
         problems.append(f"cut items were cut unequally: {min(cut_sizes)} to {max(cut_sizes)} tokens")
     if cut_sizes and kept_sizes and max(kept_sizes) > max(cut_sizes) + 2:
         problems.append("an item was cut although a longer one was kept whole")
-    whole = sum(count_tokens(t, tok) for name in WHOLE_PARTS for _, t in expected[name])
+    problems += registry_problems(state, rendered)
+    whole = sum(count_tokens(t, tok) for _, t in expected["pinned"]) + rendered.registry_tokens
     others = sum(len(expected[name]) for name in PART_ORDER if name not in WHOLE_PARTS)
     if whole + 2 * others <= rendered.budget and rendered.tokens > rendered.budget:
         problems.append(f"{rendered.tokens} tokens rendered over a budget of {rendered.budget}")
+    return problems
+
+
+def registry_problems(state: EpisodeState, rendered: Rendered) -> list[str]:
+    """Where the rendered registry breaks its limits (empty when it keeps all of them).
+
+    Switched off, it shows nothing. Otherwise: no pinned slot is left out; no
+    more than `registry_max_slots` slots (pinned ones may pass it) and no more
+    than the budget share (pinned ones may pass it); what is left out is older
+    than everything kept that is not pinned; and nothing is left out that
+    would have fitted under both limits.
+    """
+    cfg = state.config
+    shown = rendered.part("registry").items
+    if not cfg.registry_enabled:
+        return [f"registry: {len(shown)} slot(s) shown although the registry is switched off"] if shown else []
+    plan = registry_plan(state, rendered.budget)
+    tok = cfg.tokenizer
+    everything = {f"slot:{k}": f"{k}={v}" for k, (v, _) in state.current_values().items()}
+    kept = {i.item_id for i in shown}
+    left = [i for i in everything if i not in kept]
+    free = [i for i in kept if i not in plan.pinned]
+    problems = [f"registry: pinned slot {i} was left out" for i in left if i in plan.pinned]
+    if cfg.registry_max_slots and free and len(kept) > cfg.registry_max_slots:
+        problems.append(f"registry: {len(kept)} slots shown over a cap of {cfg.registry_max_slots}")
+    if plan.share is not None and free and rendered.registry_tokens > plan.share:
+        problems.append(f"registry: {rendered.registry_tokens} tokens over its share of {plan.share}")
+    if left and free:
+        newest_left = max(left, key=plan.recency.__getitem__)
+        oldest_kept = min(free, key=plan.recency.__getitem__)
+        if newest_left not in plan.pinned and plan.recency[newest_left] > plan.recency[oldest_kept]:
+            problems.append(f"registry: {newest_left} was left out although an older slot {oldest_kept} was kept")
+    candidates = [i for i in left if i not in plan.pinned]
+    if candidates:
+        nxt = max(candidates, key=plan.recency.__getitem__)
+        fits_count = not cfg.registry_max_slots or len(kept) < cfg.registry_max_slots
+        fits_share = plan.share is None or rendered.registry_tokens + count_tokens(everything[nxt], tok) <= plan.share
+        if fits_count and fits_share:
+            problems.append(f"registry: {nxt} was left out although it fits under the cap and the share")
     return problems
