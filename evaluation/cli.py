@@ -535,7 +535,7 @@ def replay_cmd(run: str, keys: str | None, runs_dir: str, as_json: bool, engine:
             "projections_identical": report.projections_identical, "metrics_identical": report.metrics_identical,
             "tables": [vars_of(t) for t in report.tables], "metrics": report.metrics,
             "recorded_metrics": report.recorded_metrics, "metrics_seq": report.metrics_seq,
-            "later_turns": report.later_turns,
+            "later_turns": report.later_turns, "added_metrics": report.added_metrics,
         }, indent=2))
     else:
         table = Table(title=f"projections of run {report.run_id}: live vs replayed ({engine} engine)")
@@ -556,6 +556,9 @@ def replay_cmd(run: str, keys: str | None, runs_dir: str, as_json: bool, engine:
             later = ", ".join(f"{n} from {src or 'no named source'}" for src, n in report.later_turns.items())
             out.print(f"note: turns recorded after the run finished ({later}) are replayed into the projections; "
                       f"metrics are compared as of seq {report.metrics_seq}, where the run recorded them",
+                      markup=False, soft_wrap=True)
+        if report.added_metrics:
+            out.print(f"note: metrics this version adds, not recorded by the run: {', '.join(report.added_metrics)}",
                       markup=False, soft_wrap=True)
         out.print(f"replay: projections {projections}, metrics {metrics} -> {verdict}")
     if not report.identical:

@@ -57,7 +57,26 @@ class ReplayReport:
 
     @property
     def metrics_identical(self) -> bool:
-        return self.recorded_metrics is not None and without_timing(self.metrics) == self.recorded_metrics
+        """Every metric the live run recorded is recomputed to the same value.
+
+        A metric this version computes and the recorded run did not know
+        (`added_metrics`) is no difference: a run keeps replaying after new
+        columns are added to the metrics.
+        """
+        if self.recorded_metrics is None:
+            return False
+        now = without_timing(self.metrics)
+        if set(now) != set(self.recorded_metrics):
+            return False
+        return all({k: now[s].get(k, _ABSENT) for k in row} == row for s, row in self.recorded_metrics.items())
+
+    @property
+    def added_metrics(self) -> list[str]:
+        """Metrics recomputed now that the recorded run did not record (columns added since it ran)."""
+        if self.recorded_metrics is None:
+            return []
+        now = without_timing(self.metrics)
+        return sorted({k for s, row in self.recorded_metrics.items() for k in now.get(s, {}) if k not in row})
 
     @property
     def identical(self) -> bool:
@@ -65,6 +84,7 @@ class ReplayReport:
         return self.projections_identical and (self.metrics_identical or self.erasures > 0)
 
 
+_ABSENT = object()  # a recorded metric the replay did not compute: never equal to a value
 _ENVELOPE = re.compile(r"enc1:[^\"\s]+:[A-Za-z0-9+/=]+")
 
 
