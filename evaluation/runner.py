@@ -376,6 +376,15 @@ def open_memory(ledger: Ledger, projections: ProjectionStore, opts: RunOptions, 
                           projections=projections, max_tool_iterations=opts.max_tool_iterations)
 
 
+def with_dataset_attributes(opts: RunOptions, dataset: Dataset) -> RunOptions:
+    """The options with the dataset's attribute names added to the memory's `slot_aliases` (recorded with the
+    configuration, so a resumed or replayed run names slots as this one did)."""
+    if not dataset.attributes:
+        return opts
+    aliases = {**opts.memory.slot_aliases, **{k: list(v) for k, v in dataset.attributes.items()}}
+    return replace(opts, memory=replace(opts.memory, slot_aliases=aliases))
+
+
 def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) -> RunResult:
     """Run every system over the dataset's episodes; everything goes into the run's ledger.
 
@@ -388,6 +397,7 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
     check_counts(opts)
     if opts.memory.tokenizer == "auto":
         opts = replace(opts, memory=replace(opts.memory, tokenizer=default_tokenizer()))
+    opts = with_dataset_attributes(opts, dataset)
     episodes = dataset.episodes[: opts.limit] if opts.limit else dataset.episodes
     data = {"name": dataset.name, "source": dataset.source, "hash": dataset.content_hash(), "episodes": len(episodes)}
     if opts.episode_ids is not None:
