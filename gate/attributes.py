@@ -72,6 +72,7 @@ BUILTIN_ATTRIBUTES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
         "birthday": ("date of birth", "birth date", "birthdate", "dob"),
         "favorite color": ("favourite color", "favourite colour", "favorite colour"),
         "hometown": ("home town", "town i grew up in"),
+        "home city": ("city of residence", "residence city", "city i live in", "living city"),
         "job title": ("position title", "official title"),
         "employer": ("company i work for", "company i work at"),
         "blood type": ("blood group",),
@@ -104,6 +105,7 @@ BUILTIN_ATTRIBUTES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
         "咖啡口味": ("咖啡", "咖啡偏好", "常喝的咖啡", "喜欢的咖啡"),
         "手机号": ("手机号码", "电话号码", "联系电话", "电话"),
         "生日": ("出生日期", "生辰"),
+        "居住城市": ("居住地", "所在城市", "常住城市", "住的城市", "居住的城市"),
         "家庭住址": ("住址", "家庭地址", "家的地址", "居住地址"),
         "血型": ("血液型",),
         "鞋码": ("鞋子尺码", "鞋号"),
@@ -195,27 +197,28 @@ class Resolution:
 class AttributeTable:
     """Keys of every known name -> its canonical name. Built once per configuration (`table_for`)."""
 
-    __slots__ = ("_canonical", "_lookup")
+    __slots__ = ("_declared", "_lookup")
 
     def __init__(self, groups: Iterable[tuple[str, Iterable[str]]] = ()) -> None:
         self._lookup: dict[str, str] = {}
-        self._canonical: set[str] = set()
+        self._declared: set[str] = set()
         for canonical, aliases in groups:
             self.add(canonical, aliases)
 
-    def add(self, canonical: str, aliases: Iterable[str] = ()) -> None:
+    def add(self, canonical: str, aliases: Iterable[str] = (), *, declared: bool = False) -> None:
         """Declare `canonical` and its aliases. A canonical name that is already known under another name
-        takes that attribute over: every name of it now resolves to `canonical`."""
+        takes that attribute over: every name of it now resolves to `canonical`, except a name declared
+        canonical itself (`declared`: by a dataset or the configuration), which keeps its own."""
         canonical = " ".join(canonical.split())
         key = attribute_key(canonical)
         previous = self._lookup.get(key)
         if previous is not None and previous != canonical:
             for k, v in list(self._lookup.items()):
-                if v == previous:
+                if v == previous and not (previous in self._declared and k == attribute_key(previous)):
                     self._lookup[k] = canonical
-            self._canonical.discard(previous)
         self._lookup[key] = canonical
-        self._canonical.add(canonical)
+        if declared:
+            self._declared.add(canonical)
         for alias in aliases:
             k = attribute_key(alias)
             if k:
@@ -257,7 +260,7 @@ def _builtin_groups() -> list[tuple[str, tuple[str, ...]]]:
 def _table(builtin: bool, extra: tuple[tuple[str, tuple[str, ...]], ...]) -> AttributeTable:
     table = AttributeTable(_builtin_groups() if builtin else ())
     for canonical, aliases in extra:
-        table.add(canonical, aliases)
+        table.add(canonical, aliases, declared=True)
     return table
 
 

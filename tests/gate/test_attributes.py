@@ -69,6 +69,7 @@ def slots(state: EpisodeState) -> dict[str, str]:
     ("办公室的楼层", "office floor"),
     ("工位號", "工位"),  # a traditional character
     ("車牌號碼", "车牌号"),
+    ("居住地", "居住城市"),  # a self-written block's drift: 居住城市=上海, then 居住地=北京
 ])
 def test_known_names_resolve_to_their_canonical_slot(written: str, canonical: str) -> None:
     assert table_for("builtin", {}).canonical(written) == canonical
@@ -321,3 +322,18 @@ def test_the_report_section_without_suspicions_and_for_older_runs(tmp_path: Path
 
     with pytest.raises(MissingColumn, match="slot_aliases.csv"):
         read_slot_aliases(tmp_path)
+
+
+def test_a_datasets_own_slot_names_are_kept_even_when_the_table_has_them_as_aliases() -> None:
+    from evaluation.datasets import Dataset, Episode, Probe
+    from evaluation.runner import with_dataset_attributes
+
+    ep = Episode(episode_id="e", turns=(), facts=(("coffee", ((0, "latte"),)), ("coffee order", ((1, "mocha"),))),
+                 probes=(Probe(probe_id="p", type="current_fact", question="?", answer="latte", fact_key="coffee"),))
+    opts = with_dataset_attributes(RunOptions(run_id="x"), Dataset(name="d", source="d", episodes=(ep,)))
+    assert opts.memory.slot_aliases == {"coffee": [], "coffee order": []}
+    table = table_for(opts.memory.attribute_table, opts.memory.slot_aliases)
+    assert (table.canonical("coffee"), table.canonical("coffee order")) == ("coffee", "coffee order")
+    synthetic = Episode(episode_id="s", turns=(), facts=(("office floor", ((0, "3F"),)),), probes=())
+    plain = RunOptions(run_id="x")
+    assert with_dataset_attributes(plain, Dataset(name="d", source="d", episodes=(synthetic,))) is plain
