@@ -28,7 +28,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from gate.hanzi import fold
 
@@ -127,6 +127,7 @@ _ZH_GENERIC = ("口味", "号码", "号", "名称", "名字", "名", "地址", "
                "型号", "偏好", "编号", "是什么", "常用", "每天", "每日", "每月", "目前", "现在", "平时")
 
 
+@lru_cache(maxsize=8192)  # pure; the gate asks for the same few names every turn
 def attribute_key(name: str) -> str:
     """The exact key a name is compared by: width, case, traditional characters, articles, possessives,
     punctuation and "的" do not matter; the words and their order do."""

@@ -63,6 +63,7 @@ class MemoryConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MemoryConfig:
+        """A recorded configuration (`episode_started`); a field it lacks takes the value its absence means."""
         known = {f.name for f in fields(cls)}
         return cls(**{**_ABSENT_MEANS, **{k: v for k, v in data.items() if k in known}})
 
