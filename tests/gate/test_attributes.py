@@ -337,3 +337,24 @@ def test_a_datasets_own_slot_names_are_kept_even_when_the_table_has_them_as_alia
     synthetic = Episode(episode_id="s", turns=(), facts=(("office floor", ((0, "3F"),)),), probes=())
     plain = RunOptions(run_id="x")
     assert with_dataset_attributes(plain, Dataset(name="d", source="d", episodes=(synthetic,))) is plain
+
+
+def test_anomalies_on_a_connection_without_the_events_leave_the_key_out(tmp_path: Path) -> None:
+    """Absent, not empty: an empty list would claim that nothing was suspected."""
+    from projections.materialise import ProjectionStore, projection_path
+    from memory.backends import ScriptedBackend
+    from temporal import Episode, anomalies
+
+    ledger = Ledger(tmp_path / "l.duckdb")
+    store = ProjectionStore(projection_path(ledger.path))
+    responses = iter(["a\n[FACTS: gym locker code=4471]\n[OVERRIDES: none]",
+                      "b\n[FACTS: locker code=0909]\n[OVERRIDES: none]"])
+    m = Memory(ledger, StreamKey("r", "three_layer", "e"), ScriptedBackend(lambda msgs, p: next(responses, "NONE")),
+               config=CONFIG, projections=store)
+    m.add_turn("My gym locker code is 4471.", "Noted.")
+    m.add_turn("My locker code is 0909.", "Noted.")
+    found = anomalies(store.conn, Episode("r", "three_layer", "e"))
+    assert set(found) == {"flip_flop", "stale_live"}
+    rows = ledger.conn.execute("SELECT slot, payload ->> '$.existing' FROM events "
+                               "WHERE event_type = 'slot_alias_suspected'").fetchall()
+    assert rows == [("locker code", "gym locker code")]
