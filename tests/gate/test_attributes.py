@@ -358,3 +358,17 @@ def test_anomalies_on_a_connection_without_the_events_leave_the_key_out(tmp_path
     rows = ledger.conn.execute("SELECT slot, payload ->> '$.existing' FROM events "
                                "WHERE event_type = 'slot_alias_suspected'").fetchall()
     assert rows == [("locker code", "gym locker code")]
+
+
+def test_an_erasure_that_names_another_name_of_a_slot_erases_the_slot() -> None:
+    from gate.erasure import Erase, decide_erase
+    from gate.errors import NothingToErase
+    from ledger.events import FactErased
+
+    s, _ = said(started(), 1, "My office floor is 3F.", "office floor=3F")
+    erased = decide_erase(s, Erase(slot="floor of my office", legal_basis="GDPR Art. 17", key_prefix="r/s/e"))
+    assert [(e.summary_id, e.slot, e.collateral) for e in erased if isinstance(e, FactErased)] == [
+        ("s0001", "office floor", False)]
+    s, _ = said(started(NO_TABLE), 1, "My office floor is 3F.", "office floor=3F")  # control: no table, no name
+    with pytest.raises(NothingToErase):
+        decide_erase(s, Erase(slot="floor of my office", legal_basis="GDPR Art. 17", key_prefix="r/s/e"))
