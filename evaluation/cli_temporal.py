@@ -177,7 +177,8 @@ def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
     @episode_options
     @guard
     def anomalies_cmd(run: str, episode: str, system: str, runs_dir: str, as_json: bool) -> None:
-        """Patterns worth a look in an episode's history (values that flip back, stale live summaries).
+        """Patterns worth a look in an episode's history (values that flip back, stale live summaries,
+        slot names suspected of naming an attribute the episode already had).
 
         \b
         Example:

@@ -32,12 +32,13 @@ import json
 import os
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ledger.blocks import Block
 from ledger.errors import LedgermemError
+from projections.config import alias_problems
 from projections.state import record_id_for
 
 __all__ = [
@@ -154,6 +155,9 @@ class Dataset:
     source: str
     episodes: tuple[Episode, ...]
     notes: tuple[str, ...] = ()
+    #: The dataset's attribute names, {canonical slot: (other names, ...)}: the gate stores a summary slot
+    #: written under any of them as the canonical one (seed files: a top-level `attributes` object).
+    attributes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def content_hash(self) -> str:
         """SHA-256 of the canonical JSON of the episodes (name/source/notes excluded)."""
@@ -235,7 +239,10 @@ def dataset_to_json(ds: Dataset) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": ds.name, "source": ds.source}
     if ds.notes:
         meta["notes"] = list(ds.notes)
-    return {"meta": meta, "episodes": [_episode_to_json(episode) for episode in ds.episodes]}
+    out: dict[str, Any] = {"meta": meta, "episodes": [_episode_to_json(episode) for episode in ds.episodes]}
+    if ds.attributes:
+        out["attributes"] = {slot: list(names) for slot, names in ds.attributes.items()}
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -581,7 +588,19 @@ def parse_seed(path: str, document: object) -> Dataset:
         source=_meta_text(document, "source", path),
         episodes=episodes,
         notes=_meta_notes(document),
+        attributes=_attributes(path, document),
     )
+
+
+def _attributes(path: str, document: object) -> dict[str, tuple[str, ...]]:
+    """A seed file's top-level `attributes`: {canonical slot: [other names]}; absent means none."""
+    if not isinstance(document, dict) or document.get("attributes") is None:
+        return {}
+    raw = document["attributes"]
+    problems = alias_problems(raw, where="attributes")
+    if problems:
+        raise DatasetError(f"{path}: {problems[0]}")
+    return {" ".join(slot.split()): tuple(" ".join(n.split()) for n in names) for slot, names in raw.items()}
 
 
 def load_dataset(

@@ -16,6 +16,8 @@
   `evaluation.metrics.offline_answerable`).
 * `episode_logs.jsonl`: one JSON object per (system, episode): sizes, counters, probes.
 * `run_metadata.json`: the run's configuration, versions, dataset and extent.
+* `slot_aliases.csv`: one row per `slot_alias_suspected` event: a new slot name the gate suspected of
+  naming an attribute the episode already had (slot names only, never values).
 
 They are computed from the ledger, never accumulated during the run, so
 however many systems ran, however often the run was resumed and the files
@@ -31,7 +33,7 @@ from typing import Any
 
 from evaluation.metrics import ACCURACIES, EpisodeOutcome, compute_metrics, outcomes_from_ledger
 from evaluation.replay import pick_run
-from ledger.events import RunFinished, RunStarted
+from ledger.events import RunFinished, RunStarted, SlotAliasSuspected
 from ledger.store import Ledger
 
 METRICS_FIRST = ("episodes", "turns", "probes")
@@ -44,6 +46,8 @@ EPISODE_COLUMNS = ("system", "episode_id", "turns", "probes", "correct", "accura
                    "wall_ms")
 FILES = ("metrics.csv", "predictions.csv", "probe_predictions.csv", "episode_logs.jsonl", "run_metadata.json",
          "timing.csv")
+SLOT_ALIASES = "slot_aliases.csv"
+SLOT_ALIAS_COLUMNS = ("system", "episode_id", "turn", "summary_id", "slot", "existing", "rule")
 #: Machine time: written to timing.csv, not metrics.csv.
 WALL_COLUMNS = ("wall_ms_per_turn", "wall_ms_per_probe")
 
@@ -85,6 +89,7 @@ def write_outputs(path: Path, run_id: str | None = None, folder: Path | None = N
         outcomes = sorted(outcomes_from_ledger(ledger, rid), key=lambda o: (o.system, o.episode_id))
         run_events = [r for r in ledger.read(run_id=rid) if not r.stream.episode_id]
         extent = {"events": sum(n for s, n in ledger.streams(rid)), "last_seq": ledger.last_seq}
+        suspected = [(r.stream, r.event) for r in ledger.read(run_id=rid, event_types=["slot_alias_suspected"])]
     metrics = compute_metrics(outcomes)
     folder = Path(path).parent if folder is None else Path(folder)
     written = [folder / name for name in FILES]
@@ -149,4 +154,12 @@ def write_outputs(path: Path, run_id: str | None = None, folder: Path | None = N
         meta["finished_at"] = finished.recorded_at.isoformat()
     meta["accuracy_columns"] = list(ACCURACIES.values())
     meta_json.write_text(json.dumps(meta, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return written
+
+    aliases_csv = folder / SLOT_ALIASES
+    with aliases_csv.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(SLOT_ALIAS_COLUMNS)
+        for stream, e in suspected:
+            if isinstance(e, SlotAliasSuspected):
+                writer.writerow([stream.system, stream.episode_id, e.turn, e.summary_id, e.slot, e.existing, e.rule])
+    return [*written, aliases_csv]

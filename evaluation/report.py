@@ -37,6 +37,7 @@ from matplotlib.transforms import offset_copy
 
 from evaluation.errors import MissingColumn, MissingRunFile, ReportInputError
 from evaluation.verdicts import DEFAULT_THRESHOLDS, Threshold, shown, verdicts, worst
+from evaluation.outputs import SLOT_ALIAS_COLUMNS, SLOT_ALIASES
 
 T = TypeVar("T")
 
@@ -149,7 +150,8 @@ def write_report(run_dir: Path, thresholds: Sequence[Threshold] = DEFAULT_THRESH
     systems = list(dict.fromkeys([*metrics, *(p.system for p in probes), *(e.system for e in episodes)]))
     colours = {s: colormaps["tab10"](i % 10) for i, s in enumerate(systems)}
     md = run_dir / REPORT
-    md.write_text(render_markdown(run_dir.name, systems, metrics, probes, thresholds), encoding="utf-8")
+    md.write_text(render_markdown(run_dir.name, systems, metrics, probes, thresholds, read_slot_aliases(run_dir)),
+                  encoding="utf-8")
     names = list(PLOTS)
     _save(plot_accuracy_vs_tokens(metrics, systems, colours), run_dir / names[0])
     _save(plot_reachability(probes, systems, colours), run_dir / names[1])
@@ -260,7 +262,8 @@ def _whole(raw: str) -> int:
 
 
 def render_markdown(run: str, systems: Sequence[str], metrics: Metrics, probes: Sequence[Probe],
-                    thresholds: Sequence[Threshold] = DEFAULT_THRESHOLDS) -> str:
+                    thresholds: Sequence[Threshold] = DEFAULT_THRESHOLDS,
+                    suspected_aliases: Sequence[dict[str, str]] | None = None) -> str:
     counts = Counter(p.system for p in probes)
     lines = [
         f"# Run `{run}`",
@@ -279,6 +282,7 @@ def render_markdown(run: str, systems: Sequence[str], metrics: Metrics, probes: 
         *_store_table(systems, probes),
         *_type_table(systems, probes),
         *_error_breakdown(systems, probes),
+        *slot_alias_section(suspected_aliases),
         "## Plots",
         "",
         *(f"![{title}]({name})\n" for name, title in PLOTS.items()),
@@ -515,6 +519,38 @@ def _error_breakdown(systems: Sequence[str], probes: Sequence[Probe]) -> list[st
         if len(ranked) > MAX_ERRORS:
             lines += [f"{len(ranked) - MAX_ERRORS} more wrong answer(s) omitted; all are in `{PROBES}`.", ""]
     return lines
+
+
+# ── suspected slot aliases ───────────────────────────────────────────────────
+
+def read_slot_aliases(run_dir: Path) -> list[dict[str, str]] | None:
+    """The rows of `slot_aliases.csv`, or None for a run derived before the file existed."""
+    path = Path(run_dir) / SLOT_ALIASES
+    if not path.is_file():
+        return None
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in SLOT_ALIAS_COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise MissingColumn(f"{path}: required column {missing[0]!r} is missing; the file has "
+                                f"{reader.fieldnames}. Derive the CSV files again with this version.")
+        return [{c: row[c] or "" for c in SLOT_ALIAS_COLUMNS} for row in reader]
+
+
+def slot_alias_section(rows: Sequence[dict[str, str]] | None) -> list[str]:
+    """New slot names the gate suspected of naming an attribute the episode already had (two names, two
+    registry slots). Stored as written; a dataset's `attributes` mapping settles each pair."""
+    if rows is None:
+        return []
+    head = ["## Suspected slot aliases", ""]
+    if not rows:
+        return [*head, "No new slot name looked like one its episode already had.", ""]
+    pairs = Counter((r["system"], r["slot"], r["existing"], r["rule"]) for r in rows)
+    body = [(_cell(system), _cell(slot), _cell(existing), rule, str(n))
+            for (system, slot, existing, rule), n in sorted(pairs.items())]
+    return [*head, f"{len(rows)} suspected in {len({(r['system'], r['episode_id']) for r in rows})} episodes; "
+            "declare the names in the dataset's `attributes` to merge them (or to keep them apart).", "",
+            *_table(["system", "new slot", "existing slot", "rule", "times"], body)]
 
 
 # ── plots ────────────────────────────────────────────────────────────────────

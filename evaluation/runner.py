@@ -38,6 +38,7 @@ from memory.prompts import today_line
 from memory.replay_backend import ReplayBackend
 from memory.cache import HotCache
 from memory.memory import Memory
+from gate.attributes import table_for
 from projections.config import MemoryConfig
 from projections.materialise import ProjectionStore, projection_path
 from projections.state import record_id_for
@@ -376,6 +377,21 @@ def open_memory(ledger: Ledger, projections: ProjectionStore, opts: RunOptions, 
                           projections=projections, max_tool_iterations=opts.max_tool_iterations)
 
 
+def with_dataset_attributes(opts: RunOptions, dataset: Dataset) -> RunOptions:
+    """The options with the dataset's attribute names added to the memory's `slot_aliases` (recorded with the
+    configuration, so a resumed or replayed run names slots as this one did). A slot the dataset's facts or
+    probes name that the attribute table would store under another name is declared canonical too: the
+    registry then holds the slot its gold and its questions name."""
+    aliases = {**opts.memory.slot_aliases, **{k: list(v) for k, v in dataset.attributes.items()}}
+    named = [s for ep in dataset.episodes for s in (*(slot for slot, _ in ep.facts), *(p.fact_key for p in ep.probes))]
+    for slot in dict.fromkeys(s for s in named if s):
+        if table_for(opts.memory.attribute_table, aliases).canonical(slot) not in (None, slot):
+            aliases.setdefault(slot, [])
+    if aliases == opts.memory.slot_aliases:
+        return opts
+    return replace(opts, memory=replace(opts.memory, slot_aliases=aliases))
+
+
 def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) -> RunResult:
     """Run every system over the dataset's episodes; everything goes into the run's ledger.
 
@@ -388,6 +404,7 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
     check_counts(opts)
     if opts.memory.tokenizer == "auto":
         opts = replace(opts, memory=replace(opts.memory, tokenizer=default_tokenizer()))
+    opts = with_dataset_attributes(opts, dataset)
     episodes = dataset.episodes[: opts.limit] if opts.limit else dataset.episodes
     data = {"name": dataset.name, "source": dataset.source, "hash": dataset.content_hash(), "episodes": len(episodes)}
     if opts.episode_ids is not None:

@@ -19,6 +19,7 @@ from ledger.events import (
     LlmCalled,
     OverrideRejected,
     PagedIn,
+    SlotAliasSuspected,
     SummaryCreated,
     SummaryOverridden,
     SummaryRejected,
@@ -27,6 +28,7 @@ from ledger.events import (
     WindowEvicted,
 )
 from gate.admission import gate_verdict, remembered
+from gate.attributes import name_facts, table_for
 from gate.capacity import CompactionReport, plan_capacity
 from gate.commands import LlmCall, PageIn, PinConstraint, RecordTurn, StartEpisode
 from gate.erasure import Erase, decide_erase
@@ -277,8 +279,10 @@ def _summary_events(
         return []
     turn, rid = cmd.turn, record_id_for(cmd.turn)
     sid = state.next_summary_id()
-    facts, inferences = split_provenance(draft.facts, grounds, strict=state.config.gate_level == "strict",
-                                         user=cmd.seen_user)
+    table = table_for(state.config.attribute_table, state.config.slot_aliases)
+    named, renamed, suspected = name_facts(table, draft.facts, episode_slots(state))
+    facts, inferences = split_provenance(named, grounds, strict=state.config.gate_level == "strict",
+                                         user=cmd.seen_user, table=table)
     applied, rejected = validate_overrides(state, facts, draft.overrides)
     text, limit, tok = draft.text, state.config.summary_max_tokens, state.config.tokenizer
     truncated = count_tokens(text, tok) > limit
@@ -286,13 +290,21 @@ def _summary_events(
         text = truncate_to_tokens(text, limit, tok)
     events: list[EpisodeEvent] = [
         SummaryCreated(turn=turn, summary_id=sid, text=text, facts=facts, overrides=applied,
-                       raw_ids=(rid,), truncated=truncated, written_by=written_by, inferences=inferences)
+                       raw_ids=(rid,), truncated=truncated, written_by=written_by, inferences=inferences,
+                       renamed_slots=renamed)
     ]
+    events += [SlotAliasSuspected(turn=turn, summary_id=sid, slot=s.slot, existing=s.existing, rule=s.rule)
+               for s in suspected]
     events += [SummaryOverridden(turn=turn, summary_id=old, superseded_by=(sid,)) for old in applied]
     events += _draft_pins(fold(events, state), draft, turn, rid, sid)
     for reason, ids in rejected.items():
         events.append(OverrideRejected(turn=turn, summary_id=sid, rejected=tuple(ids), reason=reason))
     return events
+
+
+def episode_slots(state: EpisodeState) -> list[str]:
+    """Every slot name the episode's summaries ever held, oldest first."""
+    return list(dict.fromkeys(k for s in state.summaries.values() for k, _ in (*s.facts, *s.inferences)))
 
 
 def validate_overrides(

@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from gate.attributes import table_for
 from gate.errors import CommandRejected, NothingToErase
 from ledger.events import EpisodeGold, Event, FactErased, KeyShredded, ProbeAsked, ProbeJudged
 from ledger.keys import ERASED, FieldKeys
@@ -165,12 +166,19 @@ def _targets(state: EpisodeState, cmd: Erase) -> set[tuple[str, str]]:
                 if v != ERASED and found.search(v)}
     if not cmd.slot:
         raise CommandRejected("Erase: name a slot, a value, a raw record, or the data subject")
+    names = _slot_names(state, cmd.slot)
     return {
         (s.summary_id, k)
         for s in state.summaries.values()
         for k, v in s.facts
-        if k == cmd.slot and v != ERASED and (cmd.value is None or v == cmd.value)
+        if k in names and v != ERASED and (cmd.value is None or v == cmd.value)
     }
+
+
+def _slot_names(state: EpisodeState, slot: str) -> set[str]:
+    """The slot a request names, and the name the gate stores it under when the attribute table knows it."""
+    canonical = table_for(state.config.attribute_table, state.config.slot_aliases).canonical(slot)
+    return {slot, canonical} if canonical else {slot}
 
 
 def values_to_erase(state: EpisodeState, cmd: Erase) -> set[str]:
@@ -202,7 +210,10 @@ def gold_to_erase(planted: Sequence[tuple[str, str, int]], cmd: Erase) -> set[st
 
 def already_erased(state: EpisodeState, cmd: Erase) -> bool:
     """Whether a request that finds nothing to erase names a slot an earlier erasure emptied (a repeated call)."""
-    return bool(cmd.slot) and any(k == cmd.slot and v == ERASED for s in state.summaries.values() for k, v in s.facts)
+    if not cmd.slot:
+        return False
+    names = _slot_names(state, cmd.slot)
+    return any(k in names and v == ERASED for s in state.summaries.values() for k, v in s.facts)
 
 
 def names_its_target(cmd: Erase) -> bool:

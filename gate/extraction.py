@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from gate.attributes import AttributeTable, table_for
 from gate.lexicon import detect_facts, normalise_slot
 from gate.matching import contains_value, normalise
 from ledger.events import EpisodeGold, Event
@@ -124,8 +125,14 @@ def _norm(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
 
 
-def _slot(text: str) -> str:
-    return normalise(normalise_slot(text))
+def _slot(text: str, table: AttributeTable | None = None) -> str:
+    """A slot name as compared: under its canonical name when the stream's attribute table knows it."""
+    known = table.canonical(text) if table is not None else None
+    return normalise(normalise_slot(known or text))
+
+
+def _table(state: EpisodeState) -> AttributeTable:
+    return table_for(state.config.attribute_table, state.config.slot_aliases)
 
 
 def _unreadable(value: str) -> bool:
@@ -137,9 +144,9 @@ def _comparable(state: EpisodeState, record_id: str) -> bool:
     return rec is not None and rec.remember and rec.user != ERASED
 
 
-def _holds(summary: Summary, fact: GoldFact) -> bool:
-    slot = _slot(fact.slot)
-    return any(_slot(k) == slot and (v == ERASED or contains_value(fact.value, v)) for k, v in summary.facts)
+def _holds(summary: Summary, fact: GoldFact, table: AttributeTable) -> bool:
+    slot = _slot(fact.slot, table)
+    return any(_slot(k, table) == slot and (v == ERASED or contains_value(fact.value, v)) for k, v in summary.facts)
 
 
 def _records(state: EpisodeState, gold: Gold) -> tuple[dict[str, list[GoldFact]], int]:
@@ -158,6 +165,7 @@ def _records(state: EpisodeState, gold: Gold) -> tuple[dict[str, list[GoldFact]]
 
 def _against_gold(state: EpisodeState, gold: Gold) -> Extraction:
     by_record, skipped = _records(state, gold)
+    table = _table(state)
     written: dict[str, list[Summary]] = {}
     for s in state.summaries.values():
         for rid in s.raw_ids:
@@ -168,7 +176,7 @@ def _against_gold(state: EpisodeState, gold: Gold) -> Extraction:
     for rid, facts in sorted(by_record.items()):
         from_record = written.get(rid, [])
         if facts:
-            got = [f for f in facts if any(_holds(s, f) for s in from_record)]
+            got = [f for f in facts if any(_holds(s, f, table) for s in from_record)]
             n_facts, captured = n_facts + len(facts), captured + len(got)
             gaps += [f"{rid}:{f.slot}" for f in facts if f not in got]
             if not got:
@@ -184,14 +192,15 @@ def _against_gold(state: EpisodeState, gold: Gold) -> Extraction:
 
 
 def _against_detector(state: EpisodeState) -> Extraction:
-    captured = {(_norm(k), _norm(v)) for s in state.summaries.values() for k, v in s.facts}
+    table = _table(state)
+    captured = {(_norm(table.canonical(k) or k), _norm(v)) for s in state.summaries.values() for k, v in s.facts}
     found, gaps = 0, []
     for r in state.raw.values():
         if r.user == ERASED or not r.remember:  # a source the configuration says not to remember
             continue
         for m in detect_facts(r.user):
             found += 1
-            if (_norm(m.slot), _norm(m.value)) not in captured:
+            if (_norm(table.canonical(m.slot) or m.slot), _norm(m.value)) not in captured:
                 gaps.append(f"{r.record_id}:{m.slot}")
     if not found:
         return Extraction("nothing")

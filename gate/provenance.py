@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from gate.attributes import AttributeTable, attribute_key
 from gate.lexicon import detect_facts, normalise_slot
 from ledger.events import Fact
 
@@ -22,16 +23,21 @@ def _norm(text: str) -> str:
     return _NOISE.sub("", text).casefold()
 
 
-def split_provenance(facts: tuple[Fact, ...], grounds: str, *, strict: bool, user: str) -> tuple[
-        tuple[Fact, ...], tuple[Fact, ...]]:
-    """(facts, inferences): the claims the turn grounds, and the rest."""
+def split_provenance(facts: tuple[Fact, ...], grounds: str, *, strict: bool, user: str,
+                     table: AttributeTable | None = None) -> tuple[tuple[Fact, ...], tuple[Fact, ...]]:
+    """(facts, inferences): the claims the turn grounds, and the rest. With an attribute table, a
+    detected slot and a claimed one are compared under their canonical names."""
     ground = _norm(grounds)
-    detected = {normalise_slot(f.slot) for f in detect_facts(user)} if strict else set()
+
+    def name(slot: str) -> str:
+        return attribute_key(table.canonical(slot) or slot) if table is not None else normalise_slot(slot)
+
+    detected = {name(f.slot) for f in detect_facts(user)} if strict else set()
     kept: list[Fact] = []
     inferred: list[Fact] = []
     for slot, value in facts:
         ok = bool(_norm(value)) and _norm(value) in ground
-        if strict and normalise_slot(slot) not in detected:
+        if strict and name(slot) not in detected:
             ok = False
         (kept if ok else inferred).append((slot, value))
     return tuple(kept), tuple(inferred)

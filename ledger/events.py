@@ -152,6 +152,8 @@ class SummaryCreated(Event):
     inferences: tuple[Fact, ...] = ()
     #: The summaries a capacity merge rewrote into this one (empty for a summary of a turn).
     merged_from: tuple[str, ...] = ()
+    #: (as written, as stored) for each slot the gate stored under another name (`gate.attributes`).
+    renamed_slots: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -513,6 +515,25 @@ class PagedIn(Event):
         return self.summary_id or self.record_id or ""
 
 
+# --- episode stream: slot names ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlotAliasSuspected(Event):
+    """A summary wrote a slot name the attribute table does not know that looks like one the episode has.
+
+    Stored as written, never merged by the gate: `rule` says why it looks
+    alike ("reordered", "contains", "generic affix"); a dataset's
+    `attributes` mapping settles it.
+    """
+
+    event_type: ClassVar[str] = "slot_alias_suspected"
+    summary_id: str
+    slot: str  # the new name
+    existing: str  # the slot the episode already had
+    rule: str
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.event_type: cls
     for cls in (
@@ -546,5 +567,6 @@ EVENT_TYPES: dict[str, type[Event]] = {
         FactErased,
         KeyShredded,
         PagedIn,
+        SlotAliasSuspected,
     )
 }

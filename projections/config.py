@@ -21,6 +21,11 @@ SYSTEM_KINDS: tuple[str, ...] = ("three_layer", "full_context", "memgpt_style", 
 #: `strict` as `pattern`, and summary facts the detector did not find are kept as inferences.
 GATE_LEVELS: tuple[str, ...] = ("off", "loose", "pattern", "strict")
 CHAIN_STRATEGIES: tuple[str, ...] = ("index", "merge")
+#: Which attribute table names summary slots (`gate.attributes`): the built-in one, or none (only `slot_aliases`).
+ATTRIBUTE_TABLES: tuple[str, ...] = ("builtin", "none")
+#: Fields added after ledgers were first written, with the value their absence means: the behaviour those
+#: ledgers were decided with, so a resumed or re-decided old run goes on as it began.
+_ABSENT_MEANS: dict[str, Any] = {"attribute_table": "none"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,19 +59,25 @@ class MemoryConfig:
     tokenizer: str = "auto"  # resolved to a concrete name before it is recorded
     personal_data: bool = True  # seal the subject's values so they can be erased; False for synthetic data
     page_in_turns: int = 3  # how many following turns' prompts show an item the agent paged in
+    #: One name per attribute: summary slots the table knows are stored under their canonical name.
+    attribute_table: str = "builtin"
+    #: More names, {"<canonical slot>": ["<alias>", ...]} (a dataset's `attributes`); a canonical name that is
+    #: an alias of the table takes its attribute over.
+    slot_aliases: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MemoryConfig:
+        """A recorded configuration (`episode_started`); a field it lacks takes the value its absence means."""
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         if values and "registry_max_slots" not in values:
             # Recorded before the registry had limits: it rendered every slot, and its replay must too.
             values.setdefault("registry_max_slots", 0)
             values.setdefault("registry_budget_share", 0.0)
-        return cls(**values)
+        return cls(**{**_ABSENT_MEANS, **values})
 
     def validate(self) -> MemoryConfig:
         problems = []
@@ -102,6 +113,9 @@ class MemoryConfig:
         if not 0 <= self.registry_budget_share <= 1:
             problems.append(f"registry_budget_share={self.registry_budget_share!r} must be in [0, 1] (0: no share)")
         problems += _policy_problems(self.source_policies)
+        if self.attribute_table not in ATTRIBUTE_TABLES:
+            problems.append(f"attribute_table={self.attribute_table!r}: one of {', '.join(ATTRIBUTE_TABLES)}")
+        problems += alias_problems(self.slot_aliases)
         if self.tokenizer == "auto":
             problems.append("tokenizer='auto' must be resolved to a concrete name before it is recorded")
         if problems:
@@ -132,4 +146,24 @@ def _policy_problems(policies: Any) -> list[str]:
                 re.compile(pattern)
             except re.error as exc:
                 problems.append(f"{where}['strip']: {pattern!r} is not a regular expression ({exc})")
+    return problems
+
+
+def alias_problems(aliases: Any, where: str = "slot_aliases") -> list[str]:
+    """What is wrong with a {canonical: [alias, ...]} mapping (empty when nothing is)."""
+    if not isinstance(aliases, dict):
+        return [f"{where}={aliases!r} must map a canonical slot name to a list of its other names"]
+    problems = []
+    owner: dict[str, str] = {}
+    for canonical, names in aliases.items():
+        if not isinstance(canonical, str) or not canonical.strip():
+            problems.append(f"{where}: {canonical!r} is not a slot name")
+            continue
+        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and n.strip() for n in names):
+            problems.append(f"{where}[{canonical!r}]={names!r} must be a list of non-empty names")
+            continue
+        for name in (canonical, *names):
+            seen = owner.setdefault(" ".join(name.lower().split()), canonical)
+            if seen != canonical:
+                problems.append(f"{where}: {name!r} is listed under both {seen!r} and {canonical!r}")
     return problems

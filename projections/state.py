@@ -44,6 +44,7 @@ from ledger.events import (
     ProbeJudged,
     RunFinished,
     RunStarted,
+    SlotAliasSuspected,
     SummaryArchived,
     SummaryCreated,
     SummaryOverridden,
@@ -264,6 +265,7 @@ EpisodeEvent = (
     | FactErased
     | KeyShredded
     | PagedIn
+    | SlotAliasSuspected
 )
 
 
@@ -365,6 +367,8 @@ def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
             return state  # recorded for audit and metrics; the memory itself does not change
         case BaselineWritten() | BaselineDropped():
             return state  # a baseline's own memory: folded by the evaluation's baseline systems
+        case SlotAliasSuspected():
+            return state  # for analysts (`anomalies`, the report): the gate stored the slot as written
         case _:
             assert_never(event)
 

@@ -182,5 +182,21 @@ def manifest(conn: duckdb.DuckDBPyConnection, ep: Episode, *, probe_id: str | No
 
 
 def anomalies(conn: duckdb.DuckDBPyConnection, ep: Episode) -> dict[str, list[dict[str, Any]]]:
-    """Patterns worth a look: values that flip back (A→B→A), live summaries left stale by a missed override."""
-    return {name: _rows(conn, _query(f"anomaly_{name}"), ep.params()) for name in ("flip_flop", "stale_live")}
+    """Patterns worth a look: values that flip back (A→B→A), live summaries left stale by a missed override,
+    and slot names the gate suspected of naming an attribute the episode already had.
+
+    The last is read from the `events` table, as `manifest` is: on a connection that sees only the
+    projection tables its key is absent (not an empty list, which would say none was suspected).
+    """
+    found = {name: _rows(conn, _query(f"anomaly_{name}"), ep.params()) for name in ("flip_flop", "stale_live")}
+    if _sees(conn, "events"):
+        found["slot_alias_suspected"] = _rows(conn, _query("anomaly_slot_alias_suspected"), ep.params())
+    return found
+
+
+def _sees(conn: duckdb.DuckDBPyConnection, table: str) -> bool:
+    try:
+        conn.execute(f"SELECT 1 FROM {table} LIMIT 0")  # `table` comes from the callers above, never from input
+    except duckdb.CatalogException:
+        return False
+    return True

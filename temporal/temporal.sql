@@ -118,3 +118,12 @@ SELECT obs.summary_id, obs.slot, obs.value AS stale_value, reg.value AS current_
 FROM obs JOIN reg ON obs.slot = reg.slot
 WHERE obs.summary_id <> reg.summary_id AND obs.value <> reg.value
 ORDER BY obs.summary_id, obs.slot;
+
+-- name: anomaly_slot_alias_suspected
+-- A new slot name the attribute table does not know that looks like a slot the episode already had (same words
+-- reordered, one name inside the other): two names of one attribute make two registry slots. The gate stored it
+-- as written; a dataset's `attributes` mapping settles it.
+SELECT e.seq, e.turn, e.summary_id, e.slot, e.payload ->> '$.existing' AS existing, e.payload ->> '$.rule' AS rule
+FROM events e
+WHERE e.run_id = $run AND e.system = $system AND e.episode_id = $episode AND e.event_type = 'slot_alias_suspected'
+ORDER BY e.seq;

@@ -17,7 +17,7 @@ from evaluation.loaders.structure import check_seed
 
 __all__ = ["EPISODE_FIELDS", "PROBE_FIELDS", "TOP_FIELDS", "TURN_FIELDS", "load"]
 
-TOP_FIELDS = ("meta", "episodes")
+TOP_FIELDS = ("meta", "episodes", "attributes")
 EPISODE_FIELDS = ("episode_id", "dialogues", "facts", "probes", "lang")
 TURN_FIELDS = ("user", "agent", "occurred_at", "timestamp", "source_ids", "attachments", "source", "blocks")
 PROBE_FIELDS = ("probe_id", "id", "type", "question", "answer", "fact_key", "evidence", "asked_at", "distractor",

@@ -216,7 +216,7 @@ def test_replay_with_the_sql_engine_on_a_sealed_run_after_an_erasure(tmp_path: P
         (["diff", "5", "40"], lambda d: any(v["entered"] for v in d.values())),
         (["blame", "--slot", SLOT], lambda d: d["records"] and d["records"][0]["record_id"].startswith("r")),
         (["manifest"], lambda d: d and all(row["item_ids"] for row in d)),
-        (["anomalies"], lambda d: set(d) == {"flip_flop", "stale_live"}),
+        (["anomalies"], lambda d: set(d) == {"flip_flop", "stale_live", "slot_alias_suspected"}),
     ],
 )
 def test_time_travel_commands_answer_in_json(workdir: Path, args: list[str], check) -> None:

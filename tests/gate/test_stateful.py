@@ -150,9 +150,19 @@ def _facts_tag(facts: Sequence[tuple[str, str]]) -> str:
     return "[FACTS: " + "; ".join(f"{k}={v}" for k, v in facts) + "]" if facts else "[FACTS: none]"
 
 
+#: Other names a summarizer writes a slot under: the gate stores them as the slot (`gate.attributes`), so the
+#: model keeps one name per slot. Which name is written depends on the value, so runs mix them.
+WRITTEN = {"office floor": ("office floor", "floor of my office", "Desk Floor"), "meeting time": ("meeting time",)}
+
+
+def written_as(slot: str, value: str) -> str:
+    names = WRITTEN.get(slot, (slot,))
+    return names[VALUES.index(value) % len(names)] if value in VALUES else slot
+
+
 def contract(prose: str, facts: Sequence[tuple[str, str]], overrides: Sequence[str] | None) -> str:
     """A summarizer response in the contract's layout; `overrides=None` leaves the tag out."""
-    out = f"{prose}\n[FACTS: {'; '.join(f'{k}={v}' for k, v in facts)}]"
+    out = f"{prose}\n[FACTS: {'; '.join(f'{written_as(k, v)}={v}' for k, v in facts)}]"
     if overrides is not None:
         out += f"\n[OVERRIDES: {', '.join(overrides) if overrides else 'none'}]"
     return out
