@@ -224,3 +224,31 @@ def test_checker_reports_every_offence_in_a_file() -> None:
         "projections/x.py:2: projections -> memory (memory)",
         "projections/x.py:5: projections -> evaluation (evaluation.cli)",
     ]
+
+
+# -- the picture in docs/architecture.md is this table -------------------------------------------
+
+ARCHITECTURE_DOC = ROOT / "docs" / "architecture.md"
+
+
+def documented_arrows(text: str) -> dict[str, frozenset[str]]:
+    """The "Allowed arrows" list of docs/architecture.md: `- package → a, b` per line."""
+    section = text.split("\n## Allowed arrows\n", 1)[1].split("\n## ", 1)[0]
+    arrows: dict[str, frozenset[str]] = {}
+    for line in section.splitlines():
+        if not line.startswith("- "):
+            continue
+        package, _, targets = line[2:].partition("→")
+        arrows[package.strip()] = frozenset(t.strip() for t in targets.split(",") if t.strip())
+    return arrows
+
+
+def test_the_documented_arrows_are_the_enforced_ones() -> None:
+    assert documented_arrows(ARCHITECTURE_DOC.read_text(encoding="utf-8")) == ALLOWED
+
+
+def test_control_a_documented_arrow_the_code_does_not_allow_is_caught() -> None:
+    text = ARCHITECTURE_DOC.read_text(encoding="utf-8").replace("- gate → projections, ledger",
+                                                                  "- gate → memory, projections, ledger")
+    assert documented_arrows(text) != ALLOWED
+    assert documented_arrows(text)["gate"] - ALLOWED["gate"] == {"memory"}
