@@ -48,7 +48,8 @@ from ledger.keys import ERASED, FieldKeys, key_path
 from ledger.store import Ledger, RecordedEvent, StreamKey
 from memory.answering import Answer, answer_with_tools, call_backend, with_pruned
 from memory.erasure import answer_keys
-from memory.backends import Backend, make_backend
+from memory.backends import Backend
+from memory.factory import make_backend
 from memory.prompts import (
     chain_summarizer_messages, rolling_pruned_lines, rolling_summary_messages, summarizer_pruned_lines,
 )

@@ -32,7 +32,8 @@ from ledger.keys import KeyStore, is_sealed, key_path
 from ledger.parquet import MANIFEST, ParquetLedger
 from ledger.store import Ledger, StreamKey
 from ledger.schema import canonical_json
-from memory.backends import Backend, RoutedBackend, make_backend
+from memory.backends import Backend, RoutedBackend
+from memory.factory import make_backend
 from memory.ratelimit import RateLimiter
 from memory.prompts import today_line
 from memory.replay_backend import ReplayBackend

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ledger.schema import canonical_json
-from memory.errors import BackendError, UnknownBackend
+from memory.errors import BackendError
 
 Message = dict[str, str]
 
@@ -104,12 +104,3 @@ def identity(backend: Backend, purpose: str) -> tuple[str, str]:
         name, model = ident(purpose)
         return str(name), str(model)
     return backend.name, backend.model
-
-
-def make_backend(name: str, *, tokenizer: str) -> Backend:
-    """A backend by name. `heuristic` is offline and deterministic."""
-    if name == "heuristic":
-        from memory.heuristic import HeuristicBackend
-
-        return HeuristicBackend(tokenizer=tokenizer)
-    raise UnknownBackend(f"unknown LLM backend {name!r}; this version offers: heuristic")

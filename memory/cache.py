@@ -39,7 +39,7 @@ from functools import cache
 from pathlib import Path
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 from ledger.store import Ledger, RecordedEvent, StreamKey
@@ -52,8 +52,20 @@ from projections.render import PART_ORDER, Item, Part, Rendered, render
 from projections.scd2 import Projector
 from projections.state import EpisodeState
 
-if TYPE_CHECKING:
-    from memory.memory import Memory
+class Memory(Protocol):
+    """What the cache reads of a memory (`memory.Memory` is one): its stream, version, ledger and state."""
+
+    @property
+    def stream(self) -> StreamKey: ...
+
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def ledger(self) -> Ledger: ...
+
+    @property
+    def state(self) -> EpisodeState: ...
 
 FORMAT = "1"
 

@@ -36,7 +36,8 @@ from ledger.store import Ledger, RecordedEvent, StreamKey
 from memory.erasure import ErasureReceipt, answer_keys, mentions, receipt, scan_detail
 from memory.cache import HotCache
 from memory.answering import NO_TOOLS, Answer, answer_with_tools, call_backend, with_pruned
-from memory.backends import Backend, Message, make_backend
+from memory.backends import Backend, Message
+from memory.factory import make_backend
 from memory.prompts import (
     respond_messages, summarizer_correction_messages, summarizer_messages, summarizer_pruned_lines,
     summarizer_retry_messages, tool_result_message,

@@ -8,7 +8,8 @@ import pytest
 
 from ledger.events import ContextRendered, LlmCalled, ToolCalled
 from ledger.store import Ledger, StreamKey
-from memory.backends import ScriptedBackend, make_backend
+from memory.backends import ScriptedBackend
+from memory.factory import make_backend
 from memory.errors import UnknownBackend
 from memory.heuristic import HeuristicBackend
 from memory.memory import Memory
