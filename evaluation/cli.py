@@ -27,7 +27,7 @@ from evaluation.cli_options import (
     context_options, gate_level_option, given_flags, llm_flags, llm_options, memory_options, run_id_option,
 )
 from evaluation.failures import MAX_FAILED_CALLS
-from evaluation.datasets import load_dataset
+from evaluation.loaders import load_dataset
 from evaluation.loaders import inspect_file
 from evaluation.metrics import category_types
 from evaluation.outputs import write_outputs

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from evaluation.cli_options import context_options
-from evaluation.datasets import load_dataset
+from evaluation.loaders import load_dataset
 from evaluation.runner import RunOptions
 from evaluation.sweep import SweepCase, builtin_cases, parse_levels, sweep, sweep_markdown
 from projections.config import CHAIN_STRATEGIES, GATE_LEVELS, MemoryConfig

@@ -601,27 +601,3 @@ def _attributes(path: str, document: object) -> dict[str, tuple[str, ...]]:
     if problems:
         raise DatasetError(f"{path}: {problems[0]}")
     return {" ".join(slot.split()): tuple(" ".join(n.split()) for n in names) for slot, names in raw.items()}
-
-
-def load_dataset(
-    path: str | os.PathLike[str],
-    *,
-    limit: int | None = None,
-    question_types: Collection[str] | None = None,
-    max_turns: int | None = None,
-) -> Dataset:
-    """Load a dataset file of any supported format; raise ``DatasetError`` on any malformed record.
-
-    The format is recognised by structure (``evaluation.loaders.detect``).
-    ``question_types`` keeps the probes of those types (and the episodes
-    left with any) and is applied before ``limit``, the number of episodes
-    kept; ``max_turns`` caps a session-based episode (LoCoMo, LongMemEval)
-    by dropping its oldest sessions that hold no evidence.  A file either
-    loads whole or fails: no record is skipped.
-    """
-    # The loaders build on this module's model, so they are imported here rather than at the top.
-    from evaluation.loaders import LoadOptions, load_document
-
-    text_path = os.fspath(path)
-    options = LoadOptions.of(limit=limit, question_types=question_types, max_turns=max_turns)
-    return load_document(text_path, read_dataset_json(text_path), options).dataset

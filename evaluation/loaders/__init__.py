@@ -8,13 +8,40 @@
 
 Every loader refuses structural faults (duplicate ids, empty dialogues,
 facts past the dialogue) through ``structure.py``, naming the positions.
-``evaluation.datasets.load_dataset`` reads a file and calls
-``load_document``; ``inspect_file`` says what a file was recognised as,
+``load_dataset`` reads a file and calls ``load_document``; ``inspect_file`` says what a file was recognised as,
 what it holds and which of its fields were not understood.
 """
 
+import os
+from collections.abc import Collection
+
+from evaluation.datasets import Dataset, read_dataset_json
 from evaluation.loaders.common import Loaded, LoadOptions
 from evaluation.loaders.formats import FORMATS, Detection, detect, load_document
 from evaluation.loaders.inspection import Inspection, inspect_file
 
-__all__ = ["FORMATS", "Detection", "Inspection", "LoadOptions", "Loaded", "detect", "inspect_file", "load_document"]
+__all__ = [
+    "FORMATS", "Detection", "Inspection", "LoadOptions", "Loaded", "detect", "inspect_file", "load_dataset",
+    "load_document",
+]
+
+
+def load_dataset(
+    path: str | os.PathLike[str],
+    *,
+    limit: int | None = None,
+    question_types: Collection[str] | None = None,
+    max_turns: int | None = None,
+) -> Dataset:
+    """Load a dataset file of any supported format; raise ``DatasetError`` on any malformed record.
+
+    The format is recognised by structure (``evaluation.loaders.detect``).
+    ``question_types`` keeps the probes of those types (and the episodes
+    left with any) and is applied before ``limit``, the number of episodes
+    kept; ``max_turns`` caps a session-based episode (LoCoMo, LongMemEval)
+    by dropping its oldest sessions that hold no evidence.  A file either
+    loads whole or fails: no record is skipped.
+    """
+    text_path = os.fspath(path)
+    options = LoadOptions.of(limit=limit, question_types=question_types, max_turns=max_turns)
+    return load_document(text_path, read_dataset_json(text_path), options).dataset

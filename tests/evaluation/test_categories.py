@@ -20,7 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from evaluation.cli import cli, metrics_table
-from evaluation.datasets import Episode, Turn, load_dataset
+from evaluation.datasets import Episode, Turn
+from evaluation.loaders import load_dataset
 from evaluation.judge import ABSTENTION_TYPES, LlmJudge, StringJudge, judge_messages, judge_string
 from evaluation.loaders.locomo import ADVERSARIAL_GOLD
 from evaluation.metrics import answered_offline, compute_metrics, offline_answerable, outcome_from_events

@@ -17,7 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from evaluation.cli import cli
-from evaluation.datasets import DatasetError, load_dataset
+from evaluation.datasets import DatasetError
+from evaluation.loaders import load_dataset
 from evaluation.loaders import inspect_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "datasets"

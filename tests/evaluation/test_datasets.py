@@ -15,8 +15,8 @@ from evaluation.datasets import (
     Probe,
     Turn,
     dataset_to_json,
-    load_dataset,
 )
+from evaluation.loaders import load_dataset
 from evaluation.synthetic import generate_synthetic
 
 

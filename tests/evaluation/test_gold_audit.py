@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from evaluation.datasets import load_dataset
+from evaluation.loaders import load_dataset
 from evaluation.replay import replay
 from evaluation.runner import RunOptions, _gold_event, open_run, run
 from evaluation.synthetic import generate_synthetic

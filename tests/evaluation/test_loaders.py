@@ -20,9 +20,8 @@ from evaluation.datasets import (
     DatasetError,
     Turn,
     dataset_to_json,
-    load_dataset,
 )
-from evaluation.loaders import FORMATS, LoadOptions, detect, inspect_file
+from evaluation.loaders import FORMATS, LoadOptions, detect, inspect_file, load_dataset
 from evaluation.loaders.locomo import ADVERSARIAL_GOLD
 from evaluation.synthetic import generate_synthetic
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evaluation.datasets import DatasetError, dataset_to_json, load_dataset, parse_seed
+from evaluation.datasets import DatasetError, dataset_to_json, parse_seed
+from evaluation.loaders import load_dataset
 from evaluation.loaders.locomo import image_mime
 from evaluation.runner import RunOptions, run
 from ledger.keys import ERASED

@@ -17,7 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from evaluation.cli import cli
-from evaluation.datasets import DatasetError, dataset_to_json, load_dataset, parse_seed
+from evaluation.datasets import DatasetError, dataset_to_json, parse_seed
+from evaluation.loaders import load_dataset
 from evaluation.judge import normalise
 from evaluation.synthetic import (
     CONSTRAINT_TABLES,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaluation.datasets import load_dataset
+from evaluation.loaders import load_dataset
 from evaluation.runner import RunOptions, run
 from ledger.events import LlmCalled, ProbeAsked
 from ledger.store import Ledger

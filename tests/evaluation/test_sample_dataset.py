@@ -12,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from evaluation.cli import cli
-from evaluation.datasets import load_dataset
+from evaluation.loaders import load_dataset
 from evaluation.samples import BUNDLED, DATA, resolve_dataset
 
 ROOT = Path(__file__).resolve().parents[2]

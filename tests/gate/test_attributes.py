@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from evaluation.cli import cli
-from evaluation.datasets import DatasetError, dataset_to_json, load_dataset
+from evaluation.datasets import DatasetError, dataset_to_json
+from evaluation.loaders import load_dataset
 from evaluation.outputs import SLOT_ALIASES, write_outputs
 from evaluation.report import REPORT, slot_alias_section, write_report
 from evaluation.replay import replay

@@ -14,7 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from evaluation.datasets import DatasetError, load_dataset
+from evaluation.datasets import DatasetError
+from evaluation.loaders import load_dataset
 from ledger.blocks import Block, caption_text
 from ledger.errors import LedgerError
 from ledger.events import TurnRecorded
