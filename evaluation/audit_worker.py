@@ -20,14 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.catalog import Deadline
-from ledger.errors import LedgermemError
+from evaluation.errors import AuditWorkerFailed
 
 PRELOAD = ["evaluation.runner", "gate.invariants", "ledger.store", "projections.materialise"]
 POLL = 0.02  # seconds between looks at the child and the deadline
-
-
-class AuditWorkerFailed(LedgermemError):
-    """The audit's process ended without an answer (killed from outside, or out of memory)."""
 
 
 def _child(out: Connection, path: str, keys: str | None, run_id: str | None, at_seq: int | None,

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from evaluation.errors import BaselineError
 from gate.commands import StartEpisode
 from gate.decide import decide
 from gate.erasure import answer_key, turn_key
@@ -61,10 +62,6 @@ from projections.state import RawRecord, record_id_for
 from projections.tokens import count_tokens, default_tokenizer, truncate_to_tokens
 
 BASELINES: tuple[str, ...] = ("full_context", "memgpt_style", "naive_chain")
-
-
-class BaselineError(ValueError):
-    """A baseline was driven wrongly (unknown kind, turns out of order)."""
 
 
 @dataclass(frozen=True, slots=True)

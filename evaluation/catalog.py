@@ -38,6 +38,7 @@ from pathlib import Path
 import duckdb
 
 from evaluation.runner import LEDGER_FILE, open_run, resolve_run
+from evaluation.errors import Closing, RunBusy, SnapshotFailed, TimedOut, UnknownRun
 from ledger.errors import LedgerLocked, LedgermemError
 from ledger.parquet import MANIFEST
 from ledger.store import Ledger
@@ -49,42 +50,6 @@ Signature = tuple[tuple[int, int], ...]
 QUALIFIER = "@"
 #: Cursor pairs kept per open run for the next requests.
 POOL = 8
-
-
-class CatalogError(LedgermemError):
-    """A run cannot be found or opened; `status` is the HTTP status it answers with."""
-
-    status = 500
-
-
-class UnknownRun(CatalogError, LookupError):
-    """No run of that id among the runs served."""
-
-    status = 404
-
-
-class RunBusy(CatalogError):
-    """The run cannot be written now (its writer holds it) or at all (an export)."""
-
-    status = 409
-
-
-class TimedOut(CatalogError):
-    """A request ran past its time limit; its queries were interrupted."""
-
-    status = 504
-
-
-class Closing(CatalogError):
-    """The catalog was closed while a request was still being answered."""
-
-    status = 503
-
-
-class SnapshotFailed(CatalogError):
-    """A run being written could not be copied into a snapshot that opens."""
-
-    status = 503
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,7 @@ from evaluation.runner import SYSTEMS, RunOptions, check_seq, erase_in_run, open
 from evaluation.synthetic import generate_synthetic
 from gate.errors import InvariantViolation
 from gate.invariants import audit
+from evaluation.errors import SqlError
 from ledger.errors import LedgerLocked, LedgermemError
 from memory.cache import HotCache
 from memory.netguard import network_disabled
@@ -373,7 +374,8 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
 
 def _memory_config(ctx: click.Context, options: dict[str, str], env_file: Path, base: MemoryConfig) -> MemoryConfig:
     """The run's memory settings: --memory-option or a flag given > LEDGERMEM_<KEY> > .env > default."""
-    from memory.settings import ConfigError, resolve_memory_settings
+    from memory.errors import ConfigError
+    from memory.settings import resolve_memory_settings
 
     flags: dict[str, Any] = given_flags(ctx, ("window_turns", "chain_budget", "summarizer_input_tokens",
                                               "chain_strategy", "gate_level", "context_budget"))
@@ -807,10 +809,6 @@ def sql_cmd(run: str, keys: str | None, query: str, runs_dir: str, as_json: bool
         table.add_row(*("NULL" if v is None else str(v) for v in r))
     out.print(table)
     out.print(f"{len(rows)} row(s)")
-
-
-class SqlError(LedgermemError):
-    """A query the database refused."""
 
 
 @cli.command("verify")

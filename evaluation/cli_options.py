@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 
+from evaluation.errors import SourcePolicyError
 from projections.config import GATE_LEVELS, MemoryConfig
 
 __all__ = ["SourcePolicyError", "context_options", "gate_level_option", "memory_options", "parse_source_policies",
@@ -27,10 +28,6 @@ __all__ = ["SourcePolicyError", "context_options", "gate_level_option", "memory_
 
 _SOURCE = re.compile(r"[A-Za-z0-9_.:-]+")
 _BOOLS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
-
-
-class SourcePolicyError(ValueError):
-    """A `--source-policy` value that cannot be read; the message names the value and the fix."""
 
 
 def _one(text: str) -> tuple[str, str, Any]:
@@ -191,7 +188,8 @@ def llm_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _memory_opts(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
-    from memory.settings import ConfigError, parse_memory_options
+    from memory.errors import ConfigError
+    from memory.settings import parse_memory_options
 
     try:
         return parse_memory_options(values)

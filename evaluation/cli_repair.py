@@ -15,16 +15,12 @@ from typing import Any
 
 import click
 
-from evaluation.errors import EvaluationError, InvalidRunId, RunNotFound
+from evaluation.errors import InvalidRunId, NothingToRepair, RunNotFound
 from evaluation.names import RUN_ID
 from evaluation.runner import LEDGER_FILE, ledger_path, resolve_run
 from ledger.parquet import MANIFEST, ImportMarker, import_marker_path, partial_imports, remove_partial_imports
 from ledger.store import Ledger
 from projections.materialise import ProjectionStore, projection_path, rebuild_file
-
-
-class NothingToRepair(EvaluationError):
-    """A target `repair` does not apply to."""
 
 
 @dataclass(frozen=True, slots=True)

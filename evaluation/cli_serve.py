@@ -12,15 +12,11 @@ from typing import Any
 import click
 
 from evaluation.catalog import Catalog
-from evaluation.errors import EvaluationError
+from evaluation.errors import ServeError
 from evaluation.service import TIME_LIMIT, Service
 
 SWITCH_INTERVAL = 0.001
 WORKERS, IDLE = 8, 30.0  # as evaluation.serve (not imported here: `mcp` does not need the HTTP server)
-
-
-class ServeError(EvaluationError):
-    """The server could not start (the port is taken, say)."""
 
 
 def _stop_on_sigterm() -> None:

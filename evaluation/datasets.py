@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger.blocks import Block
-from ledger.errors import LedgermemError
+from evaluation.errors import DatasetError
 from projections.config import alias_problems
 from projections.state import record_id_for
 
@@ -54,10 +54,6 @@ __all__ = [
 ]
 
 FactHistory = tuple[tuple[int, str], ...]
-
-
-class DatasetError(LedgermemError, ValueError):
-    """A seed file is missing or malformed; the message is one line."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -28,26 +28,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from evaluation.errors import EvaluationError
+from evaluation.errors import LlmCallFailed, RunStopped
 from ledger.events import LlmCalled
 from memory.answering import llm_called
 from memory.backends import Backend, Completion, Message, identity
 
 #: Failed calls in a row that stop a run (no successful call in between).
 MAX_FAILED_CALLS = 3
-
-
-class LlmCallFailed(EvaluationError):
-    """An LLM call failed after its retries; the unit it belonged to is left to be redone."""
-
-    def __init__(self, message: str, *, events: Sequence[LlmCalled], stop: str | None = None) -> None:
-        super().__init__(message)
-        self.events = tuple(events)
-        self.stop = stop  # why the whole run must stop, or None when only this unit failed
-
-
-class RunStopped(EvaluationError):
-    """The run stopped because of its LLM calls; the message holds the last error, on one line."""
 
 
 @dataclass(slots=True)

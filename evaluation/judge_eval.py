@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from evaluation.errors import EvaluationError
+from evaluation.errors import LabelledSetError
 from evaluation.judge import LlmJudge
 from memory.matching import judge_answer
 
@@ -37,10 +37,6 @@ _FIELDS = ("id", "lang", "kind", "question", "gold", "answer", "label")
 
 #: A grader: (question, gold, answer) -> (graded correct, how it was decided).
 Grader = Callable[[str, str, str], tuple[bool, str]]
-
-
-class LabelledSetError(EvaluationError, ValueError):
-    """A labelled-set file that cannot be read; the message names the file, line and field."""
 
 
 @dataclass(frozen=True, slots=True)

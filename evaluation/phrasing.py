@@ -25,6 +25,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal
 
+from evaluation.errors import PhrasingError
 from gate.lexicon import detect_facts, normalise_slot, parse_question
 
 __all__ = ["HALVES", "PARTS", "Corpus", "Frame", "load_corpus", "measure_detector", "measure_questions"]
@@ -37,10 +38,6 @@ Half = Literal["dev", "extra", "heldout"]
 Kind = Literal["statement", "update", "question", "distractor"]
 _KINDS = ("statement", "update", "question", "distractor")
 _ASKS = ("current", "previous", "before", "original")
-
-
-class PhrasingError(ValueError):
-    """A corpus file is malformed; the message names the file, family and frame."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

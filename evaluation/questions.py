@@ -8,16 +8,19 @@ parameter, the value and what was expected. `jsonable` and `error_body` are
 what both transports send, so an answer and an error read the same over
 HTTP and MCP.
 
-    LedgermemError (ledger.errors)
-    ├── ServiceError
-    │   ├── BadRequest (400, also ValueError)   a parameter missing, malformed or out of range; names it
-    │   ├── NotFound (404, also LookupError)    no such episode, slot or probe in the run
-    │   ├── Conflict (409)                      a fact intake that does not fit the episode's turns
-    │   ├── Unavailable (503)                   the fact intake is not enabled on this server
-    │   └── AuditFailed (500)                   the audit after a fact intake found a violation
-    └── CatalogError (evaluation.catalog)       unknown run (404), run busy (409), snapshot failed (503)
+The errors themselves live in `evaluation.errors` and carry no HTTP status;
+`STATUS` below is the one place that maps them to one, by the error's class
+or its nearest listed base:
 
-Any other error of the library answers 500 with its one-line message.
+    BadRequest 400 (MethodNotAllowed 405)   a parameter missing, malformed or out of range; names it
+    NotFound 404, RunNotFound 404           no such run, episode, slot, probe, question or route
+    Conflict 409, RunBusy 409               a fact intake that does not fit; a run its writer holds
+    Unavailable 503, Closing 503, SnapshotFailed 503
+    TimedOut 504                            a request past its time limit
+    ServiceError 500, CatalogError 500      (AuditFailed: the audit after a fact intake found a violation)
+
+Any other error of the library answers 400 when it is also a ValueError (a
+question asked wrongly), else 500, with its one-line message.
 """
 
 from __future__ import annotations
@@ -30,41 +33,14 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from evaluation.catalog import CatalogError
+from evaluation.errors import (
+    AuditFailed, BadRequest, CatalogError, Closing, Conflict, MethodNotAllowed, NotFound, RunBusy, RunNotFound,
+    ServiceError, SnapshotFailed, TimedOut, Unavailable,
+)
 from ledger.errors import LedgermemError
 
 MAX_LIMIT = 1000
 DEFAULT_LIMIT = 100
-
-
-class ServiceError(LedgermemError):
-    status = 500
-
-    def __init__(self, message: str, parameter: str | None = None, *, detail: Any = None) -> None:
-        super().__init__(message)
-        self.parameter, self.detail = parameter, detail
-
-
-class BadRequest(ServiceError, ValueError):
-    status = 400
-
-
-class NotFound(ServiceError, LookupError):
-    status = 404
-
-
-class Conflict(ServiceError):
-    status = 409
-
-
-class Unavailable(ServiceError):
-    status = 503
-
-
-class AuditFailed(ServiceError):
-    """A fact was recorded (the ledger is append-only) and the audit after it found a violation."""
-
-    status = 500
 
 
 # -- parameters ----------------------------------------------------------------------------
@@ -193,15 +169,29 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
+#: The HTTP status of an error, looked up along its class's MRO: the only place errors meet HTTP.
+STATUS: dict[type[BaseException], int] = {
+    MethodNotAllowed: 405, BadRequest: 400, NotFound: 404, Conflict: 409, Unavailable: 503, AuditFailed: 500,
+    ServiceError: 500,
+    RunNotFound: 404, RunBusy: 409, TimedOut: 504, Closing: 503, SnapshotFailed: 503, CatalogError: 500,
+}
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The status `STATUS` gives the error's class or its nearest base listed there; None if none is."""
+    return next((STATUS[klass] for klass in type(exc).__mro__ if klass in STATUS), None)
+
+
 def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
     """The HTTP status and JSON body of an error, for both transports."""
-    if isinstance(exc, (ServiceError, CatalogError)):
-        body: dict[str, Any] = {"error": str(exc), "status": exc.status}
-        if getattr(exc, "parameter", None):
-            body["parameter"] = exc.parameter  # type: ignore[union-attr]
-        if getattr(exc, "detail", None) is not None:
-            body["detail"] = jsonable(exc.detail)  # type: ignore[union-attr]
-        return exc.status, body
+    status = status_of(exc)
+    if status is not None:
+        body: dict[str, Any] = {"error": str(exc), "status": status}
+        if isinstance(exc, ServiceError) and exc.parameter:
+            body["parameter"] = exc.parameter
+        if isinstance(exc, ServiceError) and exc.detail is not None:
+            body["detail"] = jsonable(exc.detail)
+        return status, body
     if isinstance(exc, ValueError) and isinstance(exc, LedgermemError):  # e.g. a temporal question asked wrongly
         return 400, {"error": str(exc), "status": 400}
     if isinstance(exc, LedgermemError):

@@ -36,6 +36,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from evaluation.errors import MethodNotAllowed
 from evaluation.service import BadRequest, NotFound, Question, Service, load_json, version
 
 HOST = "127.0.0.1"
@@ -255,10 +256,6 @@ class Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             raise BadRequest(f"the body must be a JSON object, not {type(body).__name__}")
         return body
-
-
-class MethodNotAllowed(BadRequest):
-    status = 405
 
 
 def _unquote(name: str, value: str) -> str:

@@ -27,6 +27,7 @@ from evaluation import intake as fact_intake
 from evaluation.audit_worker import AuditWorkers
 from evaluation.catalog import DEADLINE, Catalog, Deadline, RunView, signature
 from evaluation.probe_view import probe_detail, probe_rows
+from evaluation.errors import TooDeep
 from evaluation.questions import (
     EP, PAGE, RUN, SEQ, SLOT, TURN, Arguments, AuditFailed, BadRequest, Conflict, NotFound, Param, Question,
     ServiceError, Unavailable, error_body, jsonable,
@@ -44,10 +45,6 @@ from temporal import Episode, as_of, blame, diff, fact_history, install, manifes
 MAX_DEPTH = 32
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class TooDeep(BadRequest):
-    """JSON nested deeper than MAX_DEPTH."""
 
 
 def load_json(text: str, where: str) -> Any:

@@ -44,7 +44,7 @@ from urllib.parse import quote
 
 from ledger.store import Ledger, RecordedEvent, StreamKey
 from memory.erasure import mentions
-from memory.errors import MemoryError_
+from memory.errors import ConfigError
 from projections import render as render_module
 from projections import state as state_module
 from projections import tokens as tokens_module
@@ -82,10 +82,6 @@ _PAGED_IN = "paged_in"  # the part of paged-in items, present in a render only w
 _PARTS = (*PART_ORDER, _PAGED_IN)
 _DROPPED = "paged_in_dropped"  # meta field: the paged-in ids the budget left out
 Position = tuple[int, str]  # (seq, hash) of the last event an entry reflects
-
-
-class CacheConfigError(MemoryError_, ValueError):
-    """The cache cannot be set up as asked (a malformed Redis URL)."""
 
 
 @dataclass(slots=True)
@@ -155,7 +151,7 @@ class HotCache:
     def __init__(self, client: Any | None, *, prefix: str = DEFAULT_PREFIX, retry_after: float = 1.0,
                  unavailable: str = "") -> None:
         if not prefix or any(c in prefix for c in "*?[]"):
-            raise CacheConfigError(f"cache prefix {prefix!r} must be non-empty and free of glob characters")
+            raise ConfigError(f"cache prefix {prefix!r} must be non-empty and free of glob characters")
         self.client: Any = client  # redis.Redis, typed loosely: the package is an optional extra
         self.prefix, self.retry_after = prefix, retry_after
         self.stats = CacheStats(last_error=unavailable)
@@ -193,7 +189,7 @@ class HotCache:
             client = redis.Redis.from_url(url, decode_responses=True, socket_timeout=timeout,
                                           socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0))
         except ValueError as exc:
-            raise CacheConfigError(f"--redis {url!r}: not a Redis URL ({exc}); e.g. redis://127.0.0.1:6379/0") from exc
+            raise ConfigError(f"--redis {url!r}: not a Redis URL ({exc}); e.g. redis://127.0.0.1:6379/0") from exc
         return cls(client, prefix=prefix, retry_after=retry_after)
 
     @property

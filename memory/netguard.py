@@ -12,11 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from memory.errors import BackendError
-
-
-class NetworkDisabled(BackendError, ConnectionError):
-    """A connection was attempted while the network is disabled."""
+from memory.errors import NetworkDisabled
 
 
 @contextmanager

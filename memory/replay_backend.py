@@ -18,11 +18,7 @@ from dataclasses import dataclass
 
 from ledger.events import LlmCalled
 from memory.backends import Completion, Message, prompt_hash
-from memory.errors import BackendError
-
-
-class LlmNotRecorded(BackendError):
-    """A replayed run made a call the recorded run did not make."""
+from memory.errors import LlmNotRecorded
 
 
 @dataclass(frozen=True, slots=True)

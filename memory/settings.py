@@ -29,9 +29,8 @@ without presets: `--memory-option KEY=VALUE` or the command's own flag >
 LEDGERMEM_<KEY> in the environment > the same name in `.env` > the default
 (`resolve_memory_settings`).
 
-    LedgermemError (ledger.errors)
-    └── MemoryError_ (memory.errors)
-        └── ConfigError (also ValueError)   a setting is missing, unknown or not a number
+A setting that is missing, unknown or not a number raises `ConfigError`
+(memory.errors; the one configuration error, defined in projections.errors).
 """
 
 from __future__ import annotations
@@ -48,10 +47,9 @@ from typing import Any, Literal
 
 from dotenv import dotenv_values
 
-from memory.errors import MemoryError_
+from memory.errors import ConfigError
 from memory.http_backend import PRESETS, HttpSettings, Preset
 from projections.config import MemoryConfig
-from projections.errors import ConfigError as ProjectionConfigError
 
 PURPOSES = ("answer", "respond", "summarize", "judge")
 ENV_PREFIX = "LEDGERMEM"
@@ -82,10 +80,6 @@ Source = Literal["flag", "env", ".env", "preset", "default"]
 #: Values a secret-named field may keep: the redaction itself, or a source name from a source map.
 _SAFE_VALUES = frozenset({"set", "unset", "flag", "env", ".env", "preset", "default"})
 _SECRET_NAME = re.compile(r"(?:^|_)(?:api_key|key|secret|password|token)$", re.IGNORECASE)
-
-
-class ConfigError(MemoryError_, ValueError):
-    """A backend setting is missing, unknown or malformed; the message says where it looked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,7 +384,7 @@ def resolve_memory_settings(
     checked = config if config.tokenizer != "auto" else dataclasses.replace(config, tokenizer="unresolved")
     try:
         checked.validate()
-    except ProjectionConfigError as exc:
+    except ConfigError as exc:
         given = "; ".join(f"{k} from {w}" for k, w in where.items() if k in str(exc)) or "the defaults"
         raise ConfigError(f"{exc} (memory settings: {given})") from None
     return config, sources

@@ -2,7 +2,8 @@
 
     LedgermemError (ledger.errors)
     └── ProjectionError
-        ├── ConfigError (also ValueError)     a memory configuration that cannot work
+        ├── ConfigError (also ValueError)     a configuration that cannot work: the memory's (projections.config),
+        │                                     a backend's or the cache's settings (memory.settings, memory.cache)
         ├── EvolveError                       an event that does not apply to the state (names the seq)
         └── ProjectionsBehind                 a projection file that is not a whole fold of its ledger
 """
@@ -17,7 +18,7 @@ class ProjectionError(LedgermemError):
 
 
 class ConfigError(ProjectionError, ValueError):
-    """A memory configuration that cannot work."""
+    """A configuration that cannot work: the memory's own, or the settings of a backend or the cache."""
 
 
 class EvolveError(ProjectionError):

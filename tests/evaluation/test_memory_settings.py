@@ -10,9 +10,9 @@ from click.testing import CliRunner
 from evaluation.cli import cli
 from ledger.events import EpisodeStarted
 from ledger.store import Ledger
+from memory.errors import ConfigError
 from memory.settings import (
     MEMORY_FIELDS,
-    ConfigError,
     memory_env_name,
     parse_memory_options,
     resolve_memory_settings,

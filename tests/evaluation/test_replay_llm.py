@@ -20,8 +20,8 @@ from evaluation.runner import RunOptions, run
 from evaluation.synthetic import generate_synthetic
 from ledger.store import Ledger
 from memory.heuristic import HeuristicBackend
-from memory.netguard import NetworkDisabled, network_disabled
-from memory.replay_backend import LlmNotRecorded
+from memory.errors import LlmNotRecorded, NetworkDisabled
+from memory.netguard import network_disabled
 from projections.config import MemoryConfig
 from projections.tokens import ESTIMATOR
 from tests.llm_server import ScriptedLlmServer

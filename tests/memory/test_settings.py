@@ -10,7 +10,8 @@ import pytest
 
 from ledger.errors import LedgermemError
 from memory.http_backend import PRESETS, HttpSettings
-from memory.settings import ConfigError, env_names, redact, resolve_http_settings
+from memory.errors import ConfigError
+from memory.settings import env_names, redact, resolve_http_settings
 
 NO_FLAGS: Mapping[str, object | None] = {}
 

@@ -207,9 +207,9 @@ def test_without_the_redis_package_the_memory_works_from_the_ledger(
 
 def test_a_bad_url_is_a_clear_error() -> None:
     pytest.importorskip("redis")
-    from memory.cache import CacheConfigError
+    from memory.errors import ConfigError
 
-    with pytest.raises(CacheConfigError, match="not a Redis URL.*redis://127.0.0.1:6379/0"):
+    with pytest.raises(ConfigError, match="not a Redis URL.*redis://127.0.0.1:6379/0"):
         HotCache.connect("http://example.org")
 
 
