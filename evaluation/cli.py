@@ -1,35 +1,35 @@
 """The `ledgermem` command: a thin shell over the library.
 
 Each command opens a ledger, calls one library function and formats the
-result: a table for people, `--json` for machines. This is the only place
-that turns errors into exit codes: 0 success, 1 a failed check or a
-`LedgermemError` (one line on stderr, no traceback), 2 a usage error.
+result: a table for people, `--json` for machines (evaluation.cli_output).
+The group, its consoles and its error boundary (0 success, 1 a failed check
+or a `LedgermemError`, 2 a usage error) are in evaluation.cli_common; the
+options two commands share are declared once in evaluation.cli_options.
+Importing this module builds the whole command tree.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import json
 import sys
-from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from evaluation import cli_checkpoint, cli_cluster, cli_judge, cli_repair, cli_serve, cli_sweep, cli_temporal
+from evaluation.cli_common import cli, err, fails_cleanly, out
 from evaluation.cli_options import (
-    context_options, gate_level_option, given_flags, llm_flags, llm_options, memory_options, run_id_option,
+    context_options, gate_level_option, given_flags, json_option, keys_option, llm_flags, llm_options,
+    memory_options, run_id_option, runs_dir_option,
 )
+from evaluation.cli_output import category_table, emit, metrics_table, rows_table
 from evaluation.failures import MAX_FAILED_CALLS
 from evaluation.loaders import load_dataset
 from evaluation.loaders import inspect_file
-from evaluation.metrics import category_types
 from evaluation.outputs import write_outputs
 from evaluation.report import read_metrics, write_report
 from evaluation.samples import resolve_dataset
@@ -50,92 +50,7 @@ from ledger.store import Ledger
 from projections.materialise import ProjectionStore, projection_path, rebuild_file
 from projections.config import MemoryConfig
 
-F = TypeVar("F", bound=Callable[..., Any])
-# Wide enough for the metrics table when piped (rich assumes 80 columns off a terminal).
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-METRIC_COLUMNS = (
-    ("Current_Fact_Acc", "CurAcc"),
-    ("History_Fact_Acc", "HisAcc"),
-    ("Memory_Point_Acc", "MemPt"),
-    ("Constraint_Survival", "Constr"),
-    ("Open_Loop_Survival", "OpenLoop"),
-    ("Staleness_Rate", "Stale"),
-    ("Avg_Active_Chain_Tokens", "ChainTok"),
-    ("Avg_Rendered_Context_Tokens", "CtxTok"),
-    ("Tool_Call_Success_Rate", "ToolOK"),
-    ("probes", "Probes"),
-)
-#: Shown (before Probes) when a run has benchmark categories or probes the offline backend cannot answer:
-#: accuracy on the answerable probes, how many need a model, and what the memory kept of the evidence.
-LABELLED_COLUMNS = (
-    ("Answerable_Acc", "Answerable"),
-    ("Needs_Model_N", "NeedsModel"),
-    ("Evidence_Retained_Rate", "EvKept"),
-    ("Evidence_Reachable_Rate", "EvReach"),
-    ("Evidence_In_Prompt_Rate", "EvPrompt"),
-)
-
-
-def fails_cleanly(fn: F) -> F:
-    """Report our own errors as one line and exit 1; never a traceback for bad input."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except LedgermemError as exc:
-            err.print(f"error: {exc}", markup=False)
-            sys.exit(1)
-
-    return wrapper  # type: ignore[return-value]
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
-def _with_ci(row: dict[str, Any], key: str) -> str:
-    if row.get(key) is not None and row.get(f"{key}_lo") is not None:
-        lo, hi = (f"{row[key + e]:.2f}".removeprefix("0") for e in ("_lo", "_hi"))
-        return f"{row[key]:.2f} [{lo},{hi}]"
-    return _fmt(row.get(key))
-
-
-def metrics_table(metrics: dict[str, dict[str, Any]], title: str) -> Table:
-    """The run's headline; a column that is `n/a` for every system is left out."""
-    columns = list(METRIC_COLUMNS)
-    if any("Needs_Model_N" in row for row in metrics.values()):
-        columns[-1:-1] = LABELLED_COLUMNS
-    columns = [(key, label) for key, label in columns if any(row.get(key) is not None for row in metrics.values())]
-    table = Table(title=title)
-    table.add_column("system")
-    for _, label in columns:
-        table.add_column(label, justify="right")
-    for system, row in metrics.items():
-        table.add_row(system, *(_with_ci(row, key) for key, _ in columns))
-    return table
-
-
-def category_table(metrics: dict[str, dict[str, Any]], title: str) -> Table | None:
-    """Accuracy per benchmark category (`Acc[<type>]`, n in the header); None when the run has none."""
-    types = list(dict.fromkeys(t for row in metrics.values() for t in category_types(row)))
-    if not types:
-        return None
-    table = Table(title=title)
-    table.add_column("system")
-    for t in types:
-        ns = {row.get(f"N[{t}]") for row in metrics.values()}
-        table.add_column(f"{t} (n={ns.pop()})" if len(ns) == 1 else t, justify="right")
-    for system, row in metrics.items():
-        table.add_row(system, *(_with_ci(row, f"Acc[{t}]") for t in types))
-    return table
-
+__all__ = ["category_table", "cli", "main", "metrics_table", "needs_model_note"]
 
 def needs_model_note(metrics: dict[str, dict[str, Any]], backend: str) -> str | None:
     """What the needs-a-model count and the evidence columns mean, when the run has probes only a model answers."""
@@ -148,17 +63,6 @@ def needs_model_note(metrics: dict[str, dict[str, Any]], backend: str) -> str | 
     return (f"needs a model: {needs} of {probes} probes per system have no fact slot for the {backend} backend to "
             f"read; Answerable: accuracy on the others.\nEvKept/EvReach/EvPrompt: share of evidence records the "
             f"memory still holds, can fetch by exact id, shows in the prompt.")
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="ledgermem")
-def cli() -> None:
-    """ledgermem: an auditable, event-sourced three-layer memory for LLM agents.
-
-    \b
-    Example:
-      ledgermem run --episodes 4 --turns 24
-    """
 
 
 @cli.command("run")
@@ -215,7 +119,7 @@ def cli() -> None:
 @click.option("--run-id", default=None, callback=run_id_option,
               help="Run id, a name (default: run-<UTC timestamp>): 1-128 of A-Z a-z 0-9 . _ -, starting with a "
                    "letter or digit.")
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@runs_dir_option
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N episodes (N >= 1).")
 @click.option("--force", is_flag=True, help="Replace an existing run of the same id (its run folder only).")
 @click.option("--window-turns", type=click.IntRange(min=0), default=4, show_default=True,
@@ -227,7 +131,7 @@ def cli() -> None:
 @click.option("--personal-data/--no-personal-data", default=None,
               help="Seal the dialogue's values so they can be erased (default: yes for --dataset, no for synthetic).")
 @click.option("--strict", is_flag=True, help="Check the invariants after every commit; stop at the first violation.")
-@click.option("--json", "as_json", is_flag=True, help="Print metrics as JSON.")
+@json_option("Print metrics as JSON.")
 @click.option("--inspect", "inspect_path", default=None, type=click.Path(dir_okay=False), metavar="FILE",
               help="Only say what FILE is recognised as (seed, LoCoMo, LongMemEval, MEME), with counts; run nothing.")
 @click.option("--question-types", default=None,
@@ -298,7 +202,7 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     types = {t.strip() for t in question_types.split(",") if t.strip()} if question_types else None
     if inspect_path:
         inspection = inspect_file(inspect_path, limit=limit, question_types=types, max_turns=max_turns)
-        click.echo(json.dumps(inspection.to_dict(), indent=2, ensure_ascii=False) if as_json else inspection.render())
+        emit(inspection.to_dict(), as_json=as_json, human=lambda: click.echo(inspection.render()))
         sys.exit(1 if inspection.error else 0)
     if dataset_path:
         ds = load_dataset(dataset_path, limit=limit, question_types=types, max_turns=max_turns)
@@ -329,7 +233,7 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     if cluster is not None:
         if replay_llm or redis_url:
             raise click.UsageError("--cluster takes no --replay-llm and no --redis")
-        cli_cluster.run_on_cluster(ds, opts, cluster, shards, as_json=as_json, out=out, err=err, table=metrics_table)
+        cli_cluster.run_on_cluster(ds, opts, cluster, shards, as_json=as_json)
         return
     if shards is not None:
         raise click.UsageError("--shards goes with --cluster")
@@ -344,9 +248,9 @@ def run_cmd(dataset_path: str | None, synthetic: bool, episodes: int, turns: int
     if opts.cache is not None:
         err.print(opts.cache.stats.line(), markup=False)
     if as_json:
-        click.echo(json.dumps({"run_id": rid, "ledger": str(result.ledger_path), "metrics": result.metrics,
-                               "incomplete": list(result.incomplete), "last_error": result.last_error,
-                               "checkpoint": result.checkpoint}, indent=2))
+        emit({"run_id": rid, "ledger": str(result.ledger_path), "metrics": result.metrics,
+              "incomplete": list(result.incomplete), "last_error": result.last_error,
+              "checkpoint": result.checkpoint}, as_json=True, ascii_only=True)
         sys.exit(1 if result.incomplete else 0)
     partial = f"; INCOMPLETE: {len(result.incomplete)} episode(s) to redo" if result.incomplete else ""
     title = f"run {rid} ({ds.name}, {len(selected)} episodes, {result.label}{partial})"
@@ -391,7 +295,7 @@ def _memory_config(ctx: click.Context, options: dict[str, str], env_file: Path, 
 
 @cli.command("report")
 @click.argument("run")
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@runs_dir_option
 @click.option("--thresholds", "thresholds_file", default=None, type=click.Path(dir_okay=False, exists=True),
               help="JSON or TOML file changing the ok/WARN/FAIL thresholds (per metric: ok, warn, better; false: off).")
 @fails_cleanly
@@ -512,14 +416,13 @@ def _chat_command(memory: Any, text: str) -> bool:
 
 @cli.command("replay")
 @click.argument("run")
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
-@click.option("--json", "as_json", is_flag=True)
-@click.option("--keys", type=click.Path(dir_okay=False, exists=True), default=None,
-              help="Key store for a Parquet export of a run with personal data.")
+@runs_dir_option
+@json_option()
+@keys_option
 @click.option("--engine", type=click.Choice(ENGINES), default="python", show_default=True,
               help="Rebuild by the Python fold or by vectorised DuckDB SQL.")
 @fails_cleanly
-def replay_cmd(run: str, keys: str | None, runs_dir: str, as_json: bool, engine: str) -> None:
+def replay_cmd(run: str, keys: Path | None, runs_dir: str, as_json: bool, engine: str) -> None:
     """Rebuild all projections and metrics from the ledger alone (no LLM) and compare with the live run.
 
     Exits 1 if anything differs.
@@ -529,16 +432,16 @@ def replay_cmd(run: str, keys: str | None, runs_dir: str, as_json: bool, engine:
       ledgermem replay demo
     """
     path = resolve_run(run, Path(runs_dir))
-    with open_run(path, keys=Path(keys) if keys else None) as (ledger, projections):
+    with open_run(path, keys=keys) as (ledger, projections):
         report = replay_run(ledger, projections, engine=engine)
     if as_json:
-        click.echo(json.dumps({
+        emit({
             "run_id": report.run_id, "identical": report.identical, "erasures": report.erasures,
             "projections_identical": report.projections_identical, "metrics_identical": report.metrics_identical,
             "tables": [vars_of(t) for t in report.tables], "metrics": report.metrics,
             "recorded_metrics": report.recorded_metrics, "metrics_seq": report.metrics_seq,
             "later_turns": report.later_turns, "added_metrics": report.added_metrics,
-        }, indent=2))
+        }, as_json=True, ascii_only=True)
     else:
         table = Table(title=f"projections of run {report.run_id}: live vs replayed ({engine} engine)")
         for col in ("table", "live rows", "replayed rows", "identical"):
@@ -573,16 +476,15 @@ def vars_of(obj: Any) -> dict[str, Any]:
 
 @cli.command("audit")
 @click.argument("run")
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@runs_dir_option
 @click.option("--at", "at_seq", type=click.IntRange(min=0), default=None,
               help="Check the state as of this seq (0 to the ledger's last seq).")
 @click.option("--i4-floor", type=click.FloatRange(0.0, 1.0), default=None,
               help="Extraction recall under this (0 to 1) is a violation.")
-@click.option("--json", "as_json", is_flag=True)
-@click.option("--keys", type=click.Path(dir_okay=False, exists=True), default=None,
-              help="Key store for a Parquet export of a run with personal data.")
+@json_option()
+@keys_option
 @fails_cleanly
-def audit_cmd(run: str, keys: str | None, runs_dir: str, at_seq: int | None, i4_floor: float | None, as_json: bool) -> None:
+def audit_cmd(run: str, keys: Path | None, runs_dir: str, at_seq: int | None, i4_floor: float | None, as_json: bool) -> None:
     """Check invariants I1-I5 and the structural invariants of a run; exit 1 on any violation.
 
     \b
@@ -590,14 +492,13 @@ def audit_cmd(run: str, keys: str | None, runs_dir: str, at_seq: int | None, i4_
       ledgermem audit demo --at 120 --i4-floor 0.9
     """
     path = resolve_run(run, Path(runs_dir))
-    with open_run(path, keys=Path(keys) if keys else None, examine=True) as (ledger, projections):
+    with open_run(path, keys=keys, examine=True) as (ledger, projections):
         check_seq(ledger, "--at", at_seq)
         partial = None if path.is_dir() else projections.behind(ledger)
         report = audit(ledger, projections, at_seq=at_seq, i4_floor=i4_floor)
     anchored, anchor_failed, anchor_detail = cli_checkpoint.audit_status(path)
     if as_json:
-        click.echo(json.dumps(report.as_dict() | {"checkpoint": anchor_detail, "projections": partial or "whole"},
-                              ensure_ascii=False, indent=2))
+        emit(report.as_dict() | {"checkpoint": anchor_detail, "projections": partial or "whole"}, as_json=True)
     else:
         when = f"as of seq {at_seq}" if at_seq is not None else "now"
         table = Table(title=f"audit of {path} ({when})")
@@ -667,8 +568,8 @@ def i4_table(streams: list[dict[str, Any]]) -> Table:
 @click.option("--legal-basis", required=True, help="Why, e.g. 'GDPR Art. 17 request #123'.")
 @click.option("--scan-export", "exports", multiple=True, type=click.Path(file_okay=False, exists=True),
               help="A Parquet export of this run to include in the residue scan (repeatable).")
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
-@click.option("--json", "as_json", is_flag=True)
+@runs_dir_option
+@json_option()
 @click.option("--redis", "redis_url", default=None, envvar="LEDGERMEM_REDIS_URL", metavar="URL",
               help="The Redis hot cache the run used: its entry is rewritten and included in the residue scan.")
 @fails_cleanly
@@ -693,7 +594,7 @@ def erase_cmd(run: str, episode: str, system: str, slot: str | None, value: str 
                            subject=subject, legal_basis=legal_basis, exports=[Path(e) for e in exports],
                            cache=HotCache.connect(redis_url) if redis_url else None)
     if as_json:
-        click.echo(json.dumps(receipt.as_dict(), ensure_ascii=False, indent=2))
+        emit(receipt.as_dict(), as_json=True)
     else:
         out.print(f"erased {len(receipt.facts)} fact(s) ({sum(c for *_, c in receipt.facts)} collateral), "
                   f"{len(receipt.records)} raw record(s), {len(receipt.summaries)} summary(ies), "
@@ -709,7 +610,7 @@ def erase_cmd(run: str, episode: str, system: str, slot: str | None, value: str 
 @cli.command("export")
 @click.argument("run")
 @click.option("--to", "target", required=True, type=click.Path(file_okay=False), help="Export directory.")
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@runs_dir_option
 @click.option("--overwrite", is_flag=True, help="Replace this run's data if the directory already holds it.")
 @fails_cleanly
 def export_cmd(run: str, target: str, runs_dir: str, overwrite: bool) -> None:
@@ -756,12 +657,11 @@ def import_cmd(source: str, target: str, run_id: str | None) -> None:
 @cli.command("sql")
 @click.argument("run")
 @click.argument("query")
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Rows as a JSON list of objects.")
-@click.option("--keys", type=click.Path(dir_okay=False, exists=True), default=None,
-              help="Key store for a Parquet export of a run with personal data.")
+@runs_dir_option
+@json_option("Rows as a JSON list of objects.")
+@keys_option
 @fails_cleanly
-def sql_cmd(run: str, keys: str | None, query: str, runs_dir: str, as_json: bool) -> None:
+def sql_cmd(run: str, keys: Path | None, query: str, runs_dir: str, as_json: bool) -> None:
     """Run a SQL query (DuckDB dialect) against a run's ledger and projections, read-only.
 
     Tables: events, summary_versions, fact_versions, index_versions, raw_records, window_versions,
@@ -784,7 +684,7 @@ def sql_cmd(run: str, keys: str | None, query: str, runs_dir: str, as_json: bool
     path = resolve_run(run, Path(runs_dir))
     with contextlib.ExitStack() as stack:
         try:
-            ledger, _ = stack.enter_context(open_run(path, keys=Path(keys) if keys else None))
+            ledger, _ = stack.enter_context(open_run(path, keys=keys))
         except LedgerLocked:
             # Its writer holds the ledger or its key store: query a private copy of the ledger as of now
             # (the key store is never copied, so sealed values read as [sealed] until the writer is done).
@@ -800,21 +700,16 @@ def sql_cmd(run: str, keys: str | None, query: str, runs_dir: str, as_json: bool
         except duckdb.Error as exc:
             raise SqlError(f"query failed: {str(exc).splitlines()[0]}") from exc
     if as_json:
-        click.echo(json.dumps([dict(zip(names, r)) for r in rows], ensure_ascii=False, default=str, indent=2))
+        emit([dict(zip(names, r)) for r in rows], as_json=True)
         return
-    table = Table()
-    for n in names:
-        table.add_column(n)
-    for r in rows:
-        table.add_row(*("NULL" if v is None else str(v) for v in r))
-    out.print(table)
+    out.print(rows_table(rows, columns=names))
     out.print(f"{len(rows)} row(s)")
 
 
 @cli.command("verify")
 @click.argument("run")
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
-@click.option("--json", "as_json", is_flag=True)
+@runs_dir_option
+@json_option()
 @click.option("--checkpoint", is_flag=False, flag_value="", default=None, metavar="[FILE]",
               help="Also check the signed checkpoints (default file: beside the ledger): a rewrite with recomputed "
                    "hashes, or removed events.")
@@ -848,24 +743,20 @@ def verify_cmd(run: str, runs_dir: str, as_json: bool, checkpoint: str | None = 
         report = ledger.verify()
     anchors = None if checkpoint is None else cli_checkpoint.check(path, checkpoint, public_key, checkpoint_key)
     if as_json:
-        click.echo(json.dumps(vars_of(report) | ({"checkpoint": anchors.as_dict()} if anchors else {})))
+        emit(vars_of(report) | ({"checkpoint": anchors.as_dict()} if anchors else {}), as_json=True, indent=None,
+             ascii_only=True)
     elif report.ok:
         out.print(f"ok: {report.events} events, hash chain and stream versions verify ({path})")
     else:
         err.print(f"BROKEN at seq {report.first_broken_seq}: {report.reason} ({path})", markup=False)
     if anchors is not None and not as_json:
-        cli_checkpoint.show(anchors, out)
+        cli_checkpoint.show(anchors)
     if not report.ok or (anchors is not None and not anchors.ok):
         sys.exit(1)
 
 
-cli_temporal.register(cli, out, fails_cleanly)
-cli_serve.register(cli, out, fails_cleanly)
-cli_sweep.register(cli, out, fails_cleanly)
-cli_judge.register(cli, out, fails_cleanly)
-cli_checkpoint.register(cli, out, fails_cleanly)
-cli_repair.register(cli, out, fails_cleanly)
-cli_cluster.register(cli, out, fails_cleanly, metrics_table)
+# The cli_* modules declare their commands on the group when imported (above); named here so that import stays.
+SUBCOMMAND_MODULES = (cli_checkpoint, cli_cluster, cli_judge, cli_repair, cli_serve, cli_sweep, cli_temporal)
 
 
 def main() -> None:

@@ -10,14 +10,15 @@ checkpoint line, which whoever rewrote the ledger could have written too.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from rich.console import Console
 
+from evaluation.cli_common import cli, err, fails_cleanly, out
+from evaluation.cli_options import json_option, runs_dir_option
+from evaluation.cli_output import emit
 from evaluation.runner import resolve_run
 from ledger.checkpoint import (
     CheckpointReport,
@@ -34,8 +35,6 @@ from ledger.checkpoint import (
 from ledger.errors import CheckpointError
 from ledger.parquet import ParquetLedger
 from ledger.store import Ledger
-
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 key_option = click.option(
     "--checkpoint-key", type=click.Path(dir_okay=False), default=None, metavar="PATH",
@@ -77,7 +76,7 @@ def check(ledger_path: Path, source: str, public_key: str | None, checkpoint_key
         return verify_checkpoints(ledger, checkpoints, trusted, str(where))
 
 
-def show(report: CheckpointReport, out: Console) -> None:
+def show(report: CheckpointReport) -> None:
     """A line for a good report; one line per problem on stderr for a bad one."""
     if report.ok:
         after = report.last_seq - (report.newest_seq or 0)
@@ -104,39 +103,36 @@ def audit_status(ledger_path: Path) -> tuple[str, bool, dict[str, Any]]:
     return f"FAILED: {report.problems[0]}", True, detail
 
 
-def register(cli: click.Group, out: Console, guard: Callable[[Any], Any]) -> None:
-    """Add `checkpoint` to the root group."""
+@cli.command("checkpoint")
+@click.argument("run")
+@runs_dir_option
+@key_option
+@click.option("--checkpoint-out", "copies", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
+              help="Also append the checkpoint here, e.g. on another machine (repeatable).")
+@json_option()
+@fails_cleanly
+def checkpoint_cmd(run: str, runs_dir: str, checkpoint_key: str | None, copies: tuple[str, ...],
+                   as_json: bool) -> None:
+    """Sign the ledger's head (seq, hash, event count, time) with a key kept outside the run.
 
-    @cli.command("checkpoint")
-    @click.argument("run")
-    @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
-    @key_option
-    @click.option("--checkpoint-out", "copies", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
-                  help="Also append the checkpoint here, e.g. on another machine (repeatable).")
-    @click.option("--json", "as_json", is_flag=True)
-    @guard
-    def checkpoint_cmd(run: str, runs_dir: str, checkpoint_key: str | None, copies: tuple[str, ...],
-                       as_json: bool) -> None:
-        """Sign the ledger's head (seq, hash, event count, time) with a key kept outside the run.
+    The ledger is verified first; the signed line is appended to
+    <ledger>.checkpoints.jsonl beside it and to every --checkpoint-out.
+    `ledgermem verify RUN --checkpoint` then detects a rewrite that
+    recomputed the hashes, and removed events.
 
-        The ledger is verified first; the signed line is appended to
-        <ledger>.checkpoints.jsonl beside it and to every --checkpoint-out.
-        `ledgermem verify RUN --checkpoint` then detects a rewrite that
-        recomputed the hashes, and removed events.
-
-        \b
-        Example:
-          ledgermem checkpoint demo --checkpoint-out /mnt/audit/demo.checkpoints.jsonl
-        """
-        path = resolve_run(run, Path(runs_dir))
-        if path.is_dir():
-            raise CheckpointError(f"{path}: a Parquet export is a copy; sign the ledger it was exported from")
-        key = load_signing_key(Path(checkpoint_key) if checkpoint_key else default_key_path())
-        with Ledger(path, read_only=True) as ledger:
-            checkpoint, files = write_checkpoint(ledger, key, copies=copies)
-        if as_json:
-            click.echo(json.dumps({"checkpoint": json.loads(checkpoint.to_line()), "key_id": key_id(key.public_key()),
-                                   "files": [str(f) for f in files]}))
-            return
-        out.print(f"signed seq {checkpoint.seq} ({checkpoint.events} events, head {checkpoint.head_hash[:16]}…) "
-                  f"with key {key_id(key.public_key())}: {', '.join(str(f) for f in files)}", markup=False)
+    \b
+    Example:
+      ledgermem checkpoint demo --checkpoint-out /mnt/audit/demo.checkpoints.jsonl
+    """
+    path = resolve_run(run, Path(runs_dir))
+    if path.is_dir():
+        raise CheckpointError(f"{path}: a Parquet export is a copy; sign the ledger it was exported from")
+    key = load_signing_key(Path(checkpoint_key) if checkpoint_key else default_key_path())
+    with Ledger(path, read_only=True) as ledger:
+        checkpoint, files = write_checkpoint(ledger, key, copies=copies)
+    if as_json:
+        emit({"checkpoint": json.loads(checkpoint.to_line()), "key_id": key_id(key.public_key()),
+              "files": [str(f) for f in files]}, as_json=True, indent=None, ascii_only=True)
+        return
+    out.print(f"signed seq {checkpoint.seq} ({checkpoint.events} events, head {checkpoint.head_hash[:16]}…) "
+              f"with key {key_id(key.public_key())}: {', '.join(str(f) for f in files)}", markup=False)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 
+from evaluation.cli_common import cli, err, fails_cleanly, out
+from evaluation.cli_options import json_option, runs_dir_option
+from evaluation.cli_output import emit, metrics_table
 from evaluation.datasets import Dataset
 from evaluation.merge import MergeResult, check_run_id, merge_shards, shard_ledger_of, shard_ledgers
 from evaluation.runner import RunOptions, ledger_path
@@ -23,8 +23,7 @@ shards_option = click.option("--shards", type=click.IntRange(min=1), default=Non
                               help="With --cluster: number of shards (default: the cluster's workers).")
 
 
-def run_on_cluster(ds: Dataset, opts: RunOptions, address: str, shards: int | None, *, as_json: bool, out: Any,
-                   err: Any, table: Callable[[dict[str, dict[str, Any]], str], Any]) -> None:
+def run_on_cluster(ds: Dataset, opts: RunOptions, address: str, shards: int | None, *, as_json: bool) -> None:
     """`run --cluster`: run the shards, merge them, print what `run` prints; exit 1 while a shard is incomplete."""
     from evaluation.cluster import connect, run_cluster
 
@@ -35,12 +34,11 @@ def run_on_cluster(ds: Dataset, opts: RunOptions, address: str, shards: int | No
                                                           f"{s.ledger_path}", markup=False))
     merged = result.merged
     if as_json:
-        click.echo(json.dumps({"run_id": opts.run_id, "ledger": str(merged.ledger_path) if merged else None,
-                               "shards": [str(s.ledger_path) for s in result.shards],
-                               "metrics": merged.metrics if merged else None,
-                               "incomplete": list(result.incomplete)}, indent=2))
+        emit({"run_id": opts.run_id, "ledger": str(merged.ledger_path) if merged else None,
+              "shards": [str(s.ledger_path) for s in result.shards], "metrics": merged.metrics if merged else None,
+              "incomplete": list(result.incomplete)}, as_json=True, ascii_only=True)
     elif merged is not None:
-        _show(merged, out, table)
+        _show(merged)
     if merged is None:
         err.print(f"error: {len(result.incomplete)} episode(s) stopped at a failed LLM call "
                   f"({', '.join(result.incomplete[:5])}); nothing merged. Run the same command again to redo them",
@@ -48,45 +46,41 @@ def run_on_cluster(ds: Dataset, opts: RunOptions, address: str, shards: int | No
         sys.exit(1)
 
 
-def _show(merged: MergeResult, out: Any, table: Callable[[dict[str, dict[str, Any]], str], Any]) -> None:
-    out.print(table(merged.metrics, f"run {merged.run_id} ({merged.shards} shards merged)"))
+def _show(merged: MergeResult) -> None:
+    out.print(metrics_table(merged.metrics, f"run {merged.run_id} ({merged.shards} shards merged)"))
     out.print(f"ledger: {merged.ledger_path} ({merged.events} events, {merged.streams} streams; "
               f"shards under {merged.ledger_path.parent / 'shards'})")
     out.print(f"checkpoint: {merged.checkpoint}", markup=False)
 
 
-def register(cli: click.Group, out: Any, guard: Callable[[Any], Any],
-             table: Callable[[dict[str, dict[str, Any]], str], Any]) -> None:
-    """Add `merge` to the root group."""
+@cli.command("merge")
+@click.argument("run")
+@click.argument("shards", nargs=-1, type=click.Path(exists=True))
+@runs_dir_option
+@click.option("--force", is_flag=True, help="Replace the run's ledger if one is already there.")
+@json_option()
+@fails_cleanly
+def merge_cmd(run: str, shards: tuple[str, ...], runs_dir: str, force: bool, as_json: bool) -> None:
+    """Merge the shard ledgers of RUN (a `run --cluster`) into the run's one ledger.
 
-    @cli.command("merge")
-    @click.argument("run")
-    @click.argument("shards", nargs=-1, type=click.Path(exists=True))
-    @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
-    @click.option("--force", is_flag=True, help="Replace the run's ledger if one is already there.")
-    @click.option("--json", "as_json", is_flag=True)
-    @guard
-    def merge_cmd(run: str, shards: tuple[str, ...], runs_dir: str, force: bool, as_json: bool) -> None:
-        """Merge the shard ledgers of RUN (a `run --cluster`) into the run's one ledger.
+    Every shard must verify, have finished, and hold the same run
+    configuration; an episode stream held by two shards is refused.
+    Streams are copied unchanged, the seq and hash chain are written
+    anew, run_finished is recomputed, projections and derived files are
+    rebuilt. SHARDS default to <runs-dir>/RUN/shards/<k>; a shard may
+    also be given as its ledger file or folder.
 
-        Every shard must verify, have finished, and hold the same run
-        configuration; an episode stream held by two shards is refused.
-        Streams are copied unchanged, the seq and hash chain are written
-        anew, run_finished is recomputed, projections and derived files are
-        rebuilt. SHARDS default to <runs-dir>/RUN/shards/<k>; a shard may
-        also be given as its ledger file or folder.
-
-        \b
-        Example:
-          ledgermem merge demo
-          ledgermem merge demo /mnt/shared/demo-a/shards/0 /mnt/shared/demo-b/shards/1 --force
-        """
-        check_run_id(run)
-        paths = [shard_ledger_of(Path(s), run) for s in shards] if shards else shard_ledgers(Path(runs_dir), run)
-        merged = merge_shards(paths, ledger_path(Path(runs_dir), run), overwrite=force)
-        if as_json:
-            click.echo(json.dumps({"run_id": merged.run_id, "ledger": str(merged.ledger_path),
-                                   "shards": [str(p) for p in paths], "events": merged.events,
-                                   "streams": merged.streams, "metrics": merged.metrics}, indent=2))
-            return
-        _show(merged, out, table)
+    \b
+    Example:
+      ledgermem merge demo
+      ledgermem merge demo /mnt/shared/demo-a/shards/0 /mnt/shared/demo-b/shards/1 --force
+    """
+    check_run_id(run)
+    paths = [shard_ledger_of(Path(s), run) for s in shards] if shards else shard_ledgers(Path(runs_dir), run)
+    merged = merge_shards(paths, ledger_path(Path(runs_dir), run), overwrite=force)
+    if as_json:
+        emit({"run_id": merged.run_id, "ledger": str(merged.ledger_path), "shards": [str(p) for p in paths],
+              "events": merged.events, "streams": merged.streams, "metrics": merged.metrics},
+             as_json=True, ascii_only=True)
+        return
+    _show(merged)

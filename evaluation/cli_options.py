@@ -1,4 +1,8 @@
-"""Command-line options shared by `run` and `sweep`: gate level, context budget, source policies.
+"""Command-line options shared by the commands: every option two commands take is declared here once.
+
+`--runs-dir`, `--json` and `--keys` mean the same in every command that
+takes them; `run` and `sweep` share the gate level, context budget and
+source policies.
 
 `--source-policy SOURCE=SETTING` is repeatable; the settings of one source
 add up:
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -23,8 +28,8 @@ import click
 from evaluation.errors import SourcePolicyError
 from projections.config import GATE_LEVELS, MemoryConfig
 
-__all__ = ["SourcePolicyError", "context_options", "gate_level_option", "memory_options", "parse_source_policies",
-           "run_id_option"]
+__all__ = ["SourcePolicyError", "context_options", "gate_level_option", "json_option", "keys_option",
+           "kept_runs_dir_option", "memory_options", "parse_source_policies", "run_id_option", "runs_dir_option"]
 
 _SOURCE = re.compile(r"[A-Za-z0-9_.:-]+")
 _BOOLS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
@@ -86,6 +91,28 @@ def run_id_option(ctx: click.Context, param: click.Parameter, value: str | None)
         return None if value is None else validate_run_id(value)
     except InvalidRunId as exc:
         raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+
+# -- where runs are, how results are printed -------------------------------------------
+
+
+def _runs_dir(default: str | None, help: str | None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option("--runs-dir", default=default, show_default=default is not None,
+                        type=click.Path(file_okay=False), help=help)
+
+
+#: `--runs-dir`: the folder a RUN id is looked up in (and a new run is written to).
+runs_dir_option = _runs_dir("runs", None)
+#: `--runs-dir` of `sweep`, which makes its runs in a temporary folder unless told to keep them.
+kept_runs_dir_option = _runs_dir(None, "Keep the sweep's runs here (default: a temporary folder, removed afterwards).")
+#: `--keys`: the key store of a Parquet export of a run with personal data.
+keys_option = click.option("--keys", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+                           help="Key store for a Parquet export of a run with personal data.")
+
+
+def json_option(help: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`--json` (the `as_json` parameter): the command's result as JSON on stdout instead of tables."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
 
 
 def gate_level_option(fn: Callable[..., Any]) -> Callable[..., Any]:

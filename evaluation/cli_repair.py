@@ -8,13 +8,13 @@ partial ledger it was writing) is removed, once no import holds the marker.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import click
 
+from evaluation.cli_common import cli, fails_cleanly, out
+from evaluation.cli_options import runs_dir_option
 from evaluation.errors import InvalidRunId, NothingToRepair, RunNotFound
 from evaluation.names import RUN_ID
 from evaluation.runner import LEDGER_FILE, ledger_path, resolve_run
@@ -86,37 +86,34 @@ def _remove_rebuild_leftovers(target: Path) -> list[Path]:
     return found
 
 
-def register(cli: click.Group, out: Any, guard: Callable[[Any], Any]) -> None:
-    """Add `repair` to the root group."""
+@cli.command("repair")
+@click.argument("run")
+@runs_dir_option
+@click.option("--force", is_flag=True, help="Rebuild the projections even when they are a whole fold.")
+@fails_cleanly
+def repair_cmd(run: str, runs_dir: str, force: bool) -> None:
+    """Rebuild a run's projections from its ledger if they are partial, and remove what an interrupted
+    import left beside it.
 
-    @cli.command("repair")
-    @click.argument("run")
-    @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
-    @click.option("--force", is_flag=True, help="Rebuild the projections even when they are a whole fold.")
-    @guard
-    def repair_cmd(run: str, runs_dir: str, force: bool) -> None:
-        """Rebuild a run's projections from its ledger if they are partial, and remove what an interrupted
-        import left beside it.
+    Partial projections (an import, fill or run killed half-way, or a file
+    older than an erasure) are never served: `sql`, `replay`, `audit` and
+    the time-travel commands refuse them and name this command. Re-running
+    an interrupted `ledgermem import` finishes it too.
 
-        Partial projections (an import, fill or run killed half-way, or a file
-        older than an erasure) are never served: `sql`, `replay`, `audit` and
-        the time-travel commands refuse them and name this command. Re-running
-        an interrupted `ledgermem import` finishes it too.
-
-        \b
-        Example:
-          ledgermem repair demo
-        """
-        done = repair(locate(run, Path(runs_dir)), force=force)
-        for path in done.removed:
-            out.print(f"removed {path}, left by an interrupted import or rebuild", markup=False, soft_wrap=True)
-        if done.problem is None:
-            out.print(f"no ledger at {done.ledger}: the import died before writing it; run the import again",
-                      markup=False, soft_wrap=True)
-        elif done.rebuilt:
-            why = f" ({done.problem})" if done.problem else ""
-            out.print(f"rebuilt the projections of {done.ledger} from its {done.events} events{why}",
-                      markup=False, soft_wrap=True)
-        else:
-            out.print(f"ok: the projections of {done.ledger} are a whole fold of its {done.events} events",
-                      markup=False, soft_wrap=True)
+    \b
+    Example:
+      ledgermem repair demo
+    """
+    done = repair(locate(run, Path(runs_dir)), force=force)
+    for path in done.removed:
+        out.print(f"removed {path}, left by an interrupted import or rebuild", markup=False, soft_wrap=True)
+    if done.problem is None:
+        out.print(f"no ledger at {done.ledger}: the import died before writing it; run the import again",
+                  markup=False, soft_wrap=True)
+    elif done.rebuilt:
+        why = f" ({done.problem})" if done.problem else ""
+        out.print(f"rebuilt the projections of {done.ledger} from its {done.events} events{why}",
+                  markup=False, soft_wrap=True)
+    else:
+        out.print(f"ok: the projections of {done.ledger} are a whole fold of its {done.events} events",
+                  markup=False, soft_wrap=True)
