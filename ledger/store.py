@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import duckdb
 import pyarrow as pa
@@ -53,6 +53,9 @@ class StreamKey:
     run_id: str
     system: str = ""
     episode_id: str = ""
+
+    #: The columns that hold a stream's identity, in this order, wherever a table has one per row.
+    COLUMNS: ClassVar[tuple[str, str, str]] = ("run_id", "system", "episode_id")
 
     def __str__(self) -> str:
         return "/".join(p for p in (self.run_id, self.system, self.episode_id) if p)

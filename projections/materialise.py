@@ -28,7 +28,7 @@ import pyarrow as pa
 from ledger.errors import LedgerCorrupt, LedgerLocked
 from ledger.store import Ledger, RecordedEvent, StreamKey
 from projections.errors import ProjectionsBehind
-from projections.scd2 import TABLES, Delta, Projector, TableSpec, arrow_schema
+from projections.scd2 import TABLES, Delta, Projector, TableSpec, arrow_schema, order_keys
 
 _DUCK = {
     pa.string(): "VARCHAR",
@@ -40,6 +40,7 @@ _DUCK = {
 History = dict[str, list[dict[str, Any]]]
 _ERASURE = "rebuilt_after_seq"  # projection_meta: the last `key_shredded` seq this file was rebuilt after
 _FILLING = "filling_to_seq"  # projection_meta: set while `_fill` runs; a file that still has it is partial
+_THE_STREAM = " AND ".join(f"{column} = ?" for column in StreamKey.COLUMNS)  # rows of one stream
 
 
 def table_ddl(spec: TableSpec) -> str:
@@ -51,10 +52,6 @@ def projection_path(ledger_path: str | os.PathLike[str]) -> str:
     """Where the projections of a ledger file live: `<stem>.projections.duckdb` beside it."""
     p = Path(ledger_path)
     return str(p.with_name(p.stem + ".projections.duckdb")) if str(ledger_path) != ":memory:" else ":memory:"
-
-
-def _order_keys(spec: TableSpec) -> list[str]:
-    return ["run_id", "system", "episode_id", *(n for n, _ in spec.key), "valid_from_seq"]
 
 
 class ProjectionStore:
@@ -143,13 +140,13 @@ class ProjectionStore:
         ahead = [k for k in off if marks.get(k, 0) > ends.get(k, 0)]
         if ahead:
             first = ahead[0]
-            return (f"{len(ahead)} stream(s) folded past the ledger's last event (first: {'/'.join(first)} folded "
+            return (f"{len(ahead)} stream(s) folded past the ledger's last event (first: {'/'.join(first.as_tuple())} folded "
                     f"to seq {marks[first]}, the ledger ends it at seq {ends.get(first, 0)}): the ledger lost "
                     "events or was replaced since (`ledgermem verify --checkpoint`)")
         if off:
             first = off[0]
             return (f"{len(off)} of {len(ends)} stream(s) not folded to their last event (first: "
-                    f"{'/'.join(first)} folded to seq {marks.get(first, 0)}, its last event is seq "
+                    f"{'/'.join(first.as_tuple())} folded to seq {marks.get(first, 0)}, its last event is seq "
                     f"{ends.get(first, 0)})")
         erased = last_erasure_seq(ledger)
         if erased > int(meta.get(_ERASURE) or 0):
@@ -177,16 +174,15 @@ class ProjectionStore:
         if not only_lagging:
             self.rebuild_from(ledger)
             return why
-        for key in lagging:
-            stream = StreamKey(*key)
-            projector = Projector(key, keep_history=True)
+        for stream in lagging:
+            projector = Projector(stream.as_tuple(), keep_history=True)
             projector.apply_all(ledger.read(stream=stream))
             assert projector.history is not None
             self.replace_stream(stream, projector.history, projector.last_seq)
         return why
 
-    def _marks(self) -> dict[tuple[str, str, str], int]:
-        return {(r, s, e): int(n) for r, s, e, n in self.conn.execute(
+    def _marks(self) -> dict[StreamKey, int]:
+        return {StreamKey(r, s, e): int(n) for r, s, e, n in self.conn.execute(
             "SELECT run_id, system, episode_id, last_seq FROM projection_state").fetchall()}
 
     def require_current(self, ledger: Ledger) -> None:
@@ -200,7 +196,7 @@ class ProjectionStore:
 
     def last_seq(self, stream: StreamKey) -> int:
         row = self.conn.execute(
-            "SELECT last_seq FROM projection_state WHERE run_id = ? AND system = ? AND episode_id = ?",
+            f"SELECT last_seq FROM projection_state WHERE {_THE_STREAM}",
             list(stream.as_tuple()),
         ).fetchone()
         return int(row[0]) if row else 0
@@ -213,7 +209,7 @@ class ProjectionStore:
 
     def _set_last_seq(self, stream: StreamKey, last_seq: int) -> None:
         key = list(stream.as_tuple())
-        self.conn.execute("DELETE FROM projection_state WHERE run_id = ? AND system = ? AND episode_id = ?", key)
+        self.conn.execute(f"DELETE FROM projection_state WHERE {_THE_STREAM}", key)
         self.conn.execute("INSERT INTO projection_state VALUES (?, ?, ?, ?)", [*key, last_seq])
 
     def write(self, stream: StreamKey, delta: Delta, last_seq: int) -> None:
@@ -240,7 +236,7 @@ class ProjectionStore:
         try:
             for spec in TABLES:
                 self.conn.execute(
-                    f"DELETE FROM {spec.name} WHERE run_id = ? AND system = ? AND episode_id = ?",
+                    f"DELETE FROM {spec.name} WHERE {_THE_STREAM}",
                     list(stream.as_tuple()),
                 )
                 self._insert(spec, history.get(spec.name, []))
@@ -270,7 +266,7 @@ class ProjectionStore:
         for spec in TABLES:
             where, params = ("WHERE run_id = ?", [run_id]) if run_id else ("", [])
             result = self.conn.execute(
-                f"SELECT * FROM {spec.name} {where} ORDER BY {', '.join(_order_keys(spec))}", params
+                f"SELECT * FROM {spec.name} {where} ORDER BY {', '.join(order_keys(spec))}", params
             )
             names = [d[0] for d in result.description or ()]
             out[spec.name] = [dict(zip(names, row)) for row in result.fetchall()]
@@ -307,16 +303,16 @@ def rebuild(ledger: Ledger, run_id: str | None = None) -> History:
         assert projector.history is not None
         for name, rows in projector.history.items():
             out[name].extend(rows)
-    return {spec.name: _sorted(out[spec.name], _order_keys(spec)) for spec in TABLES}
+    return {spec.name: _sorted(out[spec.name], order_keys(spec)) for spec in TABLES}
 
 
 def _sorted(rows: list[dict[str, Any]], keys: list[str]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: tuple(r[c] for c in keys))
 
 
-def _stream_ends(ledger: Ledger) -> dict[tuple[str, str, str], int]:
+def _stream_ends(ledger: Ledger) -> dict[StreamKey, int]:
     """The seq of each episode stream's last event."""
-    return {(r, s, e): int(n) for r, s, e, n in ledger.conn.execute(
+    return {StreamKey(r, s, e): int(n) for r, s, e, n in ledger.conn.execute(
         "SELECT s.run_id, s.system, s.episode_id, max(e.seq) FROM events e JOIN streams s USING (stream_no) "
         "WHERE s.episode_id <> '' GROUP BY ALL").fetchall()}
 

@@ -1,5 +1,6 @@
 -- The current-values registry for the set-based rebuild (projections/sql_rebuild.py).
--- Each block starts with `-- name: <name>`. Values are parameters ($erased, $table).
+-- Each block starts with `-- name: <name>`. Values are parameters ($erased, $table); `{{ versions(..) }}`
+-- and `{{ rows(..) }}` are the SCD-2 macros that sql_rebuild.py renders from the table's spec.
 
 -- name: fact_intervals
 -- Each fact observation (a summary's fact at one position) as maximal stretches of seq over which
@@ -7,7 +8,7 @@
 -- creation order, then the fact's place in the summary.
 CREATE OR REPLACE TEMP TABLE _rb_fact_iv AS
 WITH segments AS (
-    SELECT sk, epoch, sid, ord_seq, seq, turn, next_seq, next_turn,
+    SELECT sk, epoch, summary_id AS sid, ord_seq, seq, turn, next_seq, next_turn,
            generate_subscripts(a.facts, 1) AS pos,
            unnest(a.facts) AS fact
     FROM _rb_summary
@@ -67,30 +68,7 @@ states AS (
            END AS a
     FROM registry
 ),
-changes AS (
-    SELECT *, a IS DISTINCT FROM lag(a) OVER k AS changed
-    FROM states
-    WINDOW k AS (PARTITION BY sk, epoch, slot ORDER BY seq)
-),
 versions AS (
-    SELECT *, lead(seq) OVER k AS next_seq, lead(turn) OVER k AS next_turn
-    FROM changes
-    WHERE changed
-    WINDOW k AS (PARTITION BY sk, epoch, slot ORDER BY seq)
+    {{ versions(fact_versions, states) }}
 )
-SELECT st.run_id, st.system, st.episode_id,
-       v.slot,
-       v.a.value AS value,
-       v.a.summary_id AS summary_id,
-       v.a.erased AS erased,
-       left(sha256(concat_ws(chr(31), st.run_id, st.system, st.episode_id, $table, v.slot,
-                             CAST(v.seq AS VARCHAR))), 20) AS version_id,
-       v.seq AS valid_from_seq,
-       CASE WHEN v.next_seq IS NULL THEN ep.end_seq ELSE v.next_seq END AS valid_to_seq,
-       v.turn AS valid_from_turn,
-       CASE WHEN v.next_seq IS NULL THEN ep.end_turn ELSE v.next_turn END AS valid_to_turn
-FROM versions v
-JOIN _rb_streams st USING (sk)
-JOIN _rb_epochs ep USING (sk, epoch)
-WHERE v.a IS NOT NULL
-ORDER BY st.run_id, st.system, st.episode_id, v.slot, valid_from_seq;
+{{ rows(fact_versions, versions) }};

@@ -1,5 +1,6 @@
 -- Index titles for the set-based rebuild (projections/sql_rebuild.py). Each block starts with `-- name: <name>`.
--- Values are parameters ($erased, $table).
+-- Values are parameters ($erased, $table); `{{ versions(..) }}` and `{{ rows(..) }}` are the SCD-2 macros
+-- that sql_rebuild.py renders from the table's spec.
 
 -- name: index_versions
 -- A title is written by index_created (its members are summaries) or index_folded (its members are
@@ -54,7 +55,7 @@ contributions AS (
            greatest(l.lo, s.seq) AS from_seq, least(l.hi, s.next_seq) AS to_seq
     FROM leaves l
     JOIN _rb_summary s
-      ON s.sk = l.sk AND s.epoch = l.epoch AND s.sid = l.sid AND s.a.status = 'indexed'
+      ON s.sk = l.sk AND s.epoch = l.epoch AND s.summary_id = l.sid AND s.a.status = 'indexed'
      AND s.seq < coalesce(l.hi, 9223372036854775807)
      AND (s.next_seq IS NULL OR s.next_seq > l.lo)
 ),
@@ -100,32 +101,7 @@ running AS (
     WINDOW g AS (PARTITION BY m.sk, m.epoch, m.index_id ORDER BY m.seq ROWS UNBOUNDED PRECEDING),
            v AS (PARTITION BY m.sk, m.epoch, m.index_id, m.written_seq ORDER BY m.seq ROWS UNBOUNDED PRECEDING)
 ),
-changes AS (
-    SELECT *, a IS DISTINCT FROM lag(a) OVER k AS changed
-    FROM running
-    WINDOW k AS (PARTITION BY sk, epoch, index_id ORDER BY seq)
-),
 versions AS (
-    SELECT *, lead(seq) OVER k AS next_seq, lead(turn) OVER k AS next_turn
-    FROM changes
-    WHERE changed
-    WINDOW k AS (PARTITION BY sk, epoch, index_id ORDER BY seq)
+    {{ versions(index_versions, running) }}
 )
-SELECT st.run_id, st.system, st.episode_id,
-       v.index_id,
-       v.a.created_turn AS created_turn,
-       v.a.title AS title,
-       v.a.members AS members,
-       v.a.level AS level,
-       v.a.live_members AS live_members,
-       v.a.folded_into AS folded_into,
-       left(sha256(concat_ws(chr(31), st.run_id, st.system, st.episode_id, $table, v.index_id,
-                             CAST(v.seq AS VARCHAR))), 20) AS version_id,
-       v.seq AS valid_from_seq,
-       CASE WHEN v.next_seq IS NULL THEN ep.end_seq ELSE v.next_seq END AS valid_to_seq,
-       v.turn AS valid_from_turn,
-       CASE WHEN v.next_seq IS NULL THEN ep.end_turn ELSE v.next_turn END AS valid_to_turn
-FROM versions v
-JOIN _rb_streams st USING (sk)
-JOIN _rb_epochs ep USING (sk, epoch)
-ORDER BY st.run_id, st.system, st.episode_id, v.index_id, valid_from_seq;
+{{ rows(index_versions, versions) }};

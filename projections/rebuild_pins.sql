@@ -1,5 +1,6 @@
 -- The pinned block for the set-based rebuild (projections/sql_rebuild.py). Each block starts with
--- `-- name: <name>`. Values are parameters ($erased, $table).
+-- `-- name: <name>`. Values are parameters ($erased, $table); `{{ versions(..) }}` and `{{ rows(..) }}`
+-- are the SCD-2 macros that sql_rebuild.py renders from the table's spec.
 
 -- name: pin_versions
 -- constraint_pinned writes a pin (writing an id again replaces it, count and all); each
@@ -52,34 +53,7 @@ states AS (
            ) AS a
     FROM running
 ),
-changes AS (
-    SELECT *, a IS DISTINCT FROM lag(a) OVER k AS changed
-    FROM states
-    WINDOW k AS (PARTITION BY sk, epoch, pin_id ORDER BY seq)
-),
 versions AS (
-    SELECT *, lead(seq) OVER k AS next_seq, lead(turn) OVER k AS next_turn
-    FROM changes
-    WHERE changed
-    WINDOW k AS (PARTITION BY sk, epoch, pin_id ORDER BY seq)
+    {{ versions(pin_versions, states) }}
 )
-SELECT st.run_id, st.system, st.episode_id,
-       v.pin_id,
-       v.a.kind AS kind,
-       v.a.created_turn AS created_turn,
-       v.a.text AS text,
-       v.a.origin AS origin,
-       v.a.record_id AS record_id,
-       v.a.summary_id AS summary_id,
-       v.a.reinjected AS reinjected,
-       v.a.shown AS shown,
-       left(sha256(concat_ws(chr(31), st.run_id, st.system, st.episode_id, $table, v.pin_id,
-                             CAST(v.seq AS VARCHAR))), 20) AS version_id,
-       v.seq AS valid_from_seq,
-       CASE WHEN v.next_seq IS NULL THEN ep.end_seq ELSE v.next_seq END AS valid_to_seq,
-       v.turn AS valid_from_turn,
-       CASE WHEN v.next_seq IS NULL THEN ep.end_turn ELSE v.next_turn END AS valid_to_turn
-FROM versions v
-JOIN _rb_streams st USING (sk)
-JOIN _rb_epochs ep USING (sk, epoch)
-ORDER BY st.run_id, st.system, st.episode_id, v.pin_id, valid_from_seq;
+{{ rows(pin_versions, versions) }};

@@ -1,5 +1,6 @@
 -- Raw records and the sliding window for the set-based rebuild (projections/sql_rebuild.py).
--- Each block starts with `-- name: <name>`. Values are parameters ($erased, $table).
+-- Each block starts with `-- name: <name>`. Values are parameters ($erased, $table); `{{ versions(..) }}`
+-- and `{{ rows(..) }}` are the SCD-2 macros that sql_rebuild.py renders from the table's spec.
 
 -- name: raw_records
 -- After a turn_recorded a record is as written; after a shred that names it, as written with both
@@ -47,29 +48,9 @@ states AS (
     FROM running
 ),
 versions AS (
-    SELECT *, lead(seq) OVER k AS next_seq, lead(turn) OVER k AS next_turn
-    FROM states
-    WHERE a IS DISTINCT FROM was
-    WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq)
+    {{ versions(raw_records, states, previous=was) }}
 )
-SELECT st.run_id, st.system, st.episode_id,
-       v.record_id,
-       v.a.turn AS turn,
-       v.a.occurred_at AS occurred_at,
-       v.a.user_text AS user_text,
-       v.a.agent_text AS agent_text,
-       v.a.source AS source,
-       v.a.remember AS remember,
-       left(sha256(concat_ws(chr(31), st.run_id, st.system, st.episode_id, $table, v.record_id,
-                             CAST(v.seq AS VARCHAR))), 20) AS version_id,
-       v.seq AS valid_from_seq,
-       CASE WHEN v.next_seq IS NULL THEN ep.end_seq ELSE v.next_seq END AS valid_to_seq,
-       v.turn AS valid_from_turn,
-       CASE WHEN v.next_seq IS NULL THEN ep.end_turn ELSE v.next_turn END AS valid_to_turn
-FROM versions v
-JOIN _rb_streams st USING (sk)
-JOIN _rb_epochs ep USING (sk, epoch)
-ORDER BY st.run_id, st.system, st.episode_id, v.record_id, valid_from_seq;
+{{ rows(raw_records, versions) }};
 
 -- name: window_versions
 -- A remembered turn_recorded puts its record in the window, a window_evicted takes it out; a turn
@@ -85,32 +66,11 @@ WITH touches AS (
 states AS (
     SELECT sk, epoch, record_id, seq, turn,
            CASE WHEN coalesce(last_value(enters IGNORE NULLS) OVER k, false)
-                THEN last_value(record_turn IGNORE NULLS) OVER k END AS in_window_turn
+                THEN struct_pack(turn := last_value(record_turn IGNORE NULLS) OVER k) END AS a
     FROM touches
     WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq ROWS UNBOUNDED PRECEDING)
 ),
-changes AS (
-    SELECT *, in_window_turn IS DISTINCT FROM lag(in_window_turn) OVER k AS changed
-    FROM states
-    WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq)
-),
 versions AS (
-    SELECT *, lead(seq) OVER k AS next_seq, lead(turn) OVER k AS next_turn
-    FROM changes
-    WHERE changed
-    WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq)
+    {{ versions(window_versions, states) }}
 )
-SELECT st.run_id, st.system, st.episode_id,
-       v.record_id,
-       v.in_window_turn AS turn,
-       left(sha256(concat_ws(chr(31), st.run_id, st.system, st.episode_id, $table, v.record_id,
-                             CAST(v.seq AS VARCHAR))), 20) AS version_id,
-       v.seq AS valid_from_seq,
-       CASE WHEN v.next_seq IS NULL THEN ep.end_seq ELSE v.next_seq END AS valid_to_seq,
-       v.turn AS valid_from_turn,
-       CASE WHEN v.next_seq IS NULL THEN ep.end_turn ELSE v.next_turn END AS valid_to_turn
-FROM versions v
-JOIN _rb_streams st USING (sk)
-JOIN _rb_epochs ep USING (sk, epoch)
-WHERE v.in_window_turn IS NOT NULL
-ORDER BY st.run_id, st.system, st.episode_id, v.record_id, valid_from_seq;
+{{ rows(window_versions, versions) }};

@@ -1,5 +1,6 @@
 -- Summaries for the set-based rebuild (projections/sql_rebuild.py). Each block starts with `-- name: <name>`.
--- Values are parameters ($erased, $table).
+-- Values are parameters ($erased, $table); `{{ versions(..) }}` and `{{ rows(..) }}` are the SCD-2 macros
+-- that sql_rebuild.py renders from the table's spec.
 
 -- name: summary_states
 -- One row per change of a summary's attributes, holding the state after that event.
@@ -61,7 +62,7 @@ running AS (
     WINDOW k AS (PARTITION BY sk, epoch, sid ORDER BY seq ROWS UNBOUNDED PRECEDING)
 ),
 states AS (
-    SELECT sk, epoch, sid, seq, turn, ord_seq,
+    SELECT sk, epoch, sid AS summary_id, seq, turn, ord_seq,
            struct_pack(
                created_turn := written.turn,
                text := CASE WHEN shredded THEN $erased ELSE written.text END,
@@ -88,40 +89,8 @@ states AS (
         FROM running
         WHERE written_seq IS NOT NULL
     )
-),
-changes AS (
-    SELECT *, a IS DISTINCT FROM lag(a) OVER k AS changed
-    FROM states
-    WINDOW k AS (PARTITION BY sk, epoch, sid ORDER BY seq)
 )
-SELECT sk, epoch, sid, ord_seq, seq, turn, a,
-       lead(seq) OVER k AS next_seq,
-       lead(turn) OVER k AS next_turn
-FROM changes
-WHERE changed
-WINDOW k AS (PARTITION BY sk, epoch, sid ORDER BY seq);
+{{ versions(summary_versions, states) }};
 
 -- name: summary_versions
-SELECT st.run_id, st.system, st.episode_id,
-       s.sid AS summary_id,
-       s.a.created_turn AS created_turn,
-       s.a.text AS text,
-       s.a.facts AS facts,
-       s.a.overrides AS overrides,
-       s.a.raw_ids AS raw_ids,
-       s.a.status AS status,
-       s.a.archive_reason AS archive_reason,
-       s.a.superseded_by AS superseded_by,
-       s.a.index_id AS index_id,
-       s.a.inferences AS inferences,
-       s.a.merged_from AS merged_from,
-       left(sha256(concat_ws(chr(31), st.run_id, st.system, st.episode_id, $table, s.sid,
-                             CAST(s.seq AS VARCHAR))), 20) AS version_id,
-       s.seq AS valid_from_seq,
-       CASE WHEN s.next_seq IS NULL THEN ep.end_seq ELSE s.next_seq END AS valid_to_seq,
-       s.turn AS valid_from_turn,
-       CASE WHEN s.next_seq IS NULL THEN ep.end_turn ELSE s.next_turn END AS valid_to_turn
-FROM _rb_summary s
-JOIN _rb_streams st USING (sk)
-JOIN _rb_epochs ep USING (sk, epoch)
-ORDER BY st.run_id, st.system, st.episode_id, summary_id, valid_from_seq;
+{{ rows(summary_versions, _rb_summary) }};

@@ -20,7 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ledger.store import RecordedEvent
+from ledger.store import RecordedEvent, StreamKey
 from projections.errors import EvolveError
 from projections.state import EpisodeEvent, EpisodeState, evolve
 
@@ -38,7 +38,7 @@ class TableSpec:
     attrs: tuple[tuple[str, pa.DataType], ...]
 
 
-STREAM_COLS = (("run_id", pa.string()), ("system", pa.string()), ("episode_id", pa.string()))
+STREAM_COLS = tuple((name, pa.string()) for name in StreamKey.COLUMNS)
 SCD_COLS = (
     ("version_id", pa.string()),
     ("valid_from_seq", pa.int64()),
@@ -95,6 +95,11 @@ TABLE_NAMES = tuple(t.name for t in TABLES)
 
 def arrow_schema(spec: TableSpec) -> pa.Schema:
     return pa.schema([*STREAM_COLS, *spec.key, *spec.attrs, *SCD_COLS])
+
+
+def order_keys(spec: TableSpec) -> list[str]:
+    """The order of a table's rows (stream, key, then versions in seq order), in the fold and in SQL."""
+    return [*(n for n, _ in STREAM_COLS), *(n for n, _ in spec.key), "valid_from_seq"]
 
 
 def snapshot(state: EpisodeState) -> dict[str, dict[Key, Attrs]]:
@@ -201,7 +206,7 @@ class Projector:
                     self.history[spec.name].append(row)
 
     def _row(self, spec: TableSpec, key: Key, attrs: Attrs, seq: int, turn: int) -> dict[str, Any]:
-        row: dict[str, Any] = dict(zip(("run_id", "system", "episode_id"), self.stream))
+        row: dict[str, Any] = dict(zip((n for n, _ in STREAM_COLS), self.stream))
         row.update(zip((n for n, _ in spec.key), key))
         for (name, _), value in zip(spec.attrs, attrs):
             row[name] = _cell(name, value)

@@ -23,6 +23,15 @@ connection. The SQL lives in `rebuild_*.sql` beside this module; values
 are parameters, and the only identifier substituted is the source's name,
 quoted.
 
+The SCD-2 versioning is written once, here, from the tables' specs
+(`projections.scd2.TABLES`, the same key columns the fold versions by):
+each file's queries compute a table's state after every event that touches
+a key, and the two macros `{{ versions(table, states) }}` (the events at
+which the state changes, each with the next one: where a version opens and
+closes) and `{{ rows(table, versions) }}` (the table's rows: stream, key,
+attributes, `version_id` and validity interval, in the fold's order) are
+rendered into the text by `scd2_versions` and `scd2_rows`.
+
 The rows of the result never pass through Python on the way: each
 projection's final query streams, as Arrow, into a DuckDB database that
 belongs to the result (`SqlHistory`), and rows become dicts only when a
@@ -50,7 +59,7 @@ from ledger.events import EVENT_TYPES
 from ledger.keys import ERASED, PREFIX
 from ledger.store import Ledger
 from projections.errors import ProjectionError
-from projections.scd2 import TABLES
+from projections.scd2 import STREAM_COLS, TABLES, TableSpec, order_keys
 
 History = dict[str, list[dict[str, Any]]]
 _BATCH_ROWS = 65_536
@@ -213,11 +222,71 @@ _SOURCE_VIEW = "_rb_source"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 
 
+_SPECS = {spec.name: spec for spec in TABLES}
+_MACRO = re.compile(r"\{\{\s*(versions|rows)\((\w+),\s*(\w+)(?:,\s*previous=(\w+))?\)\s*\}\}")
+
+
+def scd2_versions(spec: TableSpec, states: str, previous: str | None = None) -> str:
+    """The rows of `states` at which a key's state changes, each with where the next change is.
+
+    `states` has one row per event that touched a key: `sk` (the stream's
+    number), `epoch`, the spec's key columns, `seq`, `turn` and `a`, the key's
+    attributes after the event as a struct of the spec's attribute columns
+    (NULL: the key is absent). A row opens a version where `a` differs from
+    the state before it, which is the previous row's `a` unless `previous`
+    names a column of `states` that holds it; `next_seq` and `next_turn`
+    are where the following version opens (NULL: none does in the epoch).
+    """
+    window = f"WINDOW k AS (PARTITION BY {', '.join(['sk', 'epoch', *(n for n, _ in spec.key)])} ORDER BY seq)"
+    before = "lag(a) OVER k" if previous is None else previous
+    inner = f"SELECT *, a IS DISTINCT FROM {before} AS _opens FROM {states}" + (f" {window}" if previous is None else "")
+    return (
+        "SELECT * EXCLUDE (_opens), lead(seq) OVER k AS next_seq, lead(turn) OVER k AS next_turn\n"
+        f"FROM ({inner})\nWHERE _opens\n{window}"
+    )
+
+
+def scd2_rows(spec: TableSpec, versions: str) -> str:
+    """A table's rows from `scd2_versions`' rows, as the fold writes them and in its order.
+
+    A version is valid from its own event to the next version's, or else to
+    the end of its epoch (the next `episode_started`, or open while current);
+    a NULL state is no row. `version_id` is `scd2.version_id` computed in SQL.
+    """
+    stream = [f"st.{name}" for name, _ in STREAM_COLS]
+    keys = [f"v.{name}" for name, _ in spec.key]
+    attrs = [f"v.a.{name} AS {name}" for name, _ in spec.attrs]
+    return (
+        f"SELECT {', '.join([*stream, *keys, *attrs])},\n"
+        f"       left(sha256(concat_ws(chr(31), {', '.join([*stream, '$table', *keys])},\n"
+        "                             CAST(v.seq AS VARCHAR))), 20) AS version_id,\n"
+        "       v.seq AS valid_from_seq,\n"
+        "       CASE WHEN v.next_seq IS NULL THEN ep.end_seq ELSE v.next_seq END AS valid_to_seq,\n"
+        "       v.turn AS valid_from_turn,\n"
+        "       CASE WHEN v.next_seq IS NULL THEN ep.end_turn ELSE v.next_turn END AS valid_to_turn\n"
+        f"FROM {versions} v\n"
+        "JOIN _rb_streams st USING (sk)\n"
+        "JOIN _rb_epochs ep USING (sk, epoch)\n"
+        "WHERE v.a IS NOT NULL\n"
+        f"ORDER BY {', '.join(order_keys(spec))}"
+    )
+
+
+def _render(match: re.Match[str]) -> str:
+    macro, table, relation, previous = match.groups()
+    spec = _SPECS[table]
+    return scd2_versions(spec, relation, previous) if macro == "versions" else scd2_rows(spec, relation)
+
+
 @cache
 def _blocks(filename: str) -> dict[str, str]:
     text = resources.files("projections").joinpath(filename).read_text(encoding="utf-8")
     parts = re.split(r"^-- name: (\w+)\s*$", text, flags=re.MULTILINE)
-    return {name: body.strip().rstrip(";") for name, body in zip(parts[1::2], parts[2::2])}
+    blocks = {name: _MACRO.sub(_render, body.strip().rstrip(";")) for name, body in zip(parts[1::2], parts[2::2])}
+    for name, sql in blocks.items():
+        if "{{" in sql:
+            raise ValueError(f"{filename}: block {name}: a macro other than versions(table, states) or rows(table, versions)")
+    return blocks
 
 
 def _quoted(name: str) -> str:
