@@ -8,26 +8,20 @@ each case is the same run with its keys, which the audit passes.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from evaluation.cli import cli
+from tests.invoke import invoke_in
 from gate.invariants import NEEDS_VALUES
 from ledger.store import Ledger
 
 
 def invoke(*args: str, cwd: Path) -> Result:
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+    return invoke_in(cwd, *args)
 
 
 @pytest.fixture(scope="module")

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from evaluation.cli import cli
+from tests.invoke import invoke_in
 from evaluation.datasets import DatasetError
 from evaluation.loaders import load_dataset
 from evaluation.loaders import inspect_file
@@ -106,13 +104,7 @@ def test_control_a_well_formed_seed_file_loads(tmp_path: Path) -> None:
     assert inspect_file(_write(tmp_path, document)).error is None
 
 
-def _invoke(cwd: Path, *args: str):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+_invoke = invoke_in
 
 
 def test_run_and_inspect_refuse_duplicate_episode_ids(tmp_path: Path) -> None:

@@ -9,14 +9,13 @@ in any system's copy, in any derived file; other episodes keep theirs.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import Result
 
 from evaluation import erasure as run_erasure
-from evaluation.cli import cli
+from tests.invoke import invoke_in
 from evaluation.erasure import erase_in_run
 from gate.lexicon import detect_facts
 from ledger.store import Ledger
@@ -54,13 +53,8 @@ DATASET = {
 }
 
 
-def invoke(*args: str, cwd: Path):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+def invoke(*args: str, cwd: Path) -> Result:
+    return invoke_in(cwd, *args)
 
 
 @pytest.fixture

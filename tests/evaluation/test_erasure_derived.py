@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 from evaluation import erasure as run_erasure
-from evaluation.cli import cli
+from tests.invoke import invoke_in
 from evaluation.erasure import erase_in_run
 from evaluation.outputs import FILES
 from ledger.events import EpisodeGold, ProbeAsked, ProbeJudged
@@ -70,12 +69,7 @@ DERIVED = (*FILES, "report.md")
 
 
 def invoke(*args: str, cwd: Path) -> Result:
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+    return invoke_in(cwd, *args)
 
 
 def make_run(tmp_path: Path) -> Path:

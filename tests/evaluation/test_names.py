@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import evaluation.names
 import evaluation.runner
-from evaluation.cli import cli
+from tests.invoke import invoke_in
 from evaluation.cluster import run_cluster
 from evaluation.errors import InvalidRunId, NotARunFolder, RunNotFound
 from evaluation.merge import check_run_id
@@ -26,13 +24,7 @@ BAD_IDS = ["../../x", "../x", "/tmp/ledgermem-abs", ".", "..", "a/b", "a\\b", ""
 GOOD_IDS = ["demo", "run-20240101-120000", "a", "A.b_c-d", "0", "x" * 128, "v1..2"]
 
 
-def invoke(cwd: Path, *args: str):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+invoke = invoke_in
 
 
 def tree(root: Path) -> set[str]:

@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from evaluation.cli import cli
+from tests.invoke import invoke_in
 from evaluation.errors import EvaluationError
 from evaluation.runner import COUNT_MINIMUMS, RunOptions, check_counts, run
 from evaluation.synthetic import generate_synthetic
 from ledger.store import Ledger
 
 
-def invoke(cwd: Path, *args: str):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+invoke = invoke_in
 
 
 RUN = ("run", "--episodes", "1", "--turns", "4", "--systems", "three_layer")

@@ -9,9 +9,9 @@ import os
 import sys
 from pathlib import Path
 
-from click.testing import CliRunner
+from click.testing import Result
 
-from evaluation.cli import cli
+from tests.invoke import invoke_in
 from evaluation.loaders import load_dataset
 from evaluation.samples import BUNDLED, DATA, resolve_dataset
 
@@ -19,13 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = BUNDLED["sample"]
 
 
-def invoke(*args: str, cwd: Path):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+def invoke(*args: str, cwd: Path) -> Result:
+    return invoke_in(cwd, *args)
 
 
 def test_the_sample_loads_as_a_seed_dataset_in_both_languages() -> None:

@@ -13,7 +13,6 @@ real. Ordinary reads, `decrypt`, and a Parquet export keep working.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import subprocess
 import sys
@@ -24,24 +23,19 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner
+from click.testing import Result
 
 from evaluation import sandbox
 from evaluation.catalog import Catalog
-from evaluation.cli import cli
+from tests.invoke import invoke_in
 from evaluation.errors import SqlRefused
 from evaluation.runner import open_run
 from ledger.store import Ledger
 from projections.materialise import projection_path
 
 
-def invoke(*args: str, cwd: Path):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+def invoke(*args: str, cwd: Path) -> Result:
+    return invoke_in(cwd, *args)
 
 
 def digest(path: Path) -> str | None:

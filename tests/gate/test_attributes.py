@@ -8,13 +8,12 @@ differently.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import Result
 
-from evaluation.cli import cli
+from tests.invoke import invoke_in
 from evaluation.datasets import DatasetError, dataset_to_json
 from evaluation.loaders import load_dataset
 from evaluation.outputs import SLOT_ALIASES, write_outputs
@@ -255,13 +254,8 @@ SEED = {
 }
 
 
-def _invoke(*args: str, cwd: Path):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+def _invoke(*args: str, cwd: Path) -> Result:
+    return invoke_in(cwd, *args)
 
 
 def test_dataset_attributes_load_and_round_trip(tmp_path: Path) -> None:
