@@ -20,7 +20,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from benchmarks import serve_load, synth, throughput
+from benchmarks import serve_load, startup, synth, throughput
 from benchmarks.breakdown import breakdown, planning_and_operators
 from benchmarks.measure import Case, Progress, timed
 from benchmarks.profiles import profile
@@ -52,10 +52,11 @@ CASE_IDS: tuple[str, ...] = (
     "replay_memory_fold",
     "run_workers",
     "serve_concurrency",
+    "cli_startup",
 )
 FAMILIES: tuple[str, ...] = (
     "turn_overhead", "bulk_import", "rebuild_sql", "rebuild_fold", "as_of", "verify", "replay_memory",
-    "run_workers", "serve_concurrency",
+    "run_workers", "serve_concurrency", "cli_startup",
 )
 TURN_MS_TARGET = 2.0
 TURN_GROWTH_LIMIT = 1.25  # median at the longest length over median at the shortest
@@ -623,6 +624,10 @@ def serve_concurrency(ctx: Context) -> list[Case]:
                                          samples=samples)]
 
 
+def cli_startup(ctx: Context) -> list[Case]:
+    return [startup.cli_startup(ctx.log, samples=ctx.sizes.runs * 4)]
+
+
 RUNNERS: dict[str, Callable[[Context], list[Case]]] = {
     "turn_overhead": turn_overhead,
     "bulk_import": bulk_import,
@@ -633,4 +638,5 @@ RUNNERS: dict[str, Callable[[Context], list[Case]]] = {
     "verify": verify_case,
     "run_workers": run_workers,
     "serve_concurrency": serve_concurrency,
+    "cli_startup": cli_startup,
 }

@@ -1,5 +1,5 @@
 """`python -m evaluation` is the `ledgermem` command."""
 
-from evaluation.cli import main
+from evaluation.cli_common import main
 
 main()

@@ -9,6 +9,7 @@ errors into exit codes: 0 success, 1 a failed check or a `LedgermemError`
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -16,9 +17,22 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from ledger.errors import LedgermemError
+__all__ = ["COMMANDS", "cli", "err", "fails_cleanly", "main", "out"]
 
-__all__ = ["cli", "err", "fails_cleanly", "out"]
+#: The module that declares each command. The root group imports a command's module only when that command
+#: is asked for, so `ledgermem --version` loads neither DuckDB nor the harness (a test keeps this table whole).
+COMMANDS: dict[str, str] = {
+    **dict.fromkeys(("run", "report", "chat", "replay", "audit", "erase", "export", "import", "sql", "verify"),
+                    "evaluation.cli"),
+    "checkpoint": "evaluation.cli_checkpoint",
+    "merge": "evaluation.cli_cluster",
+    "judge-eval": "evaluation.cli_judge",
+    "repair": "evaluation.cli_repair",
+    "serve": "evaluation.cli_serve",
+    "mcp": "evaluation.cli_serve",
+    "sweep": "evaluation.cli_sweep",
+    **dict.fromkeys(("history", "as-of", "diff", "blame", "manifest", "anomalies", "ddl"), "evaluation.cli_temporal"),
+}
 
 F = TypeVar("F", bound=Callable[..., Any])
 # Wide enough for the metrics table when piped (rich assumes 80 columns off a terminal).
@@ -31,6 +45,8 @@ def fails_cleanly(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from ledger.errors import LedgermemError  # here, not at the top: the root stays light
+
         try:
             return fn(*args, **kwargs)
         except LedgermemError as exc:
@@ -40,7 +56,19 @@ def fails_cleanly(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose commands are imported from their modules (`COMMANDS`) when first asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            importlib.import_module(COMMANDS[cmd_name])  # its decorators add it to this group
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="ledgermem")
 def cli() -> None:
     """ledgermem: an auditable, event-sourced three-layer memory for LLM agents.
@@ -49,3 +77,8 @@ def cli() -> None:
     Example:
       ledgermem run --episodes 4 --turns 24
     """
+
+
+def main() -> None:
+    """The `ledgermem` console script."""
+    cli()
