@@ -31,10 +31,7 @@ from evaluation.failures import MAX_FAILED_CALLS
 from evaluation.loaders import load_dataset
 from evaluation.loaders import inspect_file
 from evaluation.outputs import write_outputs
-from evaluation.report import read_metrics, write_report
 from evaluation.samples import resolve_dataset
-from evaluation.verdicts import DEFAULT_THRESHOLDS, extraction_recall, load_thresholds
-from evaluation.verdicts import console_table as verdict_table
 from evaluation.replay import ENGINES
 from evaluation.replay import replay as replay_run
 from evaluation.runner import SYSTEMS, RunOptions, check_seq, erase_in_run, open_run, parse_systems, resolve_run, run
@@ -314,6 +311,11 @@ def report_cmd(run: str, runs_dir: str, thresholds_file: str | None = None) -> N
     path = resolve_run(run, Path(runs_dir))
     if Path(path).is_dir():
         raise click.UsageError("report works on a run's ledger file; import a Parquet export first")
+    # Plotting (matplotlib) is loaded by this command only: `run` and the rest never pay for it.
+    from evaluation.report import read_metrics, write_report
+    from evaluation.verdicts import DEFAULT_THRESHOLDS, extraction_recall, load_thresholds
+    from evaluation.verdicts import console_table as verdict_table
+
     thresholds = load_thresholds(thresholds_file) if thresholds_file else DEFAULT_THRESHOLDS
     derived = write_outputs(path)
     with open_run(Path(path)) as (ledger, _):

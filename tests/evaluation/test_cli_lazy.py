@@ -57,3 +57,12 @@ def test_version_loads_neither_duckdb_nor_the_harness() -> None:
 def test_control_a_command_loads_its_module() -> None:
     loaded = _loaded_after("ddl", "--help")
     assert "evaluation.cli_temporal" in loaded and "evaluation.cli" not in loaded
+
+
+def test_plotting_is_loaded_by_report_only() -> None:
+    assert "matplotlib" not in _loaded_after("run", "--help")
+    # Control: the probe sees matplotlib when the report module is loaded.
+    script = "import sys, evaluation.report\nprint('matplotlib' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    assert done.stdout.strip() == "True"
