@@ -40,6 +40,8 @@ from evaluation.errors import MethodNotAllowed
 from evaluation.service import BadRequest, NotFound, Question, Service, load_json, version
 
 HOST = "127.0.0.1"
+#: The names a request may give in its Host header (DNS rebinding: a foreign name resolved to 127.0.0.1 is refused).
+LOCAL_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
 MAX_BODY = 64 * 1024
 WORKERS = 8  # threads answering requests
 BACKLOG = 64  # requests that may wait for a worker; more are answered 503
@@ -174,6 +176,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def _handle(self, method: str) -> None:
         url = urlsplit(self.path)
+        if not self._local_host():
+            # A page on another site that rebinds its name to 127.0.0.1 sends its own name here: not ours.
+            return self._json(421, {"error": f"Host {self.headers.get('Host', '')!r} is not this server: it answers "
+                                             "requests for 127.0.0.1, localhost or [::1] only", "status": 421})
         try:
             if method == "GET" and url.path in STATIC:
                 name, kind = STATIC[url.path]
@@ -203,6 +209,15 @@ class Handler(BaseHTTPRequestHandler):
                 self._error(exc)
             except ConnectionError:
                 self.close_connection = True
+
+    def _local_host(self) -> bool:
+        """The request names this loopback server (`Host` of 127.0.0.1, localhost or [::1], any port)."""
+        host = (self.headers.get("Host") or "").strip().lower()
+        if host.startswith("["):
+            name = host[: host.find("]") + 1] if "]" in host else host
+        else:
+            name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+        return name in LOCAL_NAMES
 
     def _authorised(self) -> bool:
         header = self.headers.get("Authorization", "")

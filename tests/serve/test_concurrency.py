@@ -164,7 +164,7 @@ def test_a_client_that_stops_half_way_frees_its_worker(runs_dir: Path) -> None:
     partial = open_silent(server.server.server_address[1], 4)
     try:
         for sock in partial:
-            sock.sendall(b"GET /api/runs HTTP/1.1\r\nHost: x")  # and nothing more
+            sock.sendall(b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1")  # and nothing more
         answer = server.get("/api/runs")
         assert answer.status_code == 200, answer.text
         for sock in partial:
@@ -288,7 +288,7 @@ def test_closing_the_server_wakes_a_worker_held_by_a_client_that_stopped_half_wa
     server = InProcess(runs_dir, server={"workers": 1, "idle": 600.0})
     partial = socket.create_connection((HOST, server.server.server_address[1]), timeout=30)
     try:
-        partial.sendall(b"GET /api/runs HTTP/1.1\r\nHost: x")
+        partial.sendall(b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1")
         while not server.server._answering:  # a worker has taken the connection and waits for the rest
             threading.Event().wait(0.01)
         server.stop()

@@ -53,13 +53,13 @@ def raw(server: InProcess, request: bytes) -> tuple[int, dict[str, str], bytes]:
 
 
 def post(server: InProcess, body: bytes, path: bytes = EP + b"/facts") -> tuple[int, dict[str, str], bytes]:
-    return raw(server, b"POST " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+    return raw(server, b"POST " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
                        b"Content-Type: application/json\r\nContent-Length: " + str(len(body)).encode() +
                b"\r\n\r\n" + body)
 
 
 def get(server: InProcess, target: bytes) -> tuple[int, dict[str, str], bytes]:
-    return raw(server, b"GET " + target + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    return raw(server, b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
 
 
 def one_line_json_error(status: int, headers: dict[str, str], body: bytes, expected: int) -> str:
@@ -105,11 +105,11 @@ def test_a_query_or_path_that_is_not_utf8_is_a_400(intake_server: InProcess, tar
 
 
 @pytest.mark.parametrize(("request_bytes", "status"), [
-    (b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
-    (b"BREW /api/runs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 501),
-    (b"GET /api/runs?slot=\xed\xa0\x80 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 400),
+    (b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 414),
+    (b"BREW /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", 501),
+    (b"GET /api/runs?slot=\xed\xa0\x80 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", 400),
     (b"GET /api/runs HTTP/1.1\r\n" + b"X: y\r\n" * 200 + b"\r\n", 431),
-    (b"GET /api/runs HTTP/x.y\r\nHost: x\r\n\r\n", 400),
+    (b"GET /api/runs HTTP/x.y\r\nHost: 127.0.0.1\r\n\r\n", 400),
 ])
 def test_errors_of_the_http_layer_are_json(intake_server: InProcess, request_bytes: bytes, status: int) -> None:
     one_line_json_error(*raw(intake_server, request_bytes), status)
