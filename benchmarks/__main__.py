@@ -24,10 +24,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks import cases as C
-from benchmarks import report
-from benchmarks.diagnoses import DIAGNOSES
-from benchmarks.measure import Case, Progress, describe_machine, machine, versions
+from ledgermem.benchmarks import cases as C
+from ledgermem.benchmarks import report
+from ledgermem.benchmarks.diagnoses import DIAGNOSES
+from ledgermem.benchmarks.measure import Case, Progress, describe_machine, machine, versions
 
 HERE = Path(__file__).resolve().parent
 

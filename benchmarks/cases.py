@@ -20,20 +20,20 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from benchmarks import serve_load, startup, synth, throughput
-from benchmarks.breakdown import breakdown, planning_and_operators
-from benchmarks.measure import Case, Progress, timed
-from benchmarks.profiles import profile
-from ledger.parquet import ParquetLedger, export, import_dataset
-from ledger.schema import GENESIS_HASH, canonical_bytes, chain_hash, events_ddl
-from ledger.store import Ledger, RecordedEvent, StreamKey
-from memory.backends import Completion, Message
-from memory.memory import Memory
-from projections.config import MemoryConfig
-from projections.materialise import ProjectionStore, projection_path, rebuild, table_ddl
-from projections.scd2 import TABLES
-from projections.sql_rebuild import rebuild_sql
-from temporal.queries import Episode, as_of
+from ledgermem.benchmarks import serve_load, startup, synth, throughput
+from ledgermem.benchmarks.breakdown import breakdown, planning_and_operators
+from ledgermem.benchmarks.measure import Case, Progress, timed
+from ledgermem.benchmarks.profiles import profile
+from ledgermem.ledger.parquet import ParquetLedger, export, import_dataset
+from ledgermem.ledger.schema import GENESIS_HASH, canonical_bytes, chain_hash, events_ddl
+from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
+from ledgermem.memory.backends import Completion, Message
+from ledgermem.memory.memory import Memory
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.materialise import ProjectionStore, projection_path, rebuild, table_ddl
+from ledgermem.projections.scd2 import TABLES
+from ledgermem.projections.sql_rebuild import rebuild_sql
+from ledgermem.temporal.queries import Episode, as_of
 
 #: Every case id a complete run reports, in table order.
 CASE_IDS: tuple[str, ...] = (
@@ -150,7 +150,7 @@ def projections_file(ledger: Path) -> Path:
 def memprobe(engine: str, ledger: Path, *, write: Path | None = None, measure_result: bool = False,
              memory_limit: str | None = None) -> dict[str, Any]:
     """Run `benchmarks.memprobe` in a child process and return what it measured."""
-    cmd = [sys.executable, "-m", "benchmarks.memprobe", engine, str(ledger)]
+    cmd = [sys.executable, "-m", "ledgermem.benchmarks.memprobe", engine, str(ledger)]
     if write is not None:
         cmd += ["--write", str(write)]
     if memory_limit is not None:

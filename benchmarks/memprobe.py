@@ -74,8 +74,8 @@ def _deep_mib(root: Any) -> float:
 
 def _write(history: Any, target: Path) -> None:
     """Copy a `SqlHistory` into a new projection file, table by table inside DuckDB."""
-    from projections.materialise import ProjectionStore
-    from projections.scd2 import TABLES
+    from ledgermem.projections.materialise import ProjectionStore
+    from ledgermem.projections.scd2 import TABLES
 
     partial = target.with_name(target.name + ".partial")
     for leftover in (partial, Path(f"{partial}.wal")):
@@ -98,9 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-limit", default=None)
     args = parser.parse_args(argv)
 
-    from ledger.store import Ledger
-    from projections.materialise import rebuild
-    from projections.sql_rebuild import rebuild_sql
+    from ledgermem.ledger.store import Ledger
+    from ledgermem.projections.materialise import rebuild
+    from ledgermem.projections.sql_rebuild import rebuild_sql
 
     with Ledger(args.ledger, read_only=True) as ledger:
         ledger.conn.execute("SET enable_progress_bar = false")

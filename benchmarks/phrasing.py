@@ -2,7 +2,7 @@
 
 `python -m benchmarks.phrasing [--episodes N] [--turns N] [--json PATH] [--markdown PATH]`
 
-For each language and each part of the phrasing corpus (``evaluation/phrasing``): the development
+For each language and each part of the phrasing corpus (``datasets/phrasing``): the development
 half, the extra development phrasing by other writers, and the held-out half:
 the detector's recall and precision over every statement, update and
 distractor frame filled with every slot of that half, the question parser's
@@ -31,9 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluation.phrasing import PARTS, measure_detector, measure_questions
-from evaluation.runner import RunOptions, run
-from evaluation.synthetic import generate_synthetic
+from ledgermem.datasets.phrasing import PARTS
+from ledgermem.evaluation.phrasing import measure_detector, measure_questions
+from ledgermem.evaluation.runner import RunOptions, run
+from ledgermem.datasets.synthetic import generate_synthetic
 
 HERE = Path(__file__).resolve().parent
 TARGETS = {"recall": 0.95, "precision": 0.98, "current": 0.95, "history": 0.95}
@@ -125,7 +126,7 @@ def markdown(rows: list[Row], *, command: str, episodes: int, turns: int, seed: 
         "# Phrasing: the fact grammar on text it was and was not written on",
         "",
         f"Produced by `{command}` ({episodes} synthetic episodes of {turns} turns per language and half, "
-        f"seed {seed}, backend `heuristic`, string judge). The held-out half of `evaluation/phrasing/` was "
+        f"seed {seed}, backend `heuristic`, string judge). The held-out half of `datasets/phrasing/` was "
         "written before the fact grammar and the question parser and never used to tune them; the development "
         "half (`dev`) and the extra development phrasing other writers added (`extra`: casual, formal, varied, "
         "regional, questions and distractors) are what they were developed against.",

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.cases import FAMILIES
-from benchmarks.measure import Case
+from ledgermem.benchmarks.cases import FAMILIES
+from ledgermem.benchmarks.measure import Case
 
 COMMAND = "python -m benchmarks"
 

@@ -1,6 +1,6 @@
 """`ledgermem serve` under load: `/values` latency alone, and while `audit?at=` requests run without pause.
 
-The server is the real command (`python -m evaluation serve`, a process of
+The server is the real command (`python -m ledgermem serve`, a process of
 its own, so the client threads here take no time from it) over a run made by
 `evaluation.runner.run` on synthetic dialogues. Each audit asks for another
 `at`, so no audit is answered from the service's memory of answers: every
@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.measure import Case, Progress
-from evaluation.runner import RunOptions, run
-from evaluation.synthetic import generate_synthetic
-from projections.config import MemoryConfig
+from ledgermem.benchmarks.measure import Case, Progress
+from ledgermem.evaluation.runner import RunOptions, run
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.projections.config import MemoryConfig
 
 P99_MS_TARGET = 100.0
 RUN_ID = "bench"
@@ -37,7 +37,7 @@ def _quantile(values: list[float], q: float) -> float:
 
 class _Server:
     def __init__(self, runs: Path, *args: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "evaluation", "serve", str(runs), "--port", "0",
+        self.proc = subprocess.Popen([sys.executable, "-m", "ledgermem", "serve", str(runs), "--port", "0",
                                       "--quiet", *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         assert self.proc.stdout is not None
         first = self.proc.stdout.readline()

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.measure import Case, Progress
+from ledgermem.benchmarks.measure import Case, Progress
 
 SECONDS_TARGET = 0.25
 MIB_TARGET = 60.0
@@ -29,7 +29,7 @@ def peak():
         print('VmHWM', re.search(r'VmHWM:\\s+(\\d+)', fh.read()).group(1), file=sys.stderr)
 atexit.register(peak)
 if sys.argv[1:] == ['--version']:
-    from evaluation.cli_common import main
+    from ledgermem.cli.main import main
     main()
 """
 

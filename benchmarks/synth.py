@@ -1,7 +1,7 @@
 """Synthetic ledgers of 10^5 to 10^7 events, written straight into the ledger's schema.
 
 A few dozen *prototype* episodes are made the way the memory makes them —
-seeded synthetic dialogues (`evaluation.synthetic`), the heuristic
+seeded synthetic dialogues (`datasets.synthetic`), the heuristic
 summarizer's responses, `gate.decide` for every turn (overrides, window
 evictions, index titles under capacity pressure), erasures, probes answered
 with the exact-id tools — but without a ledger or projection write per turn.
@@ -36,12 +36,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from evaluation.synthetic import generate_synthetic
-from gate.commands import LlmCall, RecordTurn, StartEpisode
-from gate.decide import decide
-from gate.erasure import Erase
-from gate.lexicon import detect_facts
-from ledger.events import (
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.gate.commands import LlmCall, RecordTurn, StartEpisode
+from ledgermem.gate.decide import decide
+from ledgermem.gate.erasure import Erase
+from ledgermem.gate.lexicon import detect_facts
+from ledgermem.ledger.events import (
     TYPED_COLUMNS,
     Event,
     LlmCalled,
@@ -51,22 +51,22 @@ from ledger.events import (
     RunFinished,
     RunStarted,
 )
-from ledger.schema import (
+from ledgermem.ledger.schema import (
     GENESIS_HASH,
     SYSTEM_TIME_COLUMNS,
     canonical_json,
     encode,
     events_arrow_schema,
 )
-from ledger.store import Ledger
-from memory.answering import answer_with_tools, call_backend
-from memory.heuristic import HeuristicBackend
-from memory.matching import judge_string
-from memory.prompts import summarizer_messages
-from memory.tools import run_tool
-from projections.config import MemoryConfig
-from projections.render import render
-from projections.state import EpisodeState, evolve
+from ledgermem.ledger.store import Ledger
+from ledgermem.memory.answering import answer_with_tools, call_backend
+from ledgermem.memory.heuristic import HeuristicBackend
+from ledgermem.memory.matching import judge_string
+from ledgermem.memory.prompts import summarizer_messages
+from ledgermem.memory.tools import run_tool
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.render import render
+from ledgermem.projections.state import EpisodeState, evolve
 
 GENERATOR_VERSION = "3"
 RUN_ID = "bench"

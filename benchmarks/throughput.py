@@ -17,12 +17,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.measure import Case, Progress
-from evaluation.runner import RunOptions, run
-from evaluation.synthetic import generate_synthetic
-from ledger.store import Ledger
-from projections.config import MemoryConfig
-from projections.tokens import ESTIMATOR
+from ledgermem.benchmarks.measure import Case, Progress
+from ledgermem.evaluation.runner import RunOptions, run
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.ledger.store import Ledger
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.tokens import ESTIMATOR
 
 WORKERS = 16
 SPEEDUP_TARGET = 10.0

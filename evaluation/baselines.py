@@ -29,12 +29,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evaluation.errors import BaselineError
-from gate.commands import StartEpisode
-from gate.decide import decide
-from gate.erasure import answer_key, turn_key
-from gate.summary_format import parse_summary
-from ledger.events import (
+from ledgermem.evaluation.errors import BaselineError
+from ledgermem.gate.commands import StartEpisode
+from ledgermem.gate.decide import decide
+from ledgermem.gate.erasure import answer_key, turn_key
+from ledgermem.gate.summary_format import parse_summary
+from ledgermem.ledger.events import (
     BaselineDropped,
     BaselineWritten,
     EpisodeStarted,
@@ -44,22 +44,22 @@ from ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
-from ledger.blocks import Block, blob_map, with_captions
-from ledger.keys import ERASED, FieldKeys, key_path
-from ledger.store import Ledger, RecordedEvent, StreamKey
-from memory.answering import Answer, answer_with_tools, call_backend, with_pruned
-from memory.erasure import answer_keys
-from memory.backends import Backend
-from memory.factory import make_backend
-from memory.prompts import (
+from ledgermem.ledger.blocks import Block, blob_map, with_captions
+from ledgermem.ledger.keys import ERASED, FieldKeys, key_path
+from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
+from ledgermem.memory.answering import Answer, answer_with_tools, call_backend, with_pruned
+from ledgermem.memory.erasure import answer_keys
+from ledgermem.memory.backends import Backend
+from ledgermem.memory.factory import make_backend
+from ledgermem.memory.prompts import (
     chain_summarizer_messages, rolling_pruned_lines, rolling_summary_messages, summarizer_pruned_lines,
 )
-from projections.config import MemoryConfig
-from projections.materialise import LiveProjection, ProjectionStore, projection_path
-from projections.render import Item as RenderItem
-from projections.render import Part, Rendered, facts_tag, turn_line
-from projections.state import RawRecord, record_id_for
-from projections.tokens import count_tokens, default_tokenizer, truncate_to_tokens
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.materialise import LiveProjection, ProjectionStore, projection_path
+from ledgermem.projections.render import Item as RenderItem
+from ledgermem.projections.render import Part, Rendered, facts_tag, turn_line
+from ledgermem.projections.state import RawRecord, record_id_for
+from ledgermem.projections.tokens import count_tokens, default_tokenizer, truncate_to_tokens
 
 BASELINES: tuple[str, ...] = ("full_context", "memgpt_style", "naive_chain")
 

@@ -28,12 +28,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from evaluation.datasets import Dataset
-from evaluation.errors import EvaluationError, RunExists
-from evaluation.merge import SHARDS_DIR, MergeResult, check_run_id, merge_shards, shard_folder
-from evaluation.names import remove_run
-from evaluation.outputs import write_outputs
-from evaluation.runner import RunOptions, check_counts, ledger_path, run
+from ledgermem.datasets.model import Dataset
+from ledgermem.evaluation.errors import EvaluationError
+from ledgermem.memory.errors import RunExists
+from ledgermem.evaluation.merge import SHARDS_DIR, MergeResult, check_run_id, merge_shards, shard_folder
+from ledgermem.memory.names import remove_run
+from ledgermem.evaluation.outputs import write_outputs
+from ledgermem.evaluation.runner import RunOptions, check_counts, run
+from ledgermem.memory.runs import ledger_path
 
 PLAN_FILE = "plan.json"
 LOCAL = re.compile(r"local:([1-9][0-9]{0,2})")

@@ -32,11 +32,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evaluation import baselines
-from evaluation.errors import EvaluationError, RunNotFound
-from evaluation.outputs import FILES, write_outputs
-from gate.decide import decide
-from gate.erasure import (
+from ledgermem.evaluation import baselines
+from ledgermem.evaluation.errors import EvaluationError
+from ledgermem.memory.errors import RunNotFound
+from ledgermem.evaluation.outputs import FILES, write_outputs
+from ledgermem.gate.decide import decide
+from ledgermem.gate.erasure import (
     Erase,
     already_erased,
     check_erase,
@@ -45,13 +46,13 @@ from gate.erasure import (
     planted_of,
     values_to_erase,
 )
-from gate.errors import CommandRejected, NothingToErase
-from ledger.events import EpisodeGold, FactErased, KeyShredded
-from ledger.keys import key_path
-from ledger.store import Ledger, StreamKey
-from memory.erasure import MIN_BYTES_SCANNED, ErasureReceipt, byte_hits, hits, scan_detail
-from memory.memory import Memory
-from projections.materialise import ProjectionStore, projection_path
+from ledgermem.gate.errors import CommandRejected, NothingToErase
+from ledgermem.ledger.events import EpisodeGold, FactErased, KeyShredded
+from ledgermem.ledger.keys import key_path
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.erasure import MIN_BYTES_SCANNED, ErasureReceipt, byte_hits, hits, scan_detail
+from ledgermem.memory.memory import Memory
+from ledgermem.projections.materialise import ProjectionStore, projection_path
 
 REPORT = "report.md"
 
@@ -228,7 +229,7 @@ def rebuild_run_files(path: Path, run_id: str | None) -> list[Path]:
     if any((folder / name).exists() for name in (*FILES, REPORT)):
         written += write_outputs(path, run_id)
     if (folder / REPORT).exists():
-        from evaluation.report import write_report  # plotting is heavy: only when there is a report
+        from ledgermem.evaluation.report import write_report  # plotting is heavy: only when there is a report
 
         written += write_report(folder)
     return written

@@ -28,10 +28,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from evaluation.errors import LlmCallFailed, RunStopped
-from ledger.events import LlmCalled
-from memory.answering import llm_called
-from memory.backends import Backend, Completion, Message, identity
+from ledgermem.evaluation.errors import LlmCallFailed, RunStopped
+from ledgermem.ledger.events import LlmCalled
+from ledgermem.memory.answering import llm_called
+from ledgermem.memory.backends import Backend, Completion, Message, identity
 
 #: Failed calls in a row that stop a run (no successful call in between).
 MAX_FAILED_CALLS = 3

@@ -32,10 +32,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ledger.events import Event
-from memory.answering import call_backend
-from memory.backends import Backend, Message
-from memory.matching import ABSTENTIONS, abstains, contains_value, judge_abstention, judge_string, normalise
+from ledgermem.ledger.events import Event
+from ledgermem.memory.answering import call_backend
+from ledgermem.memory.backends import Backend, Message
+from ledgermem.memory.matching import ABSTENTIONS, abstains, contains_value, judge_abstention, judge_string, normalise
 
 __all__ = ["ABSTENTIONS", "ABSTENTION_TYPES", "JUDGES", "LlmJudge", "StringJudge", "abstains", "contains_value",
            "expects_abstention", "judge_abstention", "judge_messages", "judge_string", "normalise"]

@@ -24,9 +24,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from evaluation.errors import LabelledSetError
-from evaluation.judge import LlmJudge
-from memory.matching import judge_answer
+from ledgermem.evaluation.errors import LabelledSetError
+from ledgermem.evaluation.judge import LlmJudge
+from ledgermem.memory.matching import judge_answer
 
 __all__ = ["Agreement", "LabelledSetError", "Measured", "Triple", "default_set", "llm_grader", "load_labelled",
            "measure", "string_grader"]
@@ -52,7 +52,7 @@ class Triple:
 
 def default_set() -> Path:
     """The labelled set shipped with the package."""
-    return Path(str(resources.files("evaluation") / "judge_set" / "labelled.jsonl"))
+    return Path(str(resources.files("ledgermem.evaluation") / "judge_set" / "labelled.jsonl"))
 
 
 def _triple(path: Path, line: int, text: str) -> Triple:

@@ -39,16 +39,17 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from evaluation.errors import EvaluationError, MergeRefused, RunExists
-from evaluation.names import validate_run_id
-from evaluation.metrics import compute_metrics, outcomes_from_ledger, without_timing
-from evaluation.outputs import write_outputs
-from ledger.checkpoint import checkpoint_path, sign_finished_run
-from ledger.events import RunFinished, RunStarted
-from ledger.keys import KeyStore, key_path
-from ledger.schema import GENESIS_HASH, canonical_bytes, canonical_json, chain_hash, events_arrow_schema
-from ledger.store import Ledger, StreamKey
-from projections.materialise import projection_path, rebuild_file
+from ledgermem.evaluation.errors import EvaluationError, MergeRefused
+from ledgermem.memory.errors import RunExists
+from ledgermem.memory.names import validate_run_id
+from ledgermem.evaluation.metrics import compute_metrics, outcomes_from_ledger, without_timing
+from ledgermem.evaluation.outputs import write_outputs
+from ledgermem.ledger.checkpoint import checkpoint_path, sign_finished_run
+from ledgermem.ledger.events import RunFinished, RunStarted
+from ledgermem.ledger.keys import KeyStore, key_path
+from ledgermem.ledger.schema import GENESIS_HASH, canonical_bytes, canonical_json, chain_hash, events_arrow_schema
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.projections.materialise import projection_path, rebuild_file
 
 LEDGER_FILE = "ledger.duckdb"  # evaluation.runner.LEDGER_FILE: a shard is a run folder like any other
 SHARDS_DIR = "shards"
@@ -57,7 +58,7 @@ _BATCH_ROWS = 10_000
 
 
 def check_run_id(run_id: str) -> str:
-    """A run id that names a folder (`evaluation.names.validate_run_id`)."""
+    """A run id that names a folder (`memory.names.validate_run_id`)."""
     return validate_run_id(run_id)
 
 

@@ -70,10 +70,10 @@ from dataclasses import dataclass, field
 from statistics import fmean, median
 from typing import Any
 
-from evaluation import baselines
-from evaluation.judge import contains_value, expects_abstention
-from gate.pinning import live_pins, shows
-from ledger.events import (
+from ledgermem.evaluation import baselines
+from ledgermem.evaluation.judge import contains_value, expects_abstention
+from ledgermem.gate.pinning import live_pins, shows
+from ledgermem.ledger.events import (
     BaselineWritten,
     CapacityMerged,
     CompactionChecked,
@@ -98,12 +98,12 @@ from ledger.events import (
     ToolCalled,
     TurnRecorded,
 )
-from ledger.keys import ERASED
-from ledger.store import Ledger, RecordedEvent
-from memory.memory import self_write_counts
-from projections import render as three_render
-from projections.render import Rendered
-from projections.state import EpisodeState, evolve
+from ledgermem.ledger.keys import ERASED
+from ledgermem.ledger.store import Ledger, RecordedEvent
+from ledgermem.memory.memory import self_write_counts
+from ledgermem.projections import render as three_render
+from ledgermem.projections.render import Rendered
+from ledgermem.projections.state import EpisodeState, evolve
 
 WHERE = ("prompt", "one_hop", "raw_only", "gone")
 ACCURACIES = {

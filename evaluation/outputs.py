@@ -31,10 +31,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluation.metrics import ACCURACIES, EpisodeOutcome, compute_metrics, outcomes_from_ledger
-from evaluation.replay import pick_run
-from ledger.events import RunFinished, RunStarted, SlotAliasSuspected
-from ledger.store import Ledger
+from ledgermem.evaluation.metrics import ACCURACIES, EpisodeOutcome, compute_metrics, outcomes_from_ledger
+from ledgermem.evaluation.replay import pick_run
+from ledgermem.ledger.events import RunFinished, RunStarted, SlotAliasSuspected
+from ledgermem.ledger.store import Ledger
 
 METRICS_FIRST = ("episodes", "turns", "probes")
 PROBE_COLUMNS = ("system", "episode_id", "probe_id", "type", "slot", "question", "gold", "answer", "correct",

@@ -24,12 +24,12 @@ from typing import Any
 
 import duckdb
 
-from evaluation.errors import RunNotFound
-from evaluation.metrics import EpisodeOutcome, answered_offline, compute_metrics, outcome_from_events, without_timing
-from ledger.events import RunFinished, RunStarted, TurnRecorded
-from ledger.store import Ledger
-from projections.materialise import ProjectionStore, rebuild
-from projections.sql_rebuild import rebuild_sql
+from ledgermem.memory.errors import RunNotFound
+from ledgermem.evaluation.metrics import EpisodeOutcome, answered_offline, compute_metrics, outcome_from_events, without_timing
+from ledgermem.ledger.events import RunFinished, RunStarted, TurnRecorded
+from ledgermem.ledger.store import Ledger
+from ledgermem.projections.materialise import ProjectionStore, rebuild
+from ledgermem.projections.sql_rebuild import rebuild_sql
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,9 +35,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.transforms import offset_copy
 
-from evaluation.errors import MissingColumn, MissingRunFile, ReportInputError
-from evaluation.verdicts import DEFAULT_THRESHOLDS, Threshold, shown, verdicts, worst
-from evaluation.outputs import SLOT_ALIAS_COLUMNS, SLOT_ALIASES
+from ledgermem.evaluation.errors import MissingColumn, MissingRunFile, ReportInputError
+from ledgermem.evaluation.verdicts import DEFAULT_THRESHOLDS, Threshold, shown, verdicts, worst
+from ledgermem.evaluation.outputs import SLOT_ALIAS_COLUMNS, SLOT_ALIASES
 
 T = TypeVar("T")
 

@@ -9,44 +9,42 @@ is never touched unless `force` is given.
 from __future__ import annotations
 
 import platform
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from evaluation.baselines import BASELINES, BaselineMemory
-from evaluation.datasets import Dataset, Episode, Probe
-from evaluation.erasure import erase_in_run  # noqa: F401  (the CLI's import path; lives beside its scan)
-from evaluation.errors import EvaluationError, RunExists, RunNotFound, UnknownSystem
-from evaluation.names import remove_run, run_folder, validate_run_id
-from evaluation.failures import MAX_FAILED_CALLS, FailureGuard, GuardedBackend, LlmCallFailed, RunStopped
-from evaluation.workers import WorkerPool
-from evaluation.judge import JUDGES, LlmJudge, StringJudge
-from evaluation.metrics import EpisodeOutcome, compute_metrics, outcomes_from_ledger, without_timing
-from ledger.checkpoint import sign_finished_run
-from ledger.events import EpisodeGold, Event, LlmCalled, ProbeAnswered, ProbeAsked, ProbeJudged, RunFinished, RunStarted
-from ledger.keys import KeyStore, is_sealed, key_path
-from ledger.parquet import MANIFEST, ParquetLedger
-from ledger.store import Ledger, StreamKey
-from ledger.schema import canonical_json
-from memory.backends import Backend, RoutedBackend
-from memory.factory import make_backend
-from memory.ratelimit import RateLimiter
-from memory.prompts import today_line
-from memory.replay_backend import ReplayBackend
-from memory.cache import HotCache
-from memory.memory import Memory
-from gate.attributes import table_for
-from projections.config import MemoryConfig
-from projections.materialise import ProjectionStore, projection_path
-from projections.state import record_id_for
-from projections.tokens import default_tokenizer
+from ledgermem.evaluation.baselines import BASELINES, BaselineMemory
+from ledgermem.datasets.model import Dataset, Episode, Probe
+from ledgermem.evaluation.errors import EvaluationError, UnknownSystem
+from ledgermem.memory.errors import RunExists, RunNotFound
+from ledgermem.memory.names import remove_run, validate_run_id
+from ledgermem.memory.runs import LEDGER_FILE, ledger_path
+from ledgermem.evaluation.failures import MAX_FAILED_CALLS, FailureGuard, GuardedBackend, LlmCallFailed, RunStopped
+from ledgermem.evaluation.workers import WorkerPool
+from ledgermem.evaluation.judge import JUDGES, LlmJudge, StringJudge
+from ledgermem.evaluation.metrics import EpisodeOutcome, compute_metrics, outcomes_from_ledger, without_timing
+from ledgermem.ledger.checkpoint import sign_finished_run
+from ledgermem.ledger.events import EpisodeGold, Event, LlmCalled, ProbeAnswered, ProbeAsked, ProbeJudged, RunFinished, RunStarted
+from ledgermem.ledger.keys import key_path
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.ledger.schema import canonical_json
+from ledgermem.memory.backends import Backend, RoutedBackend
+from ledgermem.memory.factory import make_backend
+from ledgermem.memory.ratelimit import RateLimiter
+from ledgermem.memory.prompts import today_line
+from ledgermem.memory.replay_backend import ReplayBackend
+from ledgermem.memory.cache import HotCache
+from ledgermem.memory.memory import Memory
+from ledgermem.gate.attributes import table_for
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.materialise import ProjectionStore, projection_path
+from ledgermem.projections.state import record_id_for
+from ledgermem.projections.tokens import default_tokenizer
 
 SYSTEMS = ("three_layer", *BASELINES)
-LEDGER_FILE = "ledger.duckdb"
 MEMORY_POINTS_PER_EPISODE = 2
 
 Progress = Callable[[str, int], None]  # (what, how many units done since the last call)
@@ -135,8 +133,8 @@ def build_backends(opts: RunOptions, tokenizer: str) -> Backends:
         described = {**config.get("backends", {}),
                      "replay_llm": {"source": str(opts.replay_llm), "recorded_calls": replayed.recorded}}
         return Backends(replayed, replayed, described, config)
-    from memory.http_backend import OpenAICompatibleBackend
-    from memory.settings import resolve_http_settings
+    from ledgermem.memory.http_backend import OpenAICompatibleBackend
+    from ledgermem.memory.settings import resolve_http_settings
 
     names = {"answer": opts.backend, "respond": opts.backend, "summarize": opts.summarize_backend or opts.backend,
              "judge": opts.judge_backend or opts.backend}
@@ -204,86 +202,6 @@ class RunResult:
     incomplete: tuple[str, ...] = ()  # "system/episode" stopped at a failed LLM call, redone by a re-run
     last_error: str | None = None
     checkpoint: str = ""  # what the run-end signed checkpoint (ledger.checkpoint) did
-
-
-def ledger_path(runs_dir: Path, run_id: str) -> Path:
-    """`<runs_dir>/<run_id>/ledger.duckdb`; `InvalidRunId` unless the id is a name (evaluation.names)."""
-    return run_folder(runs_dir, run_id) / LEDGER_FILE
-
-
-def resolve_run(run: str, runs_dir: Path = Path("runs")) -> Path:
-    """A ledger file, a Parquet export directory, a run folder, or a run id (under `runs_dir`), as an existing path.
-
-    An argument that is not an existing ledger, export or run folder must be
-    a run name: `../x` or `/tmp/x` that exists nowhere is refused as an id
-    rather than looked up under `runs_dir`.
-    """
-    direct = Path(run)
-    if run and (direct.is_file() or (direct / MANIFEST).is_file()):
-        return direct
-    if run and direct.is_dir() and (direct / LEDGER_FILE).is_file():
-        return direct / LEDGER_FILE
-    validate_run_id(run, what="run")
-    candidate = ledger_path(runs_dir, run)
-    if candidate.is_file():
-        return candidate
-    known = sorted(p.parent.name for p in Path(runs_dir).glob(f"*/{LEDGER_FILE}"))
-    hint = f"known runs in {runs_dir}: {', '.join(known)}" if known else f"no runs in {runs_dir}"
-    raise RunNotFound(f"unknown run {run!r}: no ledger at {candidate} ({hint})")
-
-
-@contextmanager
-def open_run(path: Path, *, keys: Path | None = None, examine: bool = False
-             ) -> Iterator[tuple[Ledger, ProjectionStore]]:
-    """A run's ledger and projections, read-only; the ledger's connection also sees the projection tables.
-
-    `path` is a ledger file (its projection file beside it) or a Parquet
-    export directory (its projections are folded from the events into
-    memory, decrypted with `keys` if given: an export carries no keys).
-
-    Both connections are sealed by `evaluation.sandbox.lock_down` once the
-    run's files are attached: they read the run and nothing else.
-
-    A projection file that is not a whole fold of the ledger is refused,
-    unless `examine` (the audit, whose replay check compares the file with
-    a fold of the ledger and reports every difference).
-    """
-    from evaluation.sandbox import lock_down
-
-    if Path(path).is_dir():
-        with ParquetLedger(path, keys=KeyStore(keys, read_only=True) if keys else None) as ledger:
-            proj = ProjectionStore.over(ledger.conn)
-            proj.fill(ledger)
-            ledger.conn.create_function("decrypt", _decrypt_with(ledger), ["VARCHAR"], "VARCHAR")
-            lock_down(ledger.conn, files=ledger.files)  # the export's files stay readable: `events` reads them
-            yield ledger, proj
-        return
-    with Ledger(path, read_only=True) as ledger, ProjectionStore(projection_path(path), read_only=True) as proj:
-        if not examine:
-            proj.require_current(ledger)  # a partial fold (an interrupted import or run) is refused, never served
-        quoted = proj.path.replace("'", "''")  # ATTACH takes no parameters on every DuckDB version
-        ledger.conn.execute(f"ATTACH '{quoted}' AS projections (READ_ONLY)")
-        ledger.conn.execute("SET search_path = 'main,projections'")
-        ledger.conn.create_function("decrypt", _decrypt_with(ledger), ["VARCHAR"], "VARCHAR")
-        lock_down(ledger.conn)
-        lock_down(proj.conn)
-        yield ledger, proj
-
-
-def check_seq(ledger: Ledger, option: str, seq: int | None) -> None:
-    """Refuse a seq past the ledger's last one (`audit --at 999999` would describe a state that never was)."""
-    if seq is not None and not 0 <= seq <= ledger.last_seq:
-        where = "beyond the ledger's last seq" if seq > 0 else "below 0; seqs run from 0 to the last seq"
-        raise EvaluationError(f"{option} {seq} is {where} {ledger.last_seq}")
-
-
-def _decrypt_with(ledger: Ledger) -> Callable[[str], str]:
-    """`decrypt(column)` in SQL: sealed values opened with the run's keys (`[erased]` once shredded)."""
-
-    def decrypt(value: str) -> str:
-        return ledger.unseal(value) if is_sealed(value) else value
-
-    return decrypt
 
 
 def _versions(tokenizer: str) -> dict[str, Any]:

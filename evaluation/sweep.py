@@ -16,12 +16,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evaluation.datasets import Dataset
-from evaluation.errors import EvaluationError
-from evaluation.outputs import write_outputs
-from evaluation.runner import RunOptions, run
-from evaluation.synthetic import generate_synthetic
-from projections.config import GATE_LEVELS
+from ledgermem.datasets.model import Dataset
+from ledgermem.evaluation.errors import EvaluationError
+from ledgermem.evaluation.outputs import write_outputs
+from ledgermem.evaluation.runner import RunOptions, run
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.projections.config import GATE_LEVELS
 
 __all__ = ["COLUMNS", "SweepCase", "builtin_cases", "parse_levels", "sweep", "sweep_markdown"]
 
@@ -66,7 +66,7 @@ def parse_levels(text: str) -> tuple[str, ...]:
 
 
 def _slug(label: str) -> str:
-    # Part of a run id (evaluation.names): a name of at most 128 characters, whatever the dataset's path.
+    # Part of a run id (memory.names): a name of at most 128 characters, whatever the dataset's path.
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-")[-80:].strip("-") or "dataset"
 
 

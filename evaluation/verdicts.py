@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from evaluation.errors import ThresholdError
+from ledgermem.evaluation.errors import ThresholdError
 
 OK, WARN, FAIL = "ok", "WARN", "FAIL"
 Better = Literal["higher", "lower"]
@@ -108,8 +108,8 @@ def shown(metrics: Metrics, thresholds: Sequence[Threshold]) -> list[Threshold]:
 def extraction_recall(ledger: Any) -> dict[str, dict[str, float | None]]:
     """{system: {"Extraction_Recall": captured / compared}} over the streams that promise I4, measured as
     `ledgermem audit` measures it (`gate.extraction`); the baselines promise none and get no value."""
-    from gate.extraction import gold_of, measure_extraction
-    from projections.state import EpisodeState, evolve
+    from ledgermem.gate.extraction import gold_of, measure_extraction
+    from ledgermem.projections.state import EpisodeState, evolve
 
     totals: dict[str, list[int]] = {}
     for stream, _ in ledger.streams(None):

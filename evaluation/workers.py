@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 
-from memory.backends import Backend, Completion, Message, identity
+from ledgermem.memory.backends import Backend, Completion, Message, identity
 
 Progress = Callable[[str, int], None]
 Job = Callable[[Progress], None]  # one stream's work, given the progress callback to tick

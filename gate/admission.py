@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 
-from gate.commitments import detect_commitments
-from gate.lexicon import detect_facts, is_question
-from projections.config import MemoryConfig
+from ledgermem.gate.commitments import detect_commitments
+from ledgermem.gate.lexicon import detect_facts, is_question
+from ledgermem.projections.config import MemoryConfig
 
 _WORD = re.compile(r"[\w\u3400-\u9fff]")
 

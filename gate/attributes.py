@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from gate.hanzi import fold
+from ledgermem.gate.hanzi import fold
 
 __all__ = ["BUILTIN_ATTRIBUTES", "AttributeTable", "Resolution", "Suspicion", "attribute_key", "name_facts",
            "near_duplicate", "table_for"]

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ledger.events import (
+from ledgermem.ledger.events import (
     CapacityMerged,
     IndexCreated,
     IndexFolded,
@@ -36,9 +36,9 @@ from ledger.events import (
     SummaryArchived,
     SummaryCreated,
 )
-from projections.render import chain_tokens, index_title, summary_line, title_tokens
-from projections.state import EpisodeEvent, EpisodeState, Summary, evolve, fold
-from projections.tokens import count_tokens, truncate_to_tokens
+from ledgermem.projections.render import chain_tokens, index_title, summary_line, title_tokens
+from ledgermem.projections.state import EpisodeEvent, EpisodeState, Summary, evolve, fold
+from ledgermem.projections.tokens import count_tokens, truncate_to_tokens
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

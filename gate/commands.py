@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ledger.blocks import with_captions
-from projections.config import MemoryConfig
+from ledgermem.ledger.blocks import with_captions
+from ledgermem.projections.config import MemoryConfig
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gate.lexicon import is_question
+from ledgermem.gate.lexicon import is_question
 
 __all__ = ["Commitment", "detect_commitments"]
 

@@ -8,9 +8,9 @@ tuple means nothing to do; a rejection the evaluation counts is an event
 
 from __future__ import annotations
 
-from ledger.compat import assert_never
-from ledger.keys import ERASED
-from ledger.events import (
+from ledgermem.ledger.compat import assert_never
+from ledgermem.ledger.keys import ERASED
+from ledgermem.ledger.events import (
     CompactionChecked,
     ConstraintPinned,
     EpisodeStarted,
@@ -27,19 +27,19 @@ from ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
-from gate.admission import gate_verdict, remembered
-from gate.attributes import name_facts, table_for
-from gate.capacity import CompactionReport, plan_capacity
-from gate.commands import LlmCall, PageIn, PinConstraint, RecordTurn, StartEpisode
-from gate.erasure import Erase, decide_erase
-from gate.errors import CommandRejected
-from gate.pinning import detected_pins, open_loops_shown, summary_pins, survival_check
-from gate.provenance import split_provenance
-from gate import validation
-from gate.summary_format import NONE_UPDATE, SummaryDraft, is_valid_update, parse_summary
-from projections.render import chain_tokens, clean_text
-from projections.state import EpisodeEvent, EpisodeState, fold, record_id_for
-from projections.tokens import count_tokens, truncate_to_tokens
+from ledgermem.gate.admission import gate_verdict, remembered
+from ledgermem.gate.attributes import name_facts, table_for
+from ledgermem.gate.capacity import CompactionReport, plan_capacity
+from ledgermem.gate.commands import LlmCall, PageIn, PinConstraint, RecordTurn, StartEpisode
+from ledgermem.gate.erasure import Erase, decide_erase
+from ledgermem.gate.errors import CommandRejected
+from ledgermem.gate.pinning import detected_pins, open_loops_shown, summary_pins, survival_check
+from ledgermem.gate.provenance import split_provenance
+from ledgermem.gate import validation
+from ledgermem.gate.summary_format import NONE_UPDATE, SummaryDraft, is_valid_update, parse_summary
+from ledgermem.projections.render import chain_tokens, clean_text
+from ledgermem.projections.state import EpisodeEvent, EpisodeState, fold, record_id_for
+from ledgermem.projections.tokens import count_tokens, truncate_to_tokens
 
 
 Command = StartEpisode | RecordTurn | Erase | PinConstraint | PageIn

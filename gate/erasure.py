@@ -23,11 +23,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gate.attributes import table_for
-from gate.errors import CommandRejected, NothingToErase
-from ledger.events import EpisodeGold, Event, FactErased, KeyShredded, ProbeAsked, ProbeJudged
-from ledger.keys import ERASED, FieldKeys
-from projections.state import EpisodeState, record_id_for
+from ledgermem.gate.attributes import table_for
+from ledgermem.gate.errors import CommandRejected, NothingToErase
+from ledgermem.ledger.events import EpisodeGold, Event, FactErased, KeyShredded, ProbeAsked, ProbeJudged
+from ledgermem.ledger.keys import ERASED, FieldKeys
+from ledgermem.projections.state import EpisodeState, record_id_for
 
 
 def turn_key(prefix: str, turn: int) -> str:

@@ -12,7 +12,7 @@ error but an event, `override_rejected`.
 
 from __future__ import annotations
 
-from ledger.errors import LedgermemError
+from ledgermem.ledger.errors import LedgermemError
 
 
 class GateError(LedgermemError):

@@ -37,12 +37,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from gate.attributes import AttributeTable, table_for
-from gate.lexicon import detect_facts, normalise_slot
-from gate.matching import contains_value, normalise
-from ledger.events import EpisodeGold, Event
-from ledger.keys import ERASED, SEALED
-from projections.state import EpisodeState, Summary, record_id_for
+from ledgermem.gate.attributes import AttributeTable, table_for
+from ledgermem.gate.lexicon import detect_facts, normalise_slot
+from ledgermem.gate.matching import contains_value, normalise
+from ledgermem.ledger.events import EpisodeGold, Event
+from ledgermem.ledger.keys import ERASED, SEALED
+from ledgermem.projections.state import EpisodeState, Summary, record_id_for
 
 __all__ = ["Extraction", "Gold", "GoldFact", "gold_of", "measure_extraction"]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from gate.grammar_en import Anaphor, Blocked, Clause, Found, Topic, clean_slot
+from ledgermem.gate.grammar_en import Anaphor, Blocked, Clause, Found, Topic, clean_slot
 
 __all__ = ["bare_value", "parse_clause", "topic_of_question"]
 

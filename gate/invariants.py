@@ -37,14 +37,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gate.extraction import Gold, gold_of, measure_extraction
-from ledger.events import FactErased, KeyShredded, SummaryCreated
-from ledger.keys import ERASED, KeyStore, key_path
-from ledger.store import Ledger, RecordedEvent, StreamKey
-from projections.materialise import History, ProjectionStore, rebuild
-from projections.render import Rendered, registry_plan, render
-from projections.scd2 import TABLES
-from projections.state import EpisodeState, evolve
+from ledgermem.gate.extraction import Gold, gold_of, measure_extraction
+from ledgermem.ledger.events import FactErased, KeyShredded, SummaryCreated
+from ledgermem.ledger.keys import ERASED, KeyStore, key_path
+from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
+from ledgermem.projections.materialise import History, ProjectionStore, rebuild
+from ledgermem.projections.render import Rendered, registry_plan, render
+from ledgermem.projections.scd2 import TABLES
+from ledgermem.projections.state import EpisodeState, evolve
 
 INVARIANTS = ("I1", "I2", "I3", "I4", "I5", "hash_chain", "contiguity", "scd2", "replay")
 NEEDS_VALUES = ("I1", "I2", "I3", "I5", "replay")  # cannot be made over unreadable sealed values

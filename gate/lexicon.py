@@ -31,9 +31,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from gate import grammar_en, grammar_zh
-from gate.hanzi import fold
-from gate.grammar_en import Anaphor, Blocked, Found, Topic
+from ledgermem.gate import grammar_en, grammar_zh
+from ledgermem.gate.hanzi import fold
+from ledgermem.gate.grammar_en import Anaphor, Blocked, Found, Topic
 
 __all__ = ["FactMention", "QuestionIntent", "detect_facts", "is_question", "normalise_slot", "parse_question"]
 

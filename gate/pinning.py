@@ -18,11 +18,11 @@ slot and value of the facts stated in the same message (so the registry's
 
 from __future__ import annotations
 
-from gate.commitments import detect_commitments
-from gate.lexicon import detect_facts
-from ledger.events import ConstraintPinned, ConstraintReinjected
-from projections.render import render
-from projections.state import EpisodeState, Pin
+from ledgermem.gate.commitments import detect_commitments
+from ledgermem.gate.lexicon import detect_facts
+from ledgermem.ledger.events import ConstraintPinned, ConstraintReinjected
+from ledgermem.projections.render import render
+from ledgermem.projections.state import EpisodeState, Pin
 
 
 def anchors_for(text: str) -> tuple[str, ...]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
-from gate.attributes import AttributeTable, attribute_key
-from gate.lexicon import detect_facts, normalise_slot
-from ledger.events import Fact
+from ledgermem.gate.attributes import AttributeTable, attribute_key
+from ledgermem.gate.lexicon import detect_facts, normalise_slot
+from ledgermem.ledger.events import Fact
 
 _NOISE = re.compile(r"[\s\"'“”‘’「」『』.,;:!?。，；：！？()（）]+")
 

@@ -35,10 +35,10 @@ import re
 import unicodedata
 import zlib
 
-from gate.summary_format import FACTS_TAG, OVERRIDES_TAG, parse_facts
-from projections.render import PROMPT_TAGS
-from projections.state import EpisodeState, record_id_for
-from projections.tokens import count_tokens
+from ledgermem.gate.summary_format import FACTS_TAG, OVERRIDES_TAG, parse_facts
+from ledgermem.projections.render import PROMPT_TAGS
+from ledgermem.projections.state import EpisodeState, record_id_for
+from ledgermem.projections.tokens import count_tokens
 
 REASONS: dict[str, str] = {
     "markup": "your answer repeated the prompt's markup (tags such as <NEW_TURN> or <ACTIVE_CHAIN>)",

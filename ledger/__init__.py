@@ -1,6 +1,6 @@
 """The append-only event ledger: schema, store, hash chain. Imports no sibling package."""
 
-from ledger.errors import (
+from ledgermem.ledger.errors import (
     ConcurrencyConflict,
     LedgerCorrupt,
     LedgerError,
@@ -8,7 +8,7 @@ from ledger.errors import (
     LedgermemError,
     LedgerNotFound,
 )
-from ledger.store import Ledger, RecordedEvent, StreamKey, VerifyReport
+from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey, VerifyReport
 
 __all__ = [
     "ConcurrencyConflict",

@@ -30,7 +30,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from ledger.schema import GENESIS_HASH, canonical_bytes, canonical_sql, chain_hash
+from ledgermem.ledger.schema import GENESIS_HASH, canonical_bytes, canonical_sql, chain_hash
 
 _BATCH_ROWS = 65_536
 _RECHECK_ROWS = 2048  # rows in doubt read back per statement
@@ -51,7 +51,7 @@ class VerifyReport:
 
 @cache
 def _queries() -> dict[str, str]:
-    text = resources.files("ledger").joinpath("verify.sql").read_text(encoding="utf-8")
+    text = resources.files("ledgermem.ledger").joinpath("verify.sql").read_text(encoding="utf-8")
     blocks = re.split(r"^-- name: (\w+)\s*$", text, flags=re.MULTILINE)
     return {
         name: body.strip().rstrip(";").replace("{canonical}", canonical_sql())

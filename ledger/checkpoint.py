@@ -35,9 +35,9 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from ledger.errors import CheckpointError
-from ledger.schema import canonical_json
-from ledger.store import Ledger
+from ledgermem.ledger.errors import CheckpointError
+from ledgermem.ledger.schema import canonical_json
+from ledgermem.ledger.store import Ledger
 
 FORMAT = "ledgermem-checkpoint/1"
 KEY_ENV = "LEDGERMEM_CHECKPOINT_KEY"  # the private key's path

@@ -27,7 +27,7 @@ import duckdb
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from ledger.errors import LedgerCorrupt, LedgerLocked
+from ledgermem.ledger.errors import LedgerCorrupt, LedgerLocked
 
 PREFIX = "enc1:"
 ERASED = "[erased]"  # a sealed value whose key was shredded

@@ -46,11 +46,11 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
-from ledger.keys import KeyStore
-from ledger.chain import VerifyReport, check_chain
-from ledger.schema import BLOBS_SCHEMA, GENESIS_HASH, blobs_ddl, events_arrow_schema, events_ddl
-from ledger.store import FORMAT_VERSION, Ledger, StreamKey
+from ledgermem.ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
+from ledgermem.ledger.keys import KeyStore
+from ledgermem.ledger.chain import VerifyReport, check_chain
+from ledgermem.ledger.schema import BLOBS_SCHEMA, GENESIS_HASH, blobs_ddl, events_arrow_schema, events_ddl
+from ledgermem.ledger.store import FORMAT_VERSION, Ledger, StreamKey
 
 BLOBS_FILE = "blobs.parquet"
 MANIFEST = "_ledger.json"

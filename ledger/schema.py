@@ -19,9 +19,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from ledger.blocks import PUBLIC_KEYS as _BLOCK_PUBLIC
-from ledger.errors import InvalidEvent, MalformedEvent, UnknownEventType
-from ledger.events import EVENT_TYPES, TYPED_COLUMNS, Event
+from ledgermem.ledger.blocks import PUBLIC_KEYS as _BLOCK_PUBLIC
+from ledgermem.ledger.errors import InvalidEvent, MalformedEvent, UnknownEventType
+from ledgermem.ledger.events import EVENT_TYPES, TYPED_COLUMNS, Event
 
 GENESIS_HASH = "0" * 64
 

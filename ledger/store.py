@@ -25,13 +25,13 @@ from typing import Any, ClassVar
 import duckdb
 import pyarrow as pa
 
-from ledger.chain import VerifyReport as VerifyReport  # re-exported: where callers have always found it
-from ledger.chain import check_chain
-from ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
-from ledger.events import TYPED_COLUMNS, Event
-from ledger.blocks import is_sha256
-from ledger.keys import SEALED, FieldKeys, KeyStore, key_path
-from ledger.schema import (
+from ledgermem.ledger.chain import VerifyReport as VerifyReport  # re-exported: where callers have always found it
+from ledgermem.ledger.chain import check_chain
+from ledgermem.ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
+from ledgermem.ledger.events import TYPED_COLUMNS, Event
+from ledgermem.ledger.blocks import is_sha256
+from ledgermem.ledger.keys import SEALED, FieldKeys, KeyStore, key_path
+from ledgermem.ledger.schema import (
     GENESIS_HASH,
     blobs_ddl,
     canonical_bytes,

@@ -13,13 +13,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from ledger.events import ContextRendered, Event, LlmCalled, ToolCalled
-from memory.backends import Backend, Completion, Message, identity, prompt_hash
-from memory.prompts import answer_messages, tool_result_message
-from memory.prune import PRUNED_KEY
-from memory.toolcalls import parse_tool_calls
-from memory.tools import ToolResult
-from projections.render import Rendered
+from ledgermem.ledger.events import ContextRendered, Event, LlmCalled, ToolCalled
+from ledgermem.memory.backends import Backend, Completion, Message, identity, prompt_hash
+from ledgermem.memory.prompts import answer_messages, tool_result_message
+from ledgermem.memory.prune import PRUNED_KEY
+from ledgermem.memory.toolcalls import parse_tool_calls
+from ledgermem.memory.tools import ToolResult
+from ledgermem.projections.render import Rendered
 
 ToolRunner = Callable[[str, dict[str, str]], ToolResult]
 NO_TOOLS = "this memory has no tools; answer from the memory shown"

@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ledger.schema import canonical_json
-from memory.errors import BackendError
+from ledgermem.ledger.schema import canonical_json
+from ledgermem.memory.errors import BackendError
 
 Message = dict[str, str]
 

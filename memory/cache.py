@@ -42,15 +42,15 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from ledger.store import Ledger, RecordedEvent, StreamKey
-from memory.erasure import mentions
-from memory.errors import ConfigError
-from projections import render as render_module
-from projections import state as state_module
-from projections import tokens as tokens_module
-from projections.render import PART_ORDER, Item, Part, Rendered, render
-from projections.scd2 import Projector
-from projections.state import EpisodeState
+from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
+from ledgermem.memory.erasure import mentions
+from ledgermem.memory.errors import ConfigError
+from ledgermem.projections import render as render_module
+from ledgermem.projections import state as state_module
+from ledgermem.projections import tokens as tokens_module
+from ledgermem.projections.render import PART_ORDER, Item, Part, Rendered, render
+from ledgermem.projections.scd2 import Projector
+from ledgermem.projections.state import EpisodeState
 
 class Memory(Protocol):
     """What the cache reads of a memory (`memory.Memory` is one): its stream, version, ledger and state."""

@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gate.erasure import gold_keys, planted_of, value_pattern
-from ledger.events import EpisodeGold, Event, FactErased, KeyShredded, ProbeAsked, TurnRecorded
-from ledger.keys import ERASED, FieldKeys
-from ledger.parquet import ParquetLedger
-from ledger.store import Ledger, StreamKey
-from projections.materialise import ProjectionStore
+from ledgermem.gate.erasure import gold_keys, planted_of, value_pattern
+from ledgermem.ledger.events import EpisodeGold, Event, FactErased, KeyShredded, ProbeAsked, TurnRecorded
+from ledgermem.ledger.keys import ERASED, FieldKeys
+from ledgermem.ledger.parquet import ParquetLedger
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.projections.materialise import ProjectionStore
 
 #: Shorter values are not looked for in raw file bytes: ciphertext would match them by chance.
 MIN_BYTES_SCANNED = 8

@@ -5,7 +5,13 @@
     │   ├── BackendError          an LLM backend failed and could not answer
     │   │   ├── LlmNotRecorded    a replayed run made a call the recorded run did not make
     │   │   └── NetworkDisabled (also ConnectionError)  a connection tried while the network is off
-    │   └── UnknownBackend (also ValueError)   no backend of that name
+    │   ├── UnknownBackend (also ValueError)   no backend of that name
+    │   ├── RunExists          a run with that id is already there (use --force or another id)
+    │   ├── RunNotFound (also FileNotFoundError)  no run with that id or path: the one "no such run"
+    │   ├── InvalidRunId (also ValueError)  a run id that is a path, not a name (memory.names)
+    │   ├── NotARunFolder      --force aimed at a folder that is not a run folder inside the runs folder
+    │   ├── SqlRefused (also PermissionError)  a query the SQL sandbox does not run (memory.sandbox)
+    │   └── SqlError           a query the database refused (`sql`)
     └── ProjectionError (projections.errors)
         └── ConfigError (also ValueError)  a setting missing, unknown or malformed: the memory's
                                            own, a backend's (memory.settings) or the cache's (--redis)
@@ -18,10 +24,13 @@ sees and the evaluation counts, not an exception.
 
 from __future__ import annotations
 
-from ledger.errors import LedgermemError
-from projections.errors import ConfigError
+from ledgermem.ledger.errors import LedgermemError
+from ledgermem.projections.errors import ConfigError
 
-__all__ = ["BackendError", "ConfigError", "LlmNotRecorded", "MemoryError_", "NetworkDisabled", "UnknownBackend"]
+__all__ = [
+    "BackendError", "ConfigError", "InvalidRunId", "LlmNotRecorded", "MemoryError_", "NetworkDisabled", "NotARunFolder",
+    "RunExists", "RunNotFound", "SqlError", "SqlRefused", "UnknownBackend",
+]
 
 
 class MemoryError_(LedgermemError):
@@ -42,3 +51,30 @@ class NetworkDisabled(BackendError, ConnectionError):
 
 class UnknownBackend(MemoryError_, ValueError):
     """No backend of that name."""
+
+
+# -- run storage: the runs folder, a run's name, its files and queries over them ---------------------
+
+
+class RunExists(MemoryError_):
+    """A run of that id already exists."""
+
+
+class RunNotFound(MemoryError_, FileNotFoundError):
+    """No run of that id or path."""
+
+
+class InvalidRunId(MemoryError_, ValueError):
+    """A run id that is not a name: a path, `.`, `..`, empty, or characters outside `memory.names.RUN_ID`."""
+
+
+class NotARunFolder(MemoryError_):
+    """`--force` would delete a folder that is not a run folder directly inside the runs folder."""
+
+
+class SqlRefused(MemoryError_, PermissionError):
+    """A query on a run that is not one read-only statement, or that reaches outside the run's files."""
+
+
+class SqlError(MemoryError_):
+    """A query the database refused."""

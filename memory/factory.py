@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from memory.backends import Backend
-from memory.errors import UnknownBackend
-from memory.heuristic import HeuristicBackend
+from ledgermem.memory.backends import Backend
+from ledgermem.memory.errors import UnknownBackend
+from ledgermem.memory.heuristic import HeuristicBackend
 
 
 def make_backend(name: str, *, tokenizer: str) -> Backend:

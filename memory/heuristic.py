@@ -34,12 +34,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gate.commitments import detect_commitments
-from gate.lexicon import detect_facts, is_question, parse_question
-from gate.summary_format import format_memory_update, format_summary, parse_facts
-from memory.backends import Completion, Message
-from memory.matching import judge_abstention, judge_string
-from projections.tokens import count_tokens
+from ledgermem.gate.commitments import detect_commitments
+from ledgermem.gate.lexicon import detect_facts, is_question, parse_question
+from ledgermem.gate.summary_format import format_memory_update, format_summary, parse_facts
+from ledgermem.memory.backends import Completion, Message
+from ledgermem.memory.matching import judge_abstention, judge_string
+from ledgermem.projections.tokens import count_tokens
 
 _NEW_TURN = re.compile(r"<NEW_TURN[^>]*>\s*USER:(.*?)\nAGENT:", re.DOTALL)
 _CHAIN_LINE = re.compile(r"^- ([a-z]\d+) .*?\[FACTS: (.*?)\]", re.MULTILINE)

@@ -42,10 +42,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
-from ledger.errors import LedgermemError
-from memory.backends import Completion, Message
-from memory.ratelimit import RateLimiter
-from projections.tokens import count_tokens
+from ledgermem.ledger.errors import LedgermemError
+from ledgermem.memory.backends import Completion, Message
+from ledgermem.memory.ratelimit import RateLimiter
+from ledgermem.projections.tokens import count_tokens
 
 #: Statuses worth asking again: rate limits and server-side trouble.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})

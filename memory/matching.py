@@ -63,7 +63,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from gate.matching import contains_value, normalise
+from ledgermem.gate.matching import contains_value, normalise
 
 __all__ = ["ABSTENTIONS", "Judgement", "abstains", "contains_value", "judge_abstention", "judge_answer", "judge_string",
            "normalise"]

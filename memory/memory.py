@@ -19,37 +19,37 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from dataclasses import dataclass, replace
 
-from gate.admission import gate_verdict
-from gate.commands import LlmCall, PageIn, PinConstraint, RecordTurn, StartEpisode
-from gate.decide import decide, reasons_against
-from gate.erasure import Erase, answer_key, check_erase, index_key, merge_key, turn_key, values_to_erase
-from gate.errors import CommandRejected, InvariantViolation
-from gate.invariants import check_i1, check_i2, check_i3, check_i5
-from gate.summary_format import parse_summary, split_memory_update
-from gate.validation import describe
-from ledger.blocks import Block, blob_map
-from ledger.events import (
+from ledgermem.gate.admission import gate_verdict
+from ledgermem.gate.commands import LlmCall, PageIn, PinConstraint, RecordTurn, StartEpisode
+from ledgermem.gate.decide import decide, reasons_against
+from ledgermem.gate.erasure import Erase, answer_key, check_erase, index_key, merge_key, turn_key, values_to_erase
+from ledgermem.gate.errors import CommandRejected, InvariantViolation
+from ledgermem.gate.invariants import check_i1, check_i2, check_i3, check_i5
+from ledgermem.gate.summary_format import parse_summary, split_memory_update
+from ledgermem.gate.validation import describe
+from ledgermem.ledger.blocks import Block, blob_map
+from ledgermem.ledger.events import (
     ContextRendered, Event, IndexCreated, IndexFolded, LlmCalled, PagedIn, SummaryCreated, ToolCalled,
 )
-from ledger.keys import FieldKeys, key_path
-from ledger.store import Ledger, RecordedEvent, StreamKey
-from memory.erasure import ErasureReceipt, answer_keys, mentions, receipt, scan_detail
-from memory.cache import HotCache
-from memory.answering import NO_TOOLS, Answer, answer_with_tools, call_backend, with_pruned
-from memory.backends import Backend, Message
-from memory.factory import make_backend
-from memory.prompts import (
+from ledgermem.ledger.keys import FieldKeys, key_path
+from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
+from ledgermem.memory.erasure import ErasureReceipt, answer_keys, mentions, receipt, scan_detail
+from ledgermem.memory.cache import HotCache
+from ledgermem.memory.answering import NO_TOOLS, Answer, answer_with_tools, call_backend, with_pruned
+from ledgermem.memory.backends import Backend, Message
+from ledgermem.memory.factory import make_backend
+from ledgermem.memory.prompts import (
     respond_messages, summarizer_correction_messages, summarizer_messages, summarizer_pruned_lines,
     summarizer_retry_messages, tool_result_message,
 )
-from memory.toolcalls import parse_tool_calls
-from memory.tools import ToolResult, page_in_target, paged_in_result, run_tool
-from projections.config import MemoryConfig
-from projections.disagreements import disagreement_lines
-from projections.materialise import LiveProjection, ProjectionStore, last_erasure_seq, projection_path
-from projections.render import Rendered, clean_text, render
-from projections.state import EpisodeState, fold
-from projections.tokens import default_tokenizer
+from ledgermem.memory.toolcalls import parse_tool_calls
+from ledgermem.memory.tools import ToolResult, page_in_target, paged_in_result, run_tool
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.disagreements import disagreement_lines
+from ledgermem.projections.materialise import LiveProjection, ProjectionStore, last_erasure_seq, projection_path
+from ledgermem.projections.render import Rendered, clean_text, render
+from ledgermem.projections.state import EpisodeState, fold
+from ledgermem.projections.tokens import default_tokenizer
 
 
 KeyFor = Callable[[Event], str | FieldKeys | None]

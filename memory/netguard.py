@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from memory.errors import NetworkDisabled
+from ledgermem.memory.errors import NetworkDisabled
 
 
 @contextmanager

@@ -16,9 +16,9 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ledger.events import LlmCalled
-from memory.backends import Completion, Message, prompt_hash
-from memory.errors import LlmNotRecorded
+from ledgermem.ledger.events import LlmCalled
+from ledgermem.memory.backends import Completion, Message, prompt_hash
+from ledgermem.memory.errors import LlmNotRecorded
 
 
 @dataclass(frozen=True, slots=True)

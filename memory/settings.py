@@ -47,9 +47,9 @@ from typing import Any, Literal
 
 from dotenv import dotenv_values
 
-from memory.errors import ConfigError
-from memory.http_backend import PRESETS, HttpSettings, Preset
-from projections.config import MemoryConfig
+from ledgermem.memory.errors import ConfigError
+from ledgermem.memory.http_backend import PRESETS, HttpSettings, Preset
+from ledgermem.projections.config import MemoryConfig
 
 PURPOSES = ("answer", "respond", "summarize", "judge")
 ENV_PREFIX = "LEDGERMEM"

@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.blocks import block_id
-from ledger.keys import ERASED
-from projections.render import facts_tag
-from projections.state import EpisodeState, Summary
+from ledgermem.ledger.blocks import block_id
+from ledgermem.ledger.keys import ERASED
+from ledgermem.projections.render import facts_tag
+from ledgermem.projections.state import EpisodeState, Summary
 
 
 @dataclass(frozen=True, slots=True)

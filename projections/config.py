@@ -10,7 +10,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from projections.errors import ConfigError
+from ledgermem.projections.errors import ConfigError
 
 
 #: The memory systems a stream can hold: this memory and the three baselines it is compared with.

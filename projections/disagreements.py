@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ledger.keys import ERASED
-from projections.state import EpisodeState, Summary
+from ledgermem.ledger.keys import ERASED
+from ledgermem.projections.state import EpisodeState, Summary
 
 NO_SOURCE = "conversation"
 

@@ -25,10 +25,10 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from ledger.errors import LedgerCorrupt, LedgerLocked
-from ledger.store import Ledger, RecordedEvent, StreamKey
-from projections.errors import ProjectionsBehind
-from projections.scd2 import TABLES, Delta, Projector, TableSpec, arrow_schema, order_keys
+from ledgermem.ledger.errors import LedgerCorrupt, LedgerLocked
+from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
+from ledgermem.projections.errors import ProjectionsBehind
+from ledgermem.projections.scd2 import TABLES, Delta, Projector, TableSpec, arrow_schema, order_keys
 
 _DUCK = {
     pa.string(): "VARCHAR",

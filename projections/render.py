@@ -29,11 +29,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ledger.blocks import with_captions
-from ledger.keys import ERASED
-from projections.config import MemoryConfig
-from projections.state import EpisodeState, IndexEntry, PagedItem, Summary
-from projections.tokens import count_tokens, truncate_to_tokens
+from ledgermem.ledger.blocks import with_captions
+from ledgermem.ledger.keys import ERASED
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.state import EpisodeState, IndexEntry, PagedItem, Summary
+from ledgermem.projections.tokens import count_tokens, truncate_to_tokens
 
 PART_ORDER = ("pinned", "window", "registry", "index", "chain")
 #: Parts whose items are never cut or dropped by the allocation.

@@ -20,9 +20,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from ledger.store import RecordedEvent, StreamKey
-from projections.errors import EvolveError
-from projections.state import EpisodeEvent, EpisodeState, evolve
+from ledgermem.ledger.store import RecordedEvent, StreamKey
+from ledgermem.projections.errors import EvolveError
+from ledgermem.projections.state import EpisodeEvent, EpisodeState, evolve
 
 Key = tuple[Any, ...]
 Attrs = tuple[Any, ...]

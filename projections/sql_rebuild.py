@@ -55,11 +55,11 @@ from typing import Any, overload
 import duckdb
 import pyarrow as pa
 
-from ledger.events import EVENT_TYPES
-from ledger.keys import ERASED, PREFIX
-from ledger.store import Ledger
-from projections.errors import ProjectionError
-from projections.scd2 import STREAM_COLS, TABLES, TableSpec, order_keys
+from ledgermem.ledger.events import EVENT_TYPES
+from ledgermem.ledger.keys import ERASED, PREFIX
+from ledgermem.ledger.store import Ledger
+from ledgermem.projections.errors import ProjectionError
+from ledgermem.projections.scd2 import STREAM_COLS, TABLES, TableSpec, order_keys
 
 History = dict[str, list[dict[str, Any]]]
 _BATCH_ROWS = 65_536
@@ -280,7 +280,7 @@ def _render(match: re.Match[str]) -> str:
 
 @cache
 def _blocks(filename: str) -> dict[str, str]:
-    text = resources.files("projections").joinpath(filename).read_text(encoding="utf-8")
+    text = resources.files("ledgermem.projections").joinpath(filename).read_text(encoding="utf-8")
     parts = re.split(r"^-- name: (\w+)\s*$", text, flags=re.MULTILINE)
     blocks = {name: _MACRO.sub(_render, body.strip().rstrip(";")) for name, body in zip(parts[1::2], parts[2::2])}
     for name, sql in blocks.items():

@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ledger.compat import assert_never
-from ledger.keys import ERASED
+from ledgermem.ledger.compat import assert_never
+from ledgermem.ledger.keys import ERASED
 
-from ledger.events import (
+from ledgermem.ledger.events import (
     BaselineDropped,
     BaselineWritten,
     CapacityMerged,
@@ -54,8 +54,8 @@ from ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
-from projections.config import MemoryConfig
-from projections.errors import EvolveError
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.errors import EvolveError
 
 Status = Literal["active", "indexed", "archived"]
 

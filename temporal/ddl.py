@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ledger.schema import events_arrow_schema
-from projections.scd2 import TABLES, arrow_schema
+from ledgermem.ledger.schema import events_arrow_schema
+from ledgermem.projections.scd2 import TABLES, arrow_schema
 
 _PG = {
     pa.int64(): "BIGINT",

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from ledger.errors import LedgermemError
+from ledgermem.ledger.errors import LedgermemError
 
 
 class TemporalError(LedgermemError, ValueError):

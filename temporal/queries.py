@@ -21,7 +21,7 @@ from typing import Any
 
 import duckdb
 
-from temporal.errors import TemporalError
+from ledgermem.temporal.errors import TemporalError
 
 LAYERS = ("pinned", "window", "registry", "index", "chain", "indexed", "archive")
 
@@ -38,7 +38,7 @@ class Episode:
 
 @cache
 def queries() -> dict[str, str]:
-    text = resources.files("temporal").joinpath("temporal.sql").read_text(encoding="utf-8")
+    text = resources.files("ledgermem.temporal").joinpath("temporal.sql").read_text(encoding="utf-8")
     blocks = re.split(r"^-- name: (\w+)\s*$", text, flags=re.MULTILINE)
     return {name: body.strip() for name, body in zip(blocks[1::2], blocks[2::2])}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from evaluation.cli import cli
+from ledgermem.cli.commands import cli
 
 
 def invoke_in(cwd: Path, *args: str) -> Result:

@@ -181,8 +181,8 @@ class ScriptedLlmServer:
 
 def purpose_of(payload: Any) -> str:
     """Which of ledgermem's contracts a request body speaks, read from its system message."""
-    from evaluation.judge import JUDGE_SYSTEM
-    from memory.prompts import RESPOND_SYSTEM, ROLLING_SYSTEM, SUMMARIZER_SYSTEM
+    from ledgermem.evaluation.judge import JUDGE_SYSTEM
+    from ledgermem.memory.prompts import RESPOND_SYSTEM, ROLLING_SYSTEM, SUMMARIZER_SYSTEM
 
     messages = payload.get("messages", []) if isinstance(payload, dict) else []
     system = next((str(m.get("content", "")) for m in messages if m.get("role") == "system"), "")
@@ -202,7 +202,7 @@ def heuristic_script(latency_s: float = 0.0, *, tokenizer: str = "estimate:v1") 
     deterministic model behind real HTTP: what the runner sends can be
     compared across runs, and a slow model can be stood in for.
     """
-    from memory.heuristic import HeuristicBackend
+    from ledgermem.memory.heuristic import HeuristicBackend
 
     heuristic = HeuristicBackend(tokenizer=tokenizer)
 

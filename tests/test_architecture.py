@@ -1,10 +1,15 @@
-"""The layering of the packages: imports only point down.
+"""The layering of the packages: imports only point down, all of them inside the `ledgermem` namespace.
 
+    ledgermem (the public API)   cli   benchmarks
+    service
     evaluation
-    memory
+    memory        datasets
     temporal   gate        (siblings: neither imports the other)
     projections
     ledger
+
+Modules are named as installed (`ledgermem.ledger.store` for `ledger/store.py`);
+the package of a module is the folder under the namespace.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+NAMESPACE = "ledgermem"
+_BELOW_SERVICE = ("evaluation", "datasets", "memory", "gate", "temporal", "projections", "ledger")
 
 #: For each package, the sibling packages it may import.
 ALLOWED: dict[str, frozenset[str]] = {
@@ -25,9 +32,22 @@ ALLOWED: dict[str, frozenset[str]] = {
     "temporal": frozenset({"projections", "ledger"}),
     "gate": frozenset({"projections", "ledger"}),
     "memory": frozenset({"gate", "temporal", "projections", "ledger"}),
-    "evaluation": frozenset({"memory", "gate", "temporal", "projections", "ledger"}),
+    "datasets": frozenset({"projections", "ledger"}),
+    "evaluation": frozenset({"datasets", "memory", "gate", "temporal", "projections", "ledger"}),
+    "service": frozenset(_BELOW_SERVICE),
+    "cli": frozenset({"service", *_BELOW_SERVICE}),
+    "benchmarks": frozenset({"cli", "service", *_BELOW_SERVICE}),
+    "ledgermem": frozenset({"cli", "memory", "temporal", "projections", "ledger"}),  # `cli` for `python -m` only
 }
-PACKAGES = tuple(ALLOWED)
+PACKAGES = tuple(p for p in ALLOWED if p != NAMESPACE)
+
+
+def package_of(name: str) -> str:
+    """`ledgermem.gate.decide` -> `gate`; `ledgermem` -> `ledgermem`; a bare `gate.decide` -> `gate` too."""
+    parts = name.split(".")
+    if parts[0] == NAMESPACE:
+        return parts[1] if len(parts) > 1 and parts[1] in ALLOWED else NAMESPACE  # `ledgermem.__main__`: the API's
+    return parts[0]
 
 
 @dataclass(frozen=True, order=True)
@@ -36,8 +56,8 @@ class Edge:
 
     path: str
     line: int
-    importer: str  # top-level package of the importing module
-    imported: str  # top-level package it imports ("" if the import cannot be resolved)
+    importer: str  # package of the importing module
+    imported: str  # package it imports ("" if the import cannot be resolved)
     target: str  # the imported module as written, made absolute
 
     def __str__(self) -> str:
@@ -45,11 +65,14 @@ class Edge:
 
 
 def module_name(path: Path, root: Path = ROOT) -> tuple[str, bool]:
-    """Dotted module name of a file, and whether it is a package `__init__`."""
+    """Installed dotted module name of a file (`ledger/store.py` -> `ledgermem.ledger.store`), and whether it is a
+    package `__init__`."""
     parts = list(path.relative_to(root).with_suffix("").parts)
     is_package = parts[-1] == "__init__"
     if is_package:
         parts.pop()
+    if parts[0] != NAMESPACE:
+        parts.insert(0, NAMESPACE)
     return ".".join(parts), is_package
 
 
@@ -86,6 +109,9 @@ def imported_modules(tree: ast.AST, module: str, is_package: bool) -> Iterator[t
             base = _resolve(module, is_package, node.level, node.module)
             if base is None:
                 yield node.lineno, None
+            elif base == NAMESPACE:  # `from ledgermem import gate` imports a package; `... import Memory`, the API
+                for alias in node.names:
+                    yield node.lineno, f"{NAMESPACE}.{alias.name}" if alias.name in ALLOWED else NAMESPACE
             elif base:
                 yield node.lineno, base
             else:  # `from .. import x` that lands at the top: each name is a module
@@ -99,14 +125,14 @@ def imported_modules(tree: ast.AST, module: str, is_package: bool) -> Iterator[t
 
 def project_edges(source: str, *, path: str, module: str, is_package: bool = False) -> list[Edge]:
     """Imports of project packages made by one module's source."""
-    importer = module.split(".")[0]
+    importer = package_of(module)
     tree = ast.parse(source, filename=path)
     edges = []
     for line, target in imported_modules(tree, module, is_package):
         if target is None:
             edges.append(Edge(path, line, importer, "", "<relative import beyond the top level>"))
             continue
-        top = target.split(".")[0]
+        top = package_of(target)
         if top in ALLOWED and top != importer:
             edges.append(Edge(path, line, importer, top, target))
     return sorted(edges)
@@ -114,7 +140,7 @@ def project_edges(source: str, *, path: str, module: str, is_package: bool = Fal
 
 def check_source(source: str, *, path: str, module: str, is_package: bool = False) -> list[Edge]:
     """The imports in `source` that go against the layering."""
-    importer = module.split(".")[0]
+    importer = package_of(module)
     allowed = ALLOWED.get(importer, frozenset())
     return [
         e for e in project_edges(source, path=path, module=module, is_package=is_package)
@@ -123,7 +149,8 @@ def check_source(source: str, *, path: str, module: str, is_package: bool = Fals
 
 
 def package_files() -> list[Path]:
-    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+    """Every module of every package (the real folders, not the namespace's links to them), and the API package."""
+    return sorted([p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")] + list((ROOT / NAMESPACE).glob("*.py")))
 
 
 def _scan() -> tuple[list[Edge], list[Edge]]:
@@ -160,30 +187,38 @@ def test_imports_follow_the_layering() -> None:
 
 
 def test_checker_reports_an_upward_import() -> None:
-    source = "from __future__ import annotations\n\nimport json\nimport projections.state\n"
-    violations = check_source(source, path="ledger/bad.py", module="ledger.bad")
-    assert [str(v) for v in violations] == ["ledger/bad.py:4: ledger -> projections (projections.state)"]
+    source = "from __future__ import annotations\n\nimport json\nimport ledgermem.projections.state\n"
+    violations = check_source(source, path="ledger/bad.py", module="ledgermem.ledger.bad")
+    assert [str(v) for v in violations] == ["ledger/bad.py:4: ledger -> projections (ledgermem.projections.state)"]
 
 
 @pytest.mark.parametrize(
     ("module", "is_package", "source", "line", "edge"),
     [
-        ("ledger.store", False, "from projections.render import chain_tokens\n", 1, ("ledger", "projections")),
-        ("ledger", True, "import os\nimport evaluation as ev\n", 2, ("ledger", "evaluation")),
-        ("ledger.store", False, "from ..projections import state\n", 1, ("ledger", "projections")),
-        ("ledger.sub.mod", False, "from ...gate.decide import decide\n", 1, ("ledger", "gate")),
-        ("temporal.asof", False, "from .. import gate\n", 1, ("temporal", "gate")),
-        ("gate.decide", False, "def f():\n    from temporal import asof\n    return asof\n", 2, ("gate", "temporal")),
-        ("temporal.asof", False, "class C:\n    import gate.lexicon\n", 2, ("temporal", "gate")),
-        ("projections.state", False, "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from memory import Memory\n",
+        ("ledgermem.ledger.store", False, "from ledgermem.projections.render import chain_tokens\n", 1,
+         ("ledger", "projections")),
+        ("ledgermem.ledger", True, "import os\nimport ledgermem.evaluation as ev\n", 2, ("ledger", "evaluation")),
+        ("ledgermem.ledger.store", False, "from ..projections import state\n", 1, ("ledger", "projections")),
+        ("ledgermem.ledger.sub.mod", False, "from ...gate.decide import decide\n", 1, ("ledger", "gate")),
+        ("ledgermem.temporal.asof", False, "from .. import gate\n", 1, ("temporal", "gate")),
+        ("ledgermem.gate.decide", False, "def f():\n    from ledgermem.temporal import asof\n    return asof\n", 2,
+         ("gate", "temporal")),
+        ("ledgermem.temporal.asof", False, "class C:\n    import ledgermem.gate.lexicon\n", 2, ("temporal", "gate")),
+        ("ledgermem.projections.state", False,
+         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ledgermem.memory import Memory\n",
          3, ("projections", "memory")),
-        ("memory.memory", False, "import importlib\nm = importlib.import_module('evaluation.cli')\n",
-         2, ("memory", "evaluation")),
-        ("projections.render", False, "x = __import__('gate')\n", 1, ("projections", "gate")),
+        ("ledgermem.memory.memory", False, "import importlib\nm = importlib.import_module('ledgermem.cli.commands')\n",
+         2, ("memory", "cli")),
+        ("ledgermem.projections.render", False, "x = __import__('ledgermem.gate')\n", 1, ("projections", "gate")),
+        ("ledgermem.gate.decide", False, "import gate.lexicon\nfrom memory import Memory\n", 2, ("gate", "memory")),
+        ("ledgermem.datasets.model", False, "from ledgermem import Memory\n", 1, ("datasets", "ledgermem")),
+        ("ledgermem.evaluation.runner", False, "from ledgermem.service.core import Service\n", 1,
+         ("evaluation", "service")),
     ],
     ids=[
         "from-absolute", "import-as", "relative", "relative-deep", "relative-top",
-        "in-function", "in-class", "type-checking", "import_module", "dunder-import",
+        "in-function", "in-class", "type-checking", "import_module", "dunder-import", "bare-name",
+        "the-api-package", "harness-to-service",
     ],
 )
 def test_checker_reports_each_form_of_forbidden_import(
@@ -196,34 +231,54 @@ def test_checker_reports_each_form_of_forbidden_import(
 
 
 def test_checker_reports_a_relative_import_past_the_top() -> None:
-    violations = check_source("from ... import x\n", path="ledger/store.py", module="ledger.store")
+    violations = check_source("from .... import x\n", path="ledger/store.py", module="ledgermem.ledger.store")
     assert len(violations) == 1 and violations[0].imported == ""
 
 
 @pytest.mark.parametrize(
     ("module", "source"),
     [
-        ("ledger.store", "import duckdb\nfrom ledger.errors import LedgerError\nfrom . import schema\n"),
-        ("projections.state", "from ledger.events import TurnRecorded\nfrom .config import MemoryConfig\n"),
-        ("gate.decide", "from projections.state import evolve\nimport ledger\n"),
-        ("temporal.asof", "from projections import scd2\nfrom ledger.store import Ledger\n"),
-        ("memory.memory", "import gate, temporal, projections, ledger\n"),
-        ("evaluation.cli", "import memory, gate, temporal, projections, ledger\nimport tests.conftest\n"),
+        ("ledgermem.ledger.store",
+         "import duckdb\nfrom ledgermem.ledger.errors import LedgerError\nfrom . import schema\n"),
+        ("ledgermem.projections.state",
+         "from ledgermem.ledger.events import TurnRecorded\nfrom .config import MemoryConfig\n"),
+        ("ledgermem.gate.decide", "from ledgermem.projections.state import evolve\nimport ledgermem.ledger\n"),
+        ("ledgermem.temporal.asof",
+         "from ledgermem.projections import scd2\nfrom ledgermem.ledger.store import Ledger\n"),
+        ("ledgermem.memory.memory",
+         "import ledgermem.gate, ledgermem.temporal, ledgermem.projections, ledgermem.ledger\n"),
+        ("ledgermem.datasets.model", "from ledgermem.projections.state import slot_key\n"),
+        ("ledgermem.evaluation.runner", "import ledgermem.memory, ledgermem.datasets, ledgermem.gate\n"),
+        ("ledgermem.service.core", "from ledgermem.evaluation import metrics\nfrom ledgermem.temporal import as_of\n"),
+        ("ledgermem.cli.commands", "import ledgermem.service, ledgermem.memory, ledgermem.ledger\nimport tests.conftest\n"),
     ],
-    ids=["ledger", "projections", "gate", "temporal", "memory", "evaluation"],
+    ids=["ledger", "projections", "gate", "temporal", "memory", "datasets", "evaluation", "service", "cli"],
 )
 def test_checker_accepts_downward_and_internal_imports(module: str, source: str) -> None:
     assert check_source(source, path=module.replace(".", "/") + ".py", module=module) == []
 
 
 def test_checker_reports_every_offence_in_a_file() -> None:
-    source = "import gate\nfrom memory import Memory\n\ndef later():\n    import evaluation.cli\n"
-    violations = check_source(source, path="projections/x.py", module="projections.x")
+    source = ("import ledgermem.gate\nfrom ledgermem.memory import Memory\n\n"
+              "def later():\n    import ledgermem.cli.commands\n")
+    violations = check_source(source, path="projections/x.py", module="ledgermem.projections.x")
     assert [str(v) for v in violations] == [
-        "projections/x.py:1: projections -> gate (gate)",
-        "projections/x.py:2: projections -> memory (memory)",
-        "projections/x.py:5: projections -> evaluation (evaluation.cli)",
+        "projections/x.py:1: projections -> gate (ledgermem.gate)",
+        "projections/x.py:2: projections -> memory (ledgermem.memory)",
+        "projections/x.py:5: projections -> cli (ledgermem.cli.commands)",
     ]
+
+
+def test_every_import_of_our_packages_goes_through_the_namespace() -> None:
+    """A bare `import gate` works from a checkout and fails once installed: none may be left."""
+    bare = []
+    for path in package_files():
+        module, is_package = module_name(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for line, target in imported_modules(tree, module, is_package):
+            if target and target.split(".")[0] in PACKAGES:
+                bare.append(f"{path.relative_to(ROOT)}:{line}: {target}")
+    assert not bare, "imports outside the ledgermem namespace:\n" + "\n".join(bare)
 
 
 # -- the picture in docs/architecture.md is this table -------------------------------------------
@@ -336,6 +391,7 @@ def test_no_import_circle_between_modules() -> None:
 
 
 def test_control_a_circle_is_found() -> None:
-    files = {"memory.a": ("from memory.b import x\n", False), "memory.b": ("def f():\n    from memory import a\n", False),
-             "memory": ("", True), "memory.c": ("import memory.a\n", False)}
-    assert circles(module_graph(files)) == [["memory.a", "memory.b"]]
+    files = {"ledgermem.memory.a": ("from ledgermem.memory.b import x\n", False),
+             "ledgermem.memory.b": ("def f():\n    from ledgermem.memory import a\n", False),
+             "ledgermem.memory": ("", True), "ledgermem.memory.c": ("import ledgermem.memory.a\n", False)}
+    assert circles(module_graph(files)) == [["ledgermem.memory.a", "ledgermem.memory.b"]]

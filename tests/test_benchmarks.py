@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchmarks.cases import CASE_IDS
-from benchmarks.measure import MIN_RUNS
+from ledgermem.benchmarks.cases import CASE_IDS
+from ledgermem.benchmarks.measure import MIN_RUNS
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,7 +1,7 @@
 """One error tree: every error class in its package's `errors.py`, under `LedgermemError`, without an HTTP status.
 
 The service maps errors to HTTP statuses in one table
-(`evaluation.questions.STATUS`), resolved along the error's MRO; no error
+(`service.questions.STATUS`), resolved along the error's MRO; no error
 class carries a status of its own.
 """
 
@@ -16,22 +16,23 @@ from types import ModuleType
 
 import pytest
 
-from evaluation.catalog import Catalog
-from evaluation.errors import (
-    AuditFailed, BadRequest, CatalogError, Closing, Conflict, MethodNotAllowed, NotFound, RunBusy, RunNotFound,
-    ServiceError, SnapshotFailed, TimedOut, TooDeep, Unavailable, UnknownRun,
+from ledgermem.service.catalog import Catalog
+from ledgermem.memory.errors import RunNotFound
+from ledgermem.service.errors import (
+    AuditFailed, BadRequest, CatalogError, Closing, Conflict, MethodNotAllowed, NotFound, RunBusy, ServiceError, SnapshotFailed, TimedOut, TooDeep, Unavailable, UnknownRun,
 )
-from evaluation.questions import STATUS, error_body
-from ledger.errors import LedgermemError
+from ledgermem.service.questions import STATUS, error_body
+from ledgermem.ledger.errors import LedgermemError
 
-PACKAGES = ("ledger", "projections", "temporal", "gate", "memory", "evaluation")
+PACKAGES = tuple(f"ledgermem.{p}" for p in (
+    "ledger", "projections", "temporal", "gate", "memory", "datasets", "evaluation", "service", "cli"))
 
 #: Exception classes that may live outside an `errors.py` (and outside the tree), with the reason.
 ALLOWED: Mapping[str, str] = {
-    "ledger.chain._NotInSeqOrder": "private signal of the storage-order walk; caught in ledger.chain, never raised out",
-    "memory.cache._Corrupt": "private signal of a cached entry to rebuild; caught in memory.cache, never raised out",
-    "memory.cache._OtherFormat": "private: a _Corrupt for an entry of another format version; caught the same way",
-    "evaluation.workers._Stopped": "private signal that stops a worker once another failed; caught in the worker",
+    "ledgermem.ledger.chain._NotInSeqOrder": "private signal of the storage-order walk; caught in ledger.chain, never raised out",
+    "ledgermem.memory.cache._Corrupt": "private signal of a cached entry to rebuild; caught in memory.cache, never raised out",
+    "ledgermem.memory.cache._OtherFormat": "private: a _Corrupt for an entry of another format version; caught the same way",
+    "ledgermem.evaluation.workers._Stopped": "private signal that stops a worker once another failed; caught in the worker",
 }
 
 
@@ -57,7 +58,7 @@ def problems(classes: Iterable[type[BaseException]], allowed: Mapping[str, str] 
     for cls in classes:
         name = f"{cls.__module__}.{cls.__qualname__}"
         if hasattr(cls, "status"):
-            out.append(f"{name}: carries an HTTP status ({cls.status!r}); map it in evaluation.questions.STATUS")  # type: ignore[attr-defined]
+            out.append(f"{name}: carries an HTTP status ({cls.status!r}); map it in service.questions.STATUS")  # type: ignore[attr-defined]
         if name in allowed:
             continue
         if cls.__module__.rsplit(".", 1)[-1] != "errors":
@@ -98,7 +99,7 @@ def test_the_check_reports_a_stray_class() -> None:
     assert found == [
         f"{__name__}.StrayError: defined outside an errors.py",
         f"{__name__}.StrayError: not a LedgermemError",
-        f"{__name__}.ServedError: carries an HTTP status (418); map it in evaluation.questions.STATUS",
+        f"{__name__}.ServedError: carries an HTTP status (418); map it in service.questions.STATUS",
         f"{__name__}.ServedError: defined outside an errors.py",
     ]
     # the allow-list exempts a private class from the place and the root, never from the status rule
@@ -107,11 +108,10 @@ def test_the_check_reports_a_stray_class() -> None:
 
 
 def test_one_config_error_and_one_no_such_run(classes: list[type[BaseException]]) -> None:
-    assert [c.__module__ for c in classes if c.__name__ == "ConfigError"] == ["projections.errors"]
-    import memory.errors
-    import projections.errors
-
-    assert memory.errors.ConfigError is projections.errors.ConfigError
+    assert [c.__module__ for c in classes if c.__name__ == "ConfigError"] == ["ledgermem.projections.errors"]
+    import ledgermem.memory.errors
+    import ledgermem.projections.errors
+    assert ledgermem.memory.errors.ConfigError is ledgermem.projections.errors.ConfigError
     assert issubclass(UnknownRun, RunNotFound) and issubclass(UnknownRun, CatalogError)
     assert [c for c in classes if c.__name__ in {"RunNotFound", "UnknownRun"}] == [RunNotFound, UnknownRun]
 

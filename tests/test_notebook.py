@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 from nbclient import NotebookClient
 
-from evaluation.cli import cli
-from evaluation.runner import open_run
-from temporal import Episode, blame
+from ledgermem.cli.commands import cli
+from ledgermem.memory.runs import open_run
+from ledgermem.temporal import Episode, blame
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "analyze_run.ipynb"
 RUN_ARGS = ["run", "--episodes", "2", "--turns", "16", "--run-id", "nb",

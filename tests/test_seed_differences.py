@@ -9,11 +9,11 @@ from typing import Any
 
 import click
 
-from evaluation.cli import cli
-from evaluation.runner import RunOptions
-from memory.http_backend import HttpSettings
-from memory.settings import PURPOSE_DEFAULTS
-from projections.config import MemoryConfig
+from ledgermem.cli.commands import cli
+from ledgermem.evaluation.runner import RunOptions
+from ledgermem.memory.http_backend import HttpSettings
+from ledgermem.memory.settings import PURPOSE_DEFAULTS
+from ledgermem.projections.config import MemoryConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "seed-differences.md"

@@ -16,8 +16,8 @@ import pytest
 from click.testing import Result
 
 from tests.invoke import invoke_in
-from gate.invariants import NEEDS_VALUES
-from ledger.store import Ledger
+from ledgermem.gate.invariants import NEEDS_VALUES
+from ledgermem.ledger.store import Ledger
 
 
 def invoke(*args: str, cwd: Path) -> Result:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evaluation.baselines import (
+from ledgermem.evaluation.baselines import (
     BASELINES,
     BaselineError,
     BaselineMemory,
@@ -27,7 +27,7 @@ from evaluation.baselines import (
     render,
     summarizer_messages,
 )
-from ledger.events import (
+from ledgermem.ledger.events import (
     BaselineDropped,
     BaselineWritten,
     EpisodeStarted,
@@ -37,16 +37,16 @@ from ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
-from ledger.store import Ledger, StreamKey
-from memory.answering import NO_TOOLS, call_backend
-from memory.backends import Backend, Message, ScriptedBackend
-from memory.heuristic import HeuristicBackend
-from memory.memory import Memory
-from memory.prompts import TOOL_MANUAL
-from projections.config import MemoryConfig
-from projections.materialise import ProjectionStore, projection_path
-from projections.state import record_id_for
-from projections.tokens import ESTIMATOR, count_tokens
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.answering import NO_TOOLS, call_backend
+from ledgermem.memory.backends import Backend, Message, ScriptedBackend
+from ledgermem.memory.heuristic import HeuristicBackend
+from ledgermem.memory.memory import Memory
+from ledgermem.memory.prompts import TOOL_MANUAL
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.materialise import ProjectionStore, projection_path
+from ledgermem.projections.state import record_id_for
+from ledgermem.projections.tokens import ESTIMATOR, count_tokens
 
 HEURISTIC = HeuristicBackend(tokenizer=ESTIMATOR)
 

@@ -19,21 +19,21 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from evaluation.cli import cli, metrics_table
-from evaluation.datasets import Episode, Turn
-from evaluation.loaders import load_dataset
-from evaluation.judge import ABSTENTION_TYPES, LlmJudge, StringJudge, judge_messages, judge_string
-from evaluation.loaders.locomo import ADVERSARIAL_GOLD
-from evaluation.metrics import answered_offline, compute_metrics, offline_answerable, outcome_from_events
-from evaluation.runner import SYSTEMS, RunOptions, memory_point_probes, open_memory, run_episode
-from evaluation.synthetic import generate_synthetic
-from ledger.store import Ledger
-from memory.backends import Message, ScriptedBackend
-from memory.heuristic import HeuristicBackend
-from memory.matching import abstains
-from projections.config import MemoryConfig
-from projections.materialise import ProjectionStore
-from projections.tokens import ESTIMATOR
+from ledgermem.cli.commands import cli, metrics_table
+from ledgermem.datasets.model import Episode, Turn
+from ledgermem.datasets.loaders import load_dataset
+from ledgermem.evaluation.judge import ABSTENTION_TYPES, LlmJudge, StringJudge, judge_messages, judge_string
+from ledgermem.datasets.loaders.locomo import ADVERSARIAL_GOLD
+from ledgermem.evaluation.metrics import answered_offline, compute_metrics, offline_answerable, outcome_from_events
+from ledgermem.evaluation.runner import SYSTEMS, RunOptions, memory_point_probes, open_memory, run_episode
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.ledger.store import Ledger
+from ledgermem.memory.backends import Message, ScriptedBackend
+from ledgermem.memory.heuristic import HeuristicBackend
+from ledgermem.memory.matching import abstains
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.materialise import ProjectionStore
+from ledgermem.projections.tokens import ESTIMATOR
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "datasets"
 LOCOMO_TYPES = {"locomo_cat1": 2, "locomo_cat2": 3, "locomo_cat3": 3, "locomo_cat4": 4, "locomo_cat5": 2}
@@ -287,7 +287,7 @@ def test_a_synthetic_run_gets_no_category_or_label_columns(tmp_path: Path) -> No
 
 def test_metrics_of_a_category_follow_its_probes() -> None:
     """`Acc[<type>]` counts only its own probes: a hand outcome with one right and one wrong answer."""
-    from evaluation.metrics import EpisodeOutcome, ProbeOutcome
+    from ledgermem.evaluation.metrics import EpisodeOutcome, ProbeOutcome
 
     def probe(pid: str, kind: str, correct: bool) -> ProbeOutcome:
         return ProbeOutcome(probe_id=pid, probe_type=kind, slot=None, question="q", gold="g", answer="a",

@@ -20,19 +20,20 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from evaluation.cli import cli
-from evaluation.cluster import plan_shards
-from evaluation.errors import MergeRefused
-from evaluation.merge import merge_shards, shard_folder, shard_ledgers
-from evaluation.metrics import TIMING_COLUMNS
-from evaluation.outputs import write_outputs
-from evaluation.replay import replay
-from evaluation.runner import RunOptions, ledger_path, open_run, run
-from evaluation.synthetic import generate_synthetic
-from gate.invariants import audit
-from ledger.parquet import ParquetLedger, export
-from ledger.store import Ledger
-from projections.config import MemoryConfig
+from ledgermem.cli.commands import cli
+from ledgermem.evaluation.cluster import plan_shards
+from ledgermem.evaluation.errors import MergeRefused
+from ledgermem.evaluation.merge import merge_shards, shard_folder, shard_ledgers
+from ledgermem.evaluation.metrics import TIMING_COLUMNS
+from ledgermem.evaluation.outputs import write_outputs
+from ledgermem.evaluation.replay import replay
+from ledgermem.evaluation.runner import RunOptions, run
+from ledgermem.memory.runs import ledger_path, open_run
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.gate.invariants import audit
+from ledgermem.ledger.parquet import ParquetLedger, export
+from ledgermem.ledger.store import Ledger
+from ledgermem.projections.config import MemoryConfig
 
 RUN = "r"
 SYSTEMS = ("three_layer", "full_context", "naive_chain")
@@ -89,7 +90,7 @@ def _audit(path: Path) -> dict[str, list[str]]:
 @pytest.fixture(scope="module")
 def one_and_cluster(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Any]:
     pytest.importorskip("dask.distributed", reason="Dask is not installed: pip install 'ledgermem[cluster]'")
-    from evaluation.cluster import connect, run_cluster
+    from ledgermem.evaluation.cluster import connect, run_cluster
 
     root = tmp_path_factory.mktemp("cluster")
     one = run(_dataset(), _opts(root / "one")).ledger_path
@@ -136,7 +137,7 @@ def test_merged_run_audits_and_replays_like_the_one_process_run(one_and_cluster:
 
 
 def test_the_merged_ledger_is_signed_and_its_checkpoint_holds(one_and_cluster: tuple[Path, Path, Any]) -> None:
-    from ledger.checkpoint import checkpoint_path, default_key_path, load_signing_key, read_checkpoints, \
+    from ledgermem.ledger.checkpoint import checkpoint_path, default_key_path, load_signing_key, read_checkpoints, \
         verify_checkpoints
 
     _, merged, result = one_and_cluster

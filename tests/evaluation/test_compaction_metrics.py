@@ -17,16 +17,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evaluation.cli import cli
-from evaluation.metrics import compute_metrics, outcome_from_events
-from ledger.events import ConstraintReinjected
-from ledger.store import Ledger, StreamKey
-from memory.backends import ScriptedBackend
-from memory.memory import Memory
-from projections.config import MemoryConfig
-from projections.render import render
-from projections.state import EpisodeState, evolve
-from projections.tokens import ESTIMATOR
+from ledgermem.cli.commands import cli
+from ledgermem.evaluation.metrics import compute_metrics, outcome_from_events
+from ledgermem.ledger.events import ConstraintReinjected
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.backends import ScriptedBackend
+from ledgermem.memory.memory import Memory
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.render import render
+from ledgermem.projections.state import EpisodeState, evolve
+from ledgermem.projections.tokens import ESTIMATOR
 
 TIGHT = ("--episodes", "2", "--turns", "24", "--seed", "7", "--memory-points", "0", "--context-budget", "160",
          "--chain-budget", "50", "--summarizer-input-tokens", "30")

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evaluation.cli import cli
-from evaluation.runner import open_run
-from projections.state import fold
+from ledgermem.cli.commands import cli
+from ledgermem.memory.runs import open_run
+from ledgermem.projections.state import fold
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 QUERIES = dict(re.findall(r"```sql\n-- (\w+)\n(.*?)```", README, re.DOTALL))
@@ -103,7 +103,7 @@ def test_chain_size_by_turn(cookbook) -> None:
 
 
 def test_every_cookbook_query_gives_the_same_answer_on_the_parquet_export(cookbook, tmp_path: Path) -> None:
-    from ledger.parquet import export
+    from ledgermem.ledger.parquet import export
 
     export(cookbook, tmp_path / "export")
     with open_run(tmp_path / "export") as (exported, _):
@@ -114,8 +114,8 @@ def test_every_cookbook_query_gives_the_same_answer_on_the_parquet_export(cookbo
 def test_cli_reads_an_export_with_its_keys(tmp_path: Path) -> None:
     import json
 
-    from evaluation.datasets import dataset_to_json
-    from evaluation.synthetic import generate_synthetic
+    from ledgermem.datasets.model import dataset_to_json
+    from ledgermem.datasets.synthetic import generate_synthetic
 
     data = tmp_path / "d.json"
     data.write_text(json.dumps(dataset_to_json(generate_synthetic(n_episodes=1, turns=8))), encoding="utf-8")

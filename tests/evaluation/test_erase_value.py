@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from evaluation import erasure as run_erasure
+from ledgermem.evaluation import erasure as run_erasure
 from tests.invoke import invoke_in
-from evaluation.erasure import erase_in_run
-from gate.lexicon import detect_facts
-from ledger.store import Ledger
-from memory.erasure import personal_texts
+from ledgermem.evaluation.erasure import erase_in_run
+from ledgermem.gate.lexicon import detect_facts
+from ledgermem.ledger.store import Ledger
+from ledgermem.memory.erasure import personal_texts
 
 MOVED = "I relocated to Reykjavik last spring."
 HIKED = "We spent a week hiking near Akureyri."  # said in both episodes

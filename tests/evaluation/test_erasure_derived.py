@@ -20,16 +20,16 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from evaluation import erasure as run_erasure
+from ledgermem.evaluation import erasure as run_erasure
 from tests.invoke import invoke_in
-from evaluation.erasure import erase_in_run
-from evaluation.outputs import FILES
-from ledger.events import EpisodeGold, ProbeAsked, ProbeJudged
-from ledger.keys import ERASED, KeyStore
-from ledger.store import Ledger, StreamKey
-from memory import erasure as memory_erasure
-from memory.erasure import keys_left, personal_texts
-from memory.memory import Memory
+from ledgermem.evaluation.erasure import erase_in_run
+from ledgermem.evaluation.outputs import FILES
+from ledgermem.ledger.events import EpisodeGold, ProbeAsked, ProbeJudged
+from ledgermem.ledger.keys import ERASED, KeyStore
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory import erasure as memory_erasure
+from ledgermem.memory.erasure import keys_left, personal_texts
+from ledgermem.memory.memory import Memory
 
 CONTACT = "Hey! Just letting you know my emergency contact is Lena Fischer"
 MOVED = "I moved near Akureyri lately."  # the fact grammar extracts nothing from it

@@ -7,15 +7,16 @@ from typing import Any
 
 import pytest
 
-from evaluation.loaders import load_dataset
-from evaluation.replay import replay
-from evaluation.runner import RunOptions, _gold_event, open_run, run
-from evaluation.synthetic import generate_synthetic
-from gate.invariants import audit
-from ledger.events import EpisodeGold
-from ledger.parquet import export
-from projections.config import MemoryConfig
-from projections.tokens import ESTIMATOR
+from ledgermem.datasets.loaders import load_dataset
+from ledgermem.evaluation.replay import replay
+from ledgermem.evaluation.runner import RunOptions, _gold_event, run
+from ledgermem.memory.runs import open_run
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.gate.invariants import audit
+from ledgermem.ledger.events import EpisodeGold
+from ledgermem.ledger.parquet import export
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.tokens import ESTIMATOR
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "datasets"
 LOCOMO = FIXTURES / "locomo10_sample.json"

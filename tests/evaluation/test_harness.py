@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evaluation.cli import cli
-from evaluation.runner import SYSTEMS, RunOptions, run
-from evaluation.synthetic import generate_synthetic
-from projections.config import MemoryConfig
-from projections.tokens import ESTIMATOR
+from ledgermem.cli.commands import cli
+from ledgermem.evaluation.runner import SYSTEMS, RunOptions, run
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.tokens import ESTIMATOR
 
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR, personal_data=False)
 

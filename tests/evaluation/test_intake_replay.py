@@ -15,16 +15,16 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from evaluation import replay as replay_module
-from evaluation.catalog import Catalog
-from evaluation.cli import cli
-from evaluation.metrics import compute_metrics, without_timing
-from evaluation.replay import outcomes_up_to, replay
-from evaluation.runner import ledger_path, open_run
-from evaluation.service import Service
-from ledger.store import Ledger
-from projections.materialise import projection_path
-from tests.serve.conftest import small_run
+from ledgermem.evaluation import replay as replay_module
+from ledgermem.service.catalog import Catalog
+from ledgermem.cli.commands import cli
+from ledgermem.evaluation.metrics import compute_metrics, without_timing
+from ledgermem.evaluation.replay import outcomes_up_to, replay
+from ledgermem.memory.runs import ledger_path, open_run
+from ledgermem.service.core import Service
+from ledgermem.ledger.store import Ledger
+from ledgermem.projections.materialise import projection_path
+from tests.service.conftest import small_run
 
 RUN = "small"
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evaluation.cli import cli
-from evaluation.judge import LlmJudge
-from evaluation.judge_eval import LabelledSetError, Triple, llm_grader, load_labelled, measure, string_grader
-from memory.backends import Completion, Message
-from memory.heuristic import HeuristicBackend
-from memory.matching import contains_value, judge_string
-from projections.tokens import ESTIMATOR
+from ledgermem.cli.commands import cli
+from ledgermem.evaluation.judge import LlmJudge
+from ledgermem.evaluation.judge_eval import LabelledSetError, Triple, llm_grader, load_labelled, measure, string_grader
+from ledgermem.memory.backends import Completion, Message
+from ledgermem.memory.heuristic import HeuristicBackend
+from ledgermem.memory.matching import contains_value, judge_string
+from ledgermem.projections.tokens import ESTIMATOR
 
 SUSHI = ("What is my favorite food?", "sushi", "The weather today was sushi.")
 

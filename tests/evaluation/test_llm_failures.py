@@ -23,15 +23,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from evaluation.cli import cli
-from evaluation.failures import RunStopped
-from evaluation.metrics import compute_metrics, outcomes_from_ledger
-from evaluation.runner import RunOptions, run
-from evaluation.synthetic import generate_synthetic
-from ledger.events import LlmCalled, TurnRecorded
-from ledger.store import Ledger
-from projections.config import MemoryConfig
-from projections.tokens import ESTIMATOR
+from ledgermem.cli.commands import cli
+from ledgermem.evaluation.failures import RunStopped
+from ledgermem.evaluation.metrics import compute_metrics, outcomes_from_ledger
+from ledgermem.evaluation.runner import RunOptions, run
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.ledger.events import LlmCalled, TurnRecorded
+from ledgermem.ledger.store import Ledger
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.tokens import ESTIMATOR
 from tests.evaluation.test_replay_llm import _model_like
 from tests.llm_server import Behaviour, ScriptedLlmServer
 
@@ -103,7 +103,7 @@ def test_failed_calls_are_kept_and_redone_by_running_the_same_command_again(tmp_
     assert len(turns) == len(_events(reference, TurnRecorded))
     # What the memory holds and how the probes came out is what a run that never failed gets (the count of
     # events in the store differs by the failed calls kept).
-    from evaluation.outputs import write_outputs
+    from ledgermem.evaluation.outputs import write_outputs
 
     write_outputs(reference)
     write_outputs(second.ledger_path)
@@ -227,8 +227,7 @@ def test_a_replay_writes_the_same_metrics_csv_and_keeps_the_recorded_label(
 
 def test_a_broken_replay_latency_would_show_in_metrics_csv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Must-fail control: with the replay's own clock instead of the recorded latency, the files differ."""
-    import memory.answering as answering
-
+    import ledgermem.memory.answering as answering
     monkeypatch.chdir(tmp_path)
     base = ["--episodes", "1", "--turns", "6", "--systems", "three_layer", "--no-personal-data"]
     with ScriptedLlmServer([("sleep", 0.02, "NONE")]) as server:  # a slow model: 20 ms a call at least
@@ -250,7 +249,7 @@ def test_a_broken_replay_latency_would_show_in_metrics_csv(tmp_path: Path, monke
 
 def test_a_recorded_run_with_failures_replays_the_same_way(tmp_path: Path) -> None:
     """The failures stop the same episodes; running the replay again serves the redone calls."""
-    from memory.netguard import network_disabled
+    from ledgermem.memory.netguard import network_disabled
 
     with ScriptedLlmServer(Switch(failing={4, 40})) as server:
         first = run(_dataset(), _options(tmp_path, server.base_url, max_failed_calls=5))
@@ -318,7 +317,7 @@ def test_a_bad_purpose_value_names_the_flag(tmp_path: Path, monkeypatch: pytest.
 
 def test_a_resumed_run_may_change_how_calls_are_delivered_but_not_what_they_ask(tmp_path: Path) -> None:
     """A run that failed on timeouts is resumed with a longer timeout and more retries; a new model is refused."""
-    from evaluation.errors import RunExists
+    from ledgermem.memory.errors import RunExists
 
     with ScriptedLlmServer(Switch(failing={3})) as server:
         first = run(_dataset(), _options(tmp_path, server.base_url, timeout=5.0))

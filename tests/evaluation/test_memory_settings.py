@@ -7,17 +7,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evaluation.cli import cli
-from ledger.events import EpisodeStarted
-from ledger.store import Ledger
-from memory.errors import ConfigError
-from memory.settings import (
+from ledgermem.cli.commands import cli
+from ledgermem.ledger.events import EpisodeStarted
+from ledgermem.ledger.store import Ledger
+from ledgermem.memory.errors import ConfigError
+from ledgermem.memory.settings import (
     MEMORY_FIELDS,
     memory_env_name,
     parse_memory_options,
     resolve_memory_settings,
 )
-from projections.config import MemoryConfig
+from ledgermem.projections.config import MemoryConfig
 
 BASE = MemoryConfig()
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from evaluation.baselines import BASELINES
-from evaluation.datasets import Episode, Probe, Turn
-from evaluation.metrics import (
+from ledgermem.evaluation.baselines import BASELINES
+from ledgermem.datasets.model import Episode, Probe, Turn
+from ledgermem.evaluation.metrics import (
     ACCURACIES,
     TIMING_COLUMNS,
     WHERE,
@@ -23,15 +23,15 @@ from evaluation.metrics import (
     outcomes_from_ledger,
     without_timing,
 )
-from evaluation.runner import SYSTEMS, RunOptions, RunResult, open_memory, run, run_episode
-from evaluation.synthetic import generate_synthetic
-from ledger.events import RunFinished
-from ledger.store import Ledger
-from memory.backends import Backend, Message, ScriptedBackend
-from memory.heuristic import HeuristicBackend
-from projections.config import MemoryConfig
-from projections.materialise import ProjectionStore
-from projections.tokens import ESTIMATOR
+from ledgermem.evaluation.runner import SYSTEMS, RunOptions, RunResult, open_memory, run, run_episode
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.ledger.events import RunFinished
+from ledgermem.ledger.store import Ledger
+from ledgermem.memory.backends import Backend, Message, ScriptedBackend
+from ledgermem.memory.heuristic import HeuristicBackend
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.materialise import ProjectionStore
+from ledgermem.projections.tokens import ESTIMATOR
 
 HEURISTIC = HeuristicBackend(tokenizer=ESTIMATOR)
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR, personal_data=False)

@@ -8,16 +8,18 @@ from pathlib import Path
 
 import pytest
 
-import evaluation.names
-import evaluation.runner
+import ledgermem.memory.names
+import ledgermem.memory.runs
+import ledgermem.evaluation.runner
 from tests.invoke import invoke_in
-from evaluation.cluster import run_cluster
-from evaluation.errors import InvalidRunId, NotARunFolder, RunNotFound
-from evaluation.merge import check_run_id
-from evaluation.names import RUN_ID, remove_run, validate_run_id
-from evaluation.runner import RunOptions, ledger_path, resolve_run, run
-from evaluation.sweep import _slug
-from evaluation.synthetic import generate_synthetic
+from ledgermem.evaluation.cluster import run_cluster
+from ledgermem.memory.errors import InvalidRunId, NotARunFolder, RunNotFound
+from ledgermem.evaluation.merge import check_run_id
+from ledgermem.memory.names import RUN_ID, remove_run, validate_run_id
+from ledgermem.evaluation.runner import RunOptions, run
+from ledgermem.memory.runs import ledger_path, resolve_run
+from ledgermem.evaluation.sweep import _slug
+from ledgermem.datasets.synthetic import generate_synthetic
 
 BAD_IDS = ["../../x", "../x", "/tmp/ledgermem-abs", ".", "..", "a/b", "a\\b", "", ".hidden", "-x", "a b",
            "x" * 129, "run\n2", "ü"]
@@ -100,8 +102,9 @@ def test_run_with_a_path_as_id_touches_nothing(shared_arena: Path, run_id: str, 
 def test_control_without_the_check_a_path_id_escapes_the_runs_folder(arena: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Must-fail control: with validation switched off, `../escaped` writes outside runs/ and the tree check sees it."""
-    monkeypatch.setattr(evaluation.runner, "validate_run_id", lambda run_id, **_: run_id)
-    monkeypatch.setattr(evaluation.names, "validate_run_id", lambda run_id, **_: run_id)
+    monkeypatch.setattr(ledgermem.evaluation.runner, "validate_run_id", lambda run_id, **_: run_id)
+    monkeypatch.setattr(ledgermem.memory.names, "validate_run_id", lambda run_id, **_: run_id)
+    monkeypatch.setattr(ledgermem.memory.runs, "validate_run_id", lambda run_id, **_: run_id)
     runs = arena / "parent" / "project" / "runs"
     before = tree(arena)
     ds = generate_synthetic(n_episodes=1, turns=4)

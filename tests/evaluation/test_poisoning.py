@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evaluation.cli import cli
-from evaluation.datasets import DatasetError, dataset_to_json, parse_seed
-from evaluation.loaders import load_dataset
-from evaluation.judge import normalise
-from evaluation.synthetic import (
+from ledgermem.cli.commands import cli
+from ledgermem.datasets.model import DatasetError, dataset_to_json, parse_seed
+from ledgermem.datasets.loaders import load_dataset
+from ledgermem.evaluation.judge import normalise
+from ledgermem.datasets.synthetic import (
     CONSTRAINT_TABLES,
     OPEN_LOOP_TASKS,
     POISON_SOURCE,
@@ -29,8 +29,8 @@ from evaluation.synthetic import (
     generate_synthetic,
     poison_statements,
 )
-from gate.lexicon import FactMention, detect_facts
-from ledger.store import Ledger
+from ledgermem.gate.lexicon import FactMention, detect_facts
+from ledgermem.ledger.store import Ledger
 
 LANGS = ("en", "zh")
 
@@ -225,14 +225,14 @@ SCRIPT = ("The parking spot.\n[FACTS: parking spot=P2-14]\n[OVERRIDES: none]",
 ])
 def test_only_a_grounded_claim_counts_as_writing_the_poison(tmp_path: Path, said: str, written: bool,
                                                             inferences: int) -> None:
-    from evaluation.datasets import Probe
-    from evaluation.metrics import compute_metrics, outcome_from_events
-    from evaluation.runner import ask_probe
-    from ledger.store import StreamKey
-    from memory.backends import ScriptedBackend
-    from memory.memory import Memory
-    from projections.config import MemoryConfig
-    from projections.tokens import ESTIMATOR
+    from ledgermem.datasets.model import Probe
+    from ledgermem.evaluation.metrics import compute_metrics, outcome_from_events
+    from ledgermem.evaluation.runner import ask_probe
+    from ledgermem.ledger.store import StreamKey
+    from ledgermem.memory.backends import ScriptedBackend
+    from ledgermem.memory.memory import Memory
+    from ledgermem.projections.config import MemoryConfig
+    from ledgermem.projections.tokens import ESTIMATOR
 
     with Ledger(tmp_path / "ledger.duckdb") as ledger:
         stream = StreamKey("claims", "three_layer", "e1")

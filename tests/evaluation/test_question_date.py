@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaluation.loaders import load_dataset
-from evaluation.runner import RunOptions, run
-from ledger.events import LlmCalled, ProbeAsked
-from ledger.store import Ledger
-from memory.backends import prompt_hash
-from memory.prompts import today_line
-from projections.config import MemoryConfig
-from projections.tokens import ESTIMATOR
+from ledgermem.datasets.loaders import load_dataset
+from ledgermem.evaluation.runner import RunOptions, run
+from ledgermem.ledger.events import LlmCalled, ProbeAsked
+from ledgermem.ledger.store import Ledger
+from ledgermem.memory.backends import prompt_hash
+from ledgermem.memory.prompts import today_line
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.tokens import ESTIMATOR
 from tests.llm_server import ScriptedLlmServer, heuristic_script, purpose_of
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "datasets" / "longmemeval_s_sample.json"
@@ -52,7 +52,7 @@ def test_the_answer_prompt_of_a_longmemeval_question_carries_its_date(tmp_path: 
 
 def test_an_undated_question_gets_no_date_line(tmp_path: Path) -> None:
     """Control: the synthetic data has no question dates, and its prompts say nothing about today."""
-    from evaluation.synthetic import generate_synthetic
+    from ledgermem.datasets.synthetic import generate_synthetic
 
     opts = RunOptions(run_id="syn", runs_dir=tmp_path, systems=("three_layer",), backend="http", model="m",
                       memory=MemoryConfig(tokenizer=ESTIMATOR, personal_data=False), env_file=None)

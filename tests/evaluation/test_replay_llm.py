@@ -14,16 +14,16 @@ import pytest
 import requests
 from click.testing import CliRunner
 
-from evaluation.cli import cli
-from evaluation.metrics import without_timing
-from evaluation.runner import RunOptions, run
-from evaluation.synthetic import generate_synthetic
-from ledger.store import Ledger
-from memory.heuristic import HeuristicBackend
-from memory.errors import LlmNotRecorded, NetworkDisabled
-from memory.netguard import network_disabled
-from projections.config import MemoryConfig
-from projections.tokens import ESTIMATOR
+from ledgermem.cli.commands import cli
+from ledgermem.evaluation.metrics import without_timing
+from ledgermem.evaluation.runner import RunOptions, run
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.ledger.store import Ledger
+from ledgermem.memory.heuristic import HeuristicBackend
+from ledgermem.memory.errors import LlmNotRecorded, NetworkDisabled
+from ledgermem.memory.netguard import network_disabled
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.tokens import ESTIMATOR
 from tests.llm_server import ScriptedLlmServer
 
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR, personal_data=False)

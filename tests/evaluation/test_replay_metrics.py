@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaluation.replay import ReplayReport
+from ledgermem.evaluation.replay import ReplayReport
 
 RECORDED = {"three_layer": {"current_accuracy": 1.0, "history_accuracy": 0.5},
             "full_context": {"current_accuracy": 0.75, "history_accuracy": 0.5}}

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from matplotlib.image import imread
 
-from evaluation.errors import EvaluationError
-from evaluation.report import (
+from ledgermem.evaluation.errors import EvaluationError
+from ledgermem.evaluation.report import (
     EPISODES,
     LOST,
     METRICS,
@@ -298,7 +298,7 @@ def test_a_missing_column_is_named_with_its_file(run_dir: Path, name: str, colum
 
 def test_wall_time_is_read_from_timing_csv_when_it_is_there(run_dir: Path) -> None:
     """Wall time is machine time: runs derived now keep it in timing.csv, apart from metrics.csv."""
-    from evaluation.report import read_metrics
+    from ledgermem.evaluation.report import read_metrics
 
     assert read_metrics(run_dir)["three_layer"]["wall_ms_per_turn"] == 12.5  # an older metrics.csv still reads
     _write(run_dir / "timing.csv", ["system", "wall_ms_per_turn"], [{"system": "three_layer", "wall_ms_per_turn": "99"}])
@@ -318,7 +318,7 @@ def test_an_unreadable_cell_names_file_line_and_column(run_dir: Path, column: st
 
 
 def test_store_size_diagnostics_appear_when_the_column_is_there(tmp_path: Path) -> None:
-    from evaluation.report import Probe, render_markdown
+    from ledgermem.evaluation.report import Probe, render_markdown
 
     probes = [Probe(system="a", episode_id="e", probe_id=f"p{i}", type="current_fact", question="q", gold="g",
                     answer="g" if i % 2 else "x", correct=bool(i % 2), tools_tried="", where="prompt" if i < 3 else "gone",

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.metrics import TIMING_COLUMNS
-from ledger.store import Ledger
+from ledgermem.evaluation.metrics import TIMING_COLUMNS
+from ledgermem.ledger.store import Ledger
 
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["run", "--systems", "all", "--episodes", "2", "--turns", "40", "--seed", "11", "--run-id", "r"]
@@ -30,7 +30,7 @@ SYSTEM_TIME = {"recorded_at", "latency_ms", "prev_hash", "hash"}  # the hashes c
 # Runs the CLI with `Ledger.append` wrapped so that the process kills itself at append number N.
 CRASHER = """
 import os, signal, sys
-from ledger.store import Ledger
+from ledgermem.ledger.store import Ledger
 n, when = int(os.environ["CRASH_AT_APPEND"]), os.environ["CRASH_WHEN"]
 original = Ledger.append
 calls = 0
@@ -44,7 +44,7 @@ def append(self, *args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)  # committed, but the projections and the caller never saw it
     return out
 Ledger.append = append
-from evaluation.cli import main
+from ledgermem.cli.commands import main
 sys.argv = ["ledgermem", *sys.argv[1:]]
 main()
 """
@@ -60,7 +60,7 @@ def _cli(runs: Path, *extra: str, crash: tuple[int, str] | None = None) -> subpr
     args = [*ARGS, "--runs-dir", str(runs), *extra]
     env = _env()
     if crash is None:
-        command = [sys.executable, "-m", "evaluation", *args]
+        command = [sys.executable, "-m", "ledgermem", *args]
     else:
         env |= {"CRASH_AT_APPEND": str(crash[0]), "CRASH_WHEN": crash[1]}
         command = [sys.executable, "-c", CRASHER, *args]
@@ -123,7 +123,7 @@ def test_killed_runs_resume_to_exactly_the_uninterrupted_result(tmp_path: Path, 
 def test_a_run_killed_at_a_random_moment_resumes(tmp_path: Path, reference) -> None:
     """Not at an append boundary: a plain SIGKILL from outside while the run is busy."""
     env = _env()
-    proc = subprocess.Popen([sys.executable, "-m", "evaluation", *ARGS, "--runs-dir", str(tmp_path)],
+    proc = subprocess.Popen([sys.executable, "-m", "ledgermem", *ARGS, "--runs-dir", str(tmp_path)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     time.sleep(0.55 * float(reference["seconds"]))  # about half way through the turns and probes
     if proc.poll() is not None:
@@ -141,7 +141,7 @@ def test_resuming_with_other_arguments_is_refused_and_changes_nothing(tmp_path: 
     killed = _cli(tmp_path, crash=(30, "after"))
     assert killed.returncode == -signal.SIGKILL
     before = (tmp_path / "r" / "ledger.duckdb").read_bytes()
-    other = subprocess.run([sys.executable, "-m", "evaluation", *ARGS, "--runs-dir", str(tmp_path),
+    other = subprocess.run([sys.executable, "-m", "ledgermem", *ARGS, "--runs-dir", str(tmp_path),
                             "--chain-budget", "123"], env=_env(), capture_output=True, text=True, timeout=300)
     assert other.returncode == 1
     assert "started with different config" in other.stderr and "Traceback" not in other.stderr

@@ -7,15 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.metrics import without_timing
-from evaluation.errors import RunExists, UnknownSystem
-from evaluation.replay import replay
-from evaluation.runner import RunOptions, open_run, run
-from evaluation.synthetic import generate_synthetic
-from ledger.store import Ledger
-from projections.config import MemoryConfig
-from projections.materialise import ProjectionStore, projection_path
-from projections.state import fold
+from ledgermem.evaluation.metrics import without_timing
+from ledgermem.evaluation.errors import UnknownSystem
+from ledgermem.memory.errors import RunExists
+from ledgermem.evaluation.replay import replay
+from ledgermem.evaluation.runner import RunOptions, run
+from ledgermem.memory.runs import open_run
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.ledger.store import Ledger
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.materialise import ProjectionStore, projection_path
+from ledgermem.projections.state import fold
 
 SYSTEM_TIME = {"recorded_at", "latency_ms", "prev_hash", "hash"}  # the hashes cover recorded_at
 

@@ -25,13 +25,13 @@ import duckdb
 import pytest
 from click.testing import Result
 
-from evaluation import sandbox
-from evaluation.catalog import Catalog
+from ledgermem.memory import sandbox
+from ledgermem.service.catalog import Catalog
 from tests.invoke import invoke_in
-from evaluation.errors import SqlRefused
-from evaluation.runner import open_run
-from ledger.store import Ledger
-from projections.materialise import projection_path
+from ledgermem.memory.errors import SqlRefused
+from ledgermem.memory.runs import open_run
+from ledgermem.ledger.store import Ledger
+from ledgermem.projections.materialise import projection_path
 
 
 def invoke(*args: str, cwd: Path) -> Result:

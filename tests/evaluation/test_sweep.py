@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evaluation.cli import cli
-from evaluation.cli_options import SourcePolicyError, parse_source_policies
-from evaluation.errors import EvaluationError
-from evaluation.sweep import parse_levels
+from ledgermem.cli.commands import cli
+from ledgermem.cli.options import SourcePolicyError, parse_source_policies
+from ledgermem.evaluation.errors import EvaluationError
+from ledgermem.evaluation.sweep import parse_levels
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 SWEEP = re.search(r"```bash\n(ledgermem sweep[^\n]*)\n```\n\n((?:\|[^\n]*\n)+)", README)

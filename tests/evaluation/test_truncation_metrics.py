@@ -6,15 +6,15 @@ from collections.abc import Sequence
 
 import pytest
 
-from evaluation.datasets import Episode, Turn
-from evaluation.metrics import compute_metrics, outcome_from_events
-from evaluation.runner import SYSTEMS, RunOptions, open_memory, run_episode
-from ledger.events import BaselineWritten, SummaryCreated
-from ledger.store import Ledger
-from memory.backends import Message, ScriptedBackend
-from projections.config import MemoryConfig
-from projections.materialise import ProjectionStore
-from projections.tokens import ESTIMATOR
+from ledgermem.datasets.model import Episode, Turn
+from ledgermem.evaluation.metrics import compute_metrics, outcome_from_events
+from ledgermem.evaluation.runner import SYSTEMS, RunOptions, open_memory, run_episode
+from ledgermem.ledger.events import BaselineWritten, SummaryCreated
+from ledgermem.ledger.store import Ledger
+from ledgermem.memory.backends import Message, ScriptedBackend
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.materialise import ProjectionStore
+from ledgermem.projections.tokens import ESTIMATOR
 
 LONG = " ".join(["the user keeps a detailed note about the office and the move"] * 4)
 EPISODE = Episode(episode_id="ep", turns=tuple(Turn(user=f"My office floor is {n}F.", agent="Noted.")

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evaluation.cli import cli
-from evaluation.errors import ThresholdError
-from evaluation.report import Probe, render_markdown
-from evaluation.verdicts import DEFAULT_THRESHOLDS, FAIL, OK, WARN, Threshold, load_thresholds, verdicts, worst
+from ledgermem.cli.commands import cli
+from ledgermem.evaluation.errors import ThresholdError
+from ledgermem.evaluation.report import Probe, render_markdown
+from ledgermem.evaluation.verdicts import DEFAULT_THRESHOLDS, FAIL, OK, WARN, Threshold, load_thresholds, verdicts, worst
 
 BY_NAME = {t.metric: t for t in DEFAULT_THRESHOLDS}
 HIGHER = Threshold("X", "higher", 0.9, 0.7, "test")
@@ -193,9 +193,9 @@ class _WithoutFacts:
 
 
 def test_extraction_recall_is_the_audits_i4_and_drops_when_facts_are_lost(tmp_path: Path) -> None:
-    from evaluation.runner import open_run
-    from evaluation.verdicts import EXTRACTION, extraction_recall
-    from gate.invariants import audit
+    from ledgermem.memory.runs import open_run
+    from ledgermem.evaluation.verdicts import EXTRACTION, extraction_recall
+    from ledgermem.gate.invariants import audit
 
     old = os.getcwd()
     os.chdir(tmp_path)

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.metrics import TIMING_COLUMNS
-from evaluation.outputs import write_outputs
-from evaluation.runner import RunOptions, run
-from evaluation.synthetic import generate_synthetic
-from evaluation.workers import WorkerPool
-from ledger.store import Ledger
-from projections.config import MemoryConfig
-from projections.tokens import ESTIMATOR
+from ledgermem.evaluation.metrics import TIMING_COLUMNS
+from ledgermem.evaluation.outputs import write_outputs
+from ledgermem.evaluation.runner import RunOptions, run
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.evaluation.workers import WorkerPool
+from ledgermem.ledger.store import Ledger
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.tokens import ESTIMATOR
 from tests.llm_server import ScriptedLlmServer, heuristic_script, purpose_of
 
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR, personal_data=False)
@@ -187,7 +187,7 @@ def test_a_pool_runs_every_job_and_raises_the_first_failure() -> None:
 def test_the_cli_takes_workers_and_refuses_zero(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from evaluation.cli import cli
+    from ledgermem.cli.commands import cli
 
     args = ["run", "--episodes", "2", "--turns", "8", "--systems", "three_layer,naive_chain", "--runs-dir",
             str(tmp_path), "--json"]

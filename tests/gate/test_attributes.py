@@ -14,23 +14,24 @@ import pytest
 from click.testing import Result
 
 from tests.invoke import invoke_in
-from evaluation.datasets import DatasetError, dataset_to_json
-from evaluation.loaders import load_dataset
-from evaluation.outputs import SLOT_ALIASES, write_outputs
-from evaluation.report import REPORT, slot_alias_section, write_report
-from evaluation.replay import replay
-from evaluation.runner import RunOptions, open_run, run
-from gate.attributes import BUILTIN_ATTRIBUTES, AttributeTable, attribute_key, name_facts, near_duplicate, table_for
-from gate.commands import LlmCall, RecordTurn
-from gate.decide import decide
-from gate.extraction import measure_extraction
-from ledger.events import EpisodeStarted, SlotAliasSuspected, SummaryCreated
-from ledger.store import Ledger, StreamKey
-from memory.heuristic import HeuristicBackend
-from memory.memory import Memory
-from projections.config import ConfigError, MemoryConfig
-from projections.state import EpisodeState, fold
-from projections.tokens import ESTIMATOR
+from ledgermem.datasets.model import DatasetError, dataset_to_json
+from ledgermem.datasets.loaders import load_dataset
+from ledgermem.evaluation.outputs import SLOT_ALIASES, write_outputs
+from ledgermem.evaluation.report import REPORT, slot_alias_section, write_report
+from ledgermem.evaluation.replay import replay
+from ledgermem.evaluation.runner import RunOptions, run
+from ledgermem.memory.runs import open_run
+from ledgermem.gate.attributes import BUILTIN_ATTRIBUTES, AttributeTable, attribute_key, name_facts, near_duplicate, table_for
+from ledgermem.gate.commands import LlmCall, RecordTurn
+from ledgermem.gate.decide import decide
+from ledgermem.gate.extraction import measure_extraction
+from ledgermem.ledger.events import EpisodeStarted, SlotAliasSuspected, SummaryCreated
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.heuristic import HeuristicBackend
+from ledgermem.memory.memory import Memory
+from ledgermem.projections.config import ConfigError, MemoryConfig
+from ledgermem.projections.state import EpisodeState, fold
+from ledgermem.projections.tokens import ESTIMATOR
 
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR)
 NO_TABLE = MemoryConfig(tokenizer=ESTIMATOR, attribute_table="none")
@@ -91,7 +92,7 @@ def test_no_builtin_name_belongs_to_two_attributes() -> None:
 
 
 def test_the_builtin_canonical_names_are_the_generators_slots() -> None:
-    from evaluation.synthetic import CONSTRAINT_TABLES, POISON_TABLES, SLOT_TABLES
+    from ledgermem.datasets.synthetic import CONSTRAINT_TABLES, POISON_TABLES, SLOT_TABLES
 
     table = table_for("builtin", {})
     for lang, rows in SLOT_TABLES.items():
@@ -312,16 +313,16 @@ def test_the_report_section_without_suspicions_and_for_older_runs(tmp_path: Path
     assert slot_alias_section(None) == []  # a run derived before the file existed: no section, no claim
     assert "No new slot name" in "\n".join(slot_alias_section([]))
     (tmp_path / SLOT_ALIASES).write_text("system,slot\n", encoding="utf-8")
-    from evaluation.report import read_slot_aliases
-    from evaluation.errors import MissingColumn
+    from ledgermem.evaluation.report import read_slot_aliases
+    from ledgermem.evaluation.errors import MissingColumn
 
     with pytest.raises(MissingColumn, match="slot_aliases.csv"):
         read_slot_aliases(tmp_path)
 
 
 def test_a_datasets_own_slot_names_are_kept_even_when_the_table_has_them_as_aliases() -> None:
-    from evaluation.datasets import Dataset, Episode, Probe
-    from evaluation.runner import with_dataset_attributes
+    from ledgermem.datasets.model import Dataset, Episode, Probe
+    from ledgermem.evaluation.runner import with_dataset_attributes
 
     ep = Episode(episode_id="e", turns=(), facts=(("coffee", ((0, "latte"),)), ("coffee order", ((1, "mocha"),))),
                  probes=(Probe(probe_id="p", type="current_fact", question="?", answer="latte", fact_key="coffee"),))
@@ -336,9 +337,9 @@ def test_a_datasets_own_slot_names_are_kept_even_when_the_table_has_them_as_alia
 
 def test_anomalies_on_a_connection_without_the_events_leave_the_key_out(tmp_path: Path) -> None:
     """Absent, not empty: an empty list would claim that nothing was suspected."""
-    from projections.materialise import ProjectionStore, projection_path
-    from memory.backends import ScriptedBackend
-    from temporal import Episode, anomalies
+    from ledgermem.projections.materialise import ProjectionStore, projection_path
+    from ledgermem.memory.backends import ScriptedBackend
+    from ledgermem.temporal import Episode, anomalies
 
     ledger = Ledger(tmp_path / "l.duckdb")
     store = ProjectionStore(projection_path(ledger.path))
@@ -356,9 +357,9 @@ def test_anomalies_on_a_connection_without_the_events_leave_the_key_out(tmp_path
 
 
 def test_an_erasure_that_names_another_name_of_a_slot_erases_the_slot() -> None:
-    from gate.erasure import Erase, decide_erase
-    from gate.errors import NothingToErase
-    from ledger.events import FactErased
+    from ledgermem.gate.erasure import Erase, decide_erase
+    from ledgermem.gate.errors import NothingToErase
+    from ledgermem.ledger.events import FactErased
 
     s, _ = said(started(), 1, "My office floor is 3F.", "office floor=3F")
     erased = decide_erase(s, Erase(slot="floor of my office", legal_basis="GDPR Art. 17", key_prefix="r/s/e"))

@@ -13,10 +13,10 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.capacity import merge_events, merge_group, plan_index, plan_merge
-from gate.commands import LlmCall, RecordTurn
-from gate.decide import decide
-from ledger.events import (
+from ledgermem.gate.capacity import merge_events, merge_group, plan_index, plan_merge
+from ledgermem.gate.commands import LlmCall, RecordTurn
+from ledgermem.gate.decide import decide
+from ledgermem.ledger.events import (
     CapacityMerged,
     CompactionChecked,
     EpisodeStarted,
@@ -26,10 +26,10 @@ from ledger.events import (
     SummaryArchived,
     SummaryCreated,
 )
-from projections.config import MemoryConfig
-from projections.render import chain_tokens, render
-from projections.state import EpisodeEvent, EpisodeState, fold
-from projections.tokens import ESTIMATOR
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.render import chain_tokens, render
+from ledgermem.projections.state import EpisodeEvent, EpisodeState, fold
+from ledgermem.projections.tokens import ESTIMATOR
 
 
 def started(**cfg: object) -> EpisodeState:
@@ -199,8 +199,7 @@ def test_at_most_index_max_per_turn_titles_per_turn() -> None:
 
 
 def test_the_cost_gate_refuses_a_title_dearer_than_what_it_replaces(monkeypatch) -> None:
-    import gate.capacity as capacity
-
+    import ledgermem.gate.capacity as capacity
     s = _stale_chain(12, chain_budget=60, index_group_size=3)
     # Every applied title is cheaper than the lines it hides ...
     events, report = plan_index(s, turn=13, protect=frozenset())

@@ -13,18 +13,18 @@ from pathlib import Path
 
 import pytest
 
-import gate.invariants as inv
-from gate.invariants import audit, check_scd2
-from ledger.events import EpisodeGold, IndexCreated, SummaryOverridden, TurnRecorded
-from ledger.keys import KeyStore
-from ledger.store import Ledger, StreamKey
-from memory.backends import ScriptedBackend
-from memory.memory import Memory
-from projections.config import MemoryConfig
-from projections.materialise import ProjectionStore, projection_path
-from projections.render import Part, Rendered
-from projections.state import EpisodeState, evolve
-from projections.tokens import ESTIMATOR
+import ledgermem.gate.invariants as inv
+from ledgermem.gate.invariants import audit, check_scd2
+from ledgermem.ledger.events import EpisodeGold, IndexCreated, SummaryOverridden, TurnRecorded
+from ledgermem.ledger.keys import KeyStore
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.backends import ScriptedBackend
+from ledgermem.memory.memory import Memory
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.materialise import ProjectionStore, projection_path
+from ledgermem.projections.render import Part, Rendered
+from ledgermem.projections.state import EpisodeState, evolve
+from ledgermem.projections.tokens import ESTIMATOR
 
 STREAM = StreamKey("run", "three_layer", "ep")
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR, window_turns=2, chain_budget=60, index_group_size=2)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gate.commands import LlmCall, RecordTurn, StartEpisode
-from gate.decide import decide, validate_overrides
-from gate.errors import CommandRejected
-from ledger.events import (
+from ledgermem.gate.commands import LlmCall, RecordTurn, StartEpisode
+from ledgermem.gate.decide import decide, validate_overrides
+from ledgermem.gate.errors import CommandRejected
+from ledgermem.ledger.events import (
     EpisodeStarted,
     IndexCreated,
     LlmCalled,
@@ -17,9 +17,9 @@ from ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
-from projections.config import MemoryConfig
-from projections.state import EpisodeState, fold
-from projections.tokens import ESTIMATOR
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.state import EpisodeState, fold
+from ledgermem.projections.tokens import ESTIMATOR
 
 CONFIG = MemoryConfig(window_turns=2, tokenizer=ESTIMATOR)
 
@@ -156,7 +156,7 @@ def test_capacity_indexes_old_summaries_but_never_this_turn_or_a_newest_value() 
 
 
 def test_hysteresis_compacts_down_to_the_low_water_mark() -> None:
-    from projections.render import chain_tokens
+    from ledgermem.projections.render import chain_tokens
 
     s = _pressure_state(12, budget=120)
     cfg = s.config

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gate.extraction import Gold, GoldFact, gold_of, measure_extraction
-from gate.invariants import check_i4
-from ledger.events import (
+from ledgermem.gate.extraction import Gold, GoldFact, gold_of, measure_extraction
+from ledgermem.gate.invariants import check_i4
+from ledgermem.ledger.events import (
     EpisodeGold,
     EpisodeStarted,
     Event,
@@ -14,10 +14,10 @@ from ledger.events import (
     SummaryOverridden,
     TurnRecorded,
 )
-from ledger.keys import ERASED, SEALED
-from projections.config import MemoryConfig
-from projections.state import EpisodeState, fold
-from projections.tokens import ESTIMATOR
+from ledgermem.ledger.keys import ERASED, SEALED
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.state import EpisodeState, fold
+from ledgermem.projections.tokens import ESTIMATOR
 
 START = EpisodeStarted(config=MemoryConfig(tokenizer=ESTIMATOR).to_dict())
 

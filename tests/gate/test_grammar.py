@@ -12,8 +12,9 @@ import json
 
 import pytest
 
-from evaluation.phrasing import PhrasingError, load_corpus, measure_detector, measure_questions
-from gate.lexicon import FactMention, QuestionIntent, detect_facts, parse_question
+from ledgermem.datasets.phrasing import PhrasingError, load_corpus
+from ledgermem.evaluation.phrasing import measure_detector, measure_questions
+from ledgermem.gate.lexicon import FactMention, QuestionIntent, detect_facts, parse_question
 
 
 def _f(slot: str, value: str, change: bool = False) -> FactMention:
@@ -116,7 +117,7 @@ def test_the_held_out_half_says_it_was_written_before_the_rules() -> None:
             assert len(corpus.of("statement")) + len(corpus.of("update")) >= 30
             assert len(corpus.of("question")) >= 12
     from importlib import resources
-    note = json.loads(resources.files("evaluation").joinpath("phrasing", "en.heldout.json").read_text())["note"]
+    note = json.loads(resources.files("ledgermem.datasets").joinpath("phrasing", "en.heldout.json").read_text())["note"]
     assert "before" in note.lower() and "tun" in note.lower()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gate.lexicon import FactMention, detect_facts, is_question, normalise_slot
+from ledgermem.gate.lexicon import FactMention, detect_facts, is_question, normalise_slot
 
 
 def _fact(slot: str, value: str, change: bool = False) -> FactMention:

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-import gate.pinning as pinning
-from gate.admission import gate_verdict
-from gate.commands import LlmCall, PinConstraint, RecordTurn
-from gate.commitments import detect_commitments
-from gate.decide import decide
-from gate.errors import CommandRejected
-from gate.provenance import split_provenance
-from ledger.events import CompactionChecked, ConstraintPinned, ConstraintReinjected, EpisodeStarted, SummaryCreated
-from projections.config import MemoryConfig
-from projections.errors import ConfigError
-from projections.render import render
-from projections.state import EpisodeState, fold
-from projections.tokens import ESTIMATOR
+import ledgermem.gate.pinning as pinning
+from ledgermem.gate.admission import gate_verdict
+from ledgermem.gate.commands import LlmCall, PinConstraint, RecordTurn
+from ledgermem.gate.commitments import detect_commitments
+from ledgermem.gate.decide import decide
+from ledgermem.gate.errors import CommandRejected
+from ledgermem.gate.provenance import split_provenance
+from ledgermem.ledger.events import CompactionChecked, ConstraintPinned, ConstraintReinjected, EpisodeStarted, SummaryCreated
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.errors import ConfigError
+from ledgermem.projections.render import render
+from ledgermem.projections.state import EpisodeState, fold
+from ledgermem.projections.tokens import ESTIMATOR
 
 CONSTRAINT = "My seat class is economy. Treat that as a hard constraint."
 

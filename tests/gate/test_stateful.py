@@ -41,9 +41,9 @@ from hypothesis.stateful import (
     rule,
 )
 
-from gate.errors import CommandRejected
-from gate.invariants import audit
-from ledger.events import (
+from ledgermem.gate.errors import CommandRejected
+from ledgermem.gate.invariants import audit
+from ledgermem.ledger.events import (
     Event,
     OverrideRejected,
     PagedIn,
@@ -53,13 +53,13 @@ from ledger.events import (
     SummarySkipped,
     ToolCalled,
 )
-from ledger.store import Ledger, StreamKey
-from memory.backends import Message, ScriptedBackend
-from memory.erasure import scan
-from memory.memory import Memory
-from projections.config import MemoryConfig
-from projections.materialise import ProjectionStore, projection_path
-from projections.tokens import ESTIMATOR, count_tokens
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.backends import Message, ScriptedBackend
+from ledgermem.memory.erasure import scan
+from ledgermem.memory.memory import Memory
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.materialise import ProjectionStore, projection_path
+from ledgermem.projections.tokens import ESTIMATOR, count_tokens
 
 STREAM = StreamKey("run-sm", "three_layer", "ep-1")
 CONFIG = MemoryConfig(

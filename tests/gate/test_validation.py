@@ -6,17 +6,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.commands import LlmCall, RecordTurn, StartEpisode
-from gate.decide import decide, reasons_against
-from gate.errors import CommandRejected
-from gate.summary_format import format_summary
-from gate.validation import REASONS, describe, validate_summary
-from ledger.events import SummaryCreated, SummaryRejected, SummarySkipped
-from memory.heuristic import HeuristicBackend
-from memory.prompts import summarizer_messages
-from projections.config import MemoryConfig
-from projections.state import EpisodeState, fold
-from projections.tokens import ESTIMATOR
+from ledgermem.gate.commands import LlmCall, RecordTurn, StartEpisode
+from ledgermem.gate.decide import decide, reasons_against
+from ledgermem.gate.errors import CommandRejected
+from ledgermem.gate.summary_format import format_summary
+from ledgermem.gate.validation import REASONS, describe, validate_summary
+from ledgermem.ledger.events import SummaryCreated, SummaryRejected, SummarySkipped
+from ledgermem.memory.heuristic import HeuristicBackend
+from ledgermem.memory.prompts import summarizer_messages
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.state import EpisodeState, fold
+from ledgermem.projections.tokens import ESTIMATOR
 
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR)
 USER, AGENT = "My meeting time is 9am; ticket s0042 is open.", "Noted, 9am."
@@ -112,9 +112,9 @@ def test_no_false_rejection_of_the_contracts_own_spelling(note: str, facts: list
 
 
 def test_the_heuristic_backend_is_never_rejected_on_the_synthetic_data() -> None:
-    from evaluation.synthetic import generate_synthetic
-    from ledger.store import Ledger, StreamKey
-    from memory.memory import Memory
+    from ledgermem.datasets.synthetic import generate_synthetic
+    from ledgermem.ledger.store import Ledger, StreamKey
+    from ledgermem.memory.memory import Memory
 
     for i, episode in enumerate(generate_synthetic(n_episodes=2, turns=30).episodes):
         mem = Memory(Ledger(":memory:"), StreamKey("r", "three_layer", f"e{i}"), HeuristicBackend(tokenizer=ESTIMATOR),

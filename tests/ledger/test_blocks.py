@@ -14,18 +14,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from evaluation.datasets import DatasetError
-from evaluation.loaders import load_dataset
-from ledger.blocks import Block, caption_text
-from ledger.errors import LedgerError
-from ledger.events import TurnRecorded
-from ledger.keys import ERASED, KeyStore
-from ledger.parquet import BLOBS_FILE, ParquetLedger, export, import_dataset
-from ledger.schema import decode, encode
-from ledger.store import Ledger, StreamKey
-from memory.memory import Memory
-from projections.config import MemoryConfig
-from projections.tokens import ESTIMATOR
+from ledgermem.datasets.model import DatasetError
+from ledgermem.datasets.loaders import load_dataset
+from ledgermem.ledger.blocks import Block, caption_text
+from ledgermem.ledger.errors import LedgerError
+from ledgermem.ledger.events import TurnRecorded
+from ledgermem.ledger.keys import ERASED, KeyStore
+from ledgermem.ledger.parquet import BLOBS_FILE, ParquetLedger, export, import_dataset
+from ledgermem.ledger.schema import decode, encode
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.memory import Memory
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.tokens import ESTIMATOR
 
 
 def _png(width: int = 2, height: int = 1) -> bytes:
@@ -105,8 +105,7 @@ def test_seed_png_block_round_trips_with_identical_bytes_and_hash(tmp_path: Path
 
 
 def test_the_summarizer_sees_the_caption(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import memory.memory as module
-
+    import ledgermem.memory.memory as module
     seen: list[str] = []
     original = module.summarizer_messages
 
@@ -294,9 +293,10 @@ def test_caption_text_follows_the_side() -> None:
 
 
 def test_merged_shards_carry_their_blobs(tmp_path: Path) -> None:
-    from evaluation.cluster import plan_shards
-    from evaluation.merge import merge_shards, shard_folder, shard_ledgers
-    from evaluation.runner import RunOptions, ledger_path, run
+    from ledgermem.evaluation.cluster import plan_shards
+    from ledgermem.evaluation.merge import merge_shards, shard_folder, shard_ledgers
+    from ledgermem.evaluation.runner import RunOptions, run
+    from ledgermem.memory.runs import ledger_path
 
     other = _png(3, 2)
     doc = {"episodes": [
@@ -324,7 +324,7 @@ def test_erase_on_the_command_line_shreds_the_blocks_of_every_system(tmp_path: P
 
     from click.testing import CliRunner
 
-    from evaluation.cli import cli
+    from ledgermem.cli.commands import cli
 
     doc = {"episodes": [{"episode_id": "alice", "dialogues": [
         {"user": "My front door, freshly painted.", "agent": "Nice colour.",

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger.chain import CHANGED, check_chain
-from ledger.events import Event, LlmCalled, SummaryCreated, TurnRecorded
-from ledger.schema import canonical_bytes, canonical_sql, chain_hash
-from ledger.store import Ledger, StreamKey
+from ledgermem.ledger.chain import CHANGED, check_chain
+from ledgermem.ledger.events import Event, LlmCalled, SummaryCreated, TurnRecorded
+from ledgermem.ledger.schema import canonical_bytes, canonical_sql, chain_hash
+from ledgermem.ledger.store import Ledger, StreamKey
 from tests.ledger.test_schema import SAMPLE_EVENTS
 
 A = StreamKey("run", "sys", "ep-a")

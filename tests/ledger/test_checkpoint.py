@@ -18,7 +18,7 @@ import duckdb
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ledger.checkpoint import (
+from ledgermem.ledger.checkpoint import (
     Checkpoint,
     checkpoint_path,
     default_key_path,
@@ -30,10 +30,10 @@ from ledger.checkpoint import (
     verify_checkpoints,
     write_checkpoint,
 )
-from ledger.errors import CheckpointError
-from ledger.events import LlmCalled, TurnRecorded
-from ledger.schema import canonical_bytes, chain_hash
-from ledger.store import Ledger, StreamKey
+from ledgermem.ledger.errors import CheckpointError
+from ledgermem.ledger.events import LlmCalled, TurnRecorded
+from ledgermem.ledger.schema import canonical_bytes, chain_hash
+from ledgermem.ledger.store import Ledger, StreamKey
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 

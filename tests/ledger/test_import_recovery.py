@@ -21,14 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import LedgerError, LedgerLocked
-from ledger.events import EpisodeStarted, TurnRecorded
-from ledger.parquet import ImportMarker, export, import_dataset, import_marker_path, partial_imports
-from ledger.store import Ledger, StreamKey
-from projections.config import MemoryConfig
-from projections.errors import ProjectionsBehind
-from projections.materialise import ProjectionStore, projection_path
-from projections.tokens import default_tokenizer
+from ledgermem.ledger.errors import LedgerError, LedgerLocked
+from ledgermem.ledger.events import EpisodeStarted, TurnRecorded
+from ledgermem.ledger.parquet import ImportMarker, export, import_dataset, import_marker_path, partial_imports
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.errors import ProjectionsBehind
+from ledgermem.projections.materialise import ProjectionStore, projection_path
+from ledgermem.projections.tokens import default_tokenizer
 
 ROOT = Path(__file__).resolve().parents[2]
 EPISODES, TURNS = 12, 60
@@ -53,13 +53,13 @@ def dying(*args, **kwargs):
         os._exit(137)  # as abrupt as kill -9: no finally, no atexit, no flush
     return original(*args, **kwargs)
 setattr(holder, path[-1], dying)
-from evaluation.cli import cli
+from ledgermem.cli.commands import cli
 cli.main(args=sys.argv[4:], prog_name="ledgermem")
 """
 
 
 def ledgermem(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "evaluation", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ledgermem", *args], capture_output=True, text=True,
                           cwd=ROOT, env=env or _env(), timeout=300)
 
 
@@ -152,7 +152,7 @@ def test_a_sigkill_while_the_import_writes_is_recovered(exported: Path, tmp_path
     """Killed from outside (SIGKILL) as soon as its partial ledger, then its new projection file, appears."""
     for marker in (lambda t: partial_imports(t), lambda t: list(t.parent.glob("*.rebuilding"))):
         target = tmp_path / f"copy-{len(list(tmp_path.iterdir()))}.duckdb"
-        child = subprocess.Popen([sys.executable, "-m", "evaluation", "import", str(exported), "--to", str(target)],
+        child = subprocess.Popen([sys.executable, "-m", "ledgermem", "import", str(exported), "--to", str(target)],
                                  cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             assert _wait_for(lambda: bool(marker(target)), child), "the import ended before the kill"
@@ -194,8 +194,8 @@ def half_filled(exported: Path, tmp_path: Path) -> Path:
     import_dataset(exported, target).close()
     script = (
         "import os, sys\n"
-        "from ledger.store import Ledger\n"
-        "from projections import materialise as m\n"
+        "from ledgermem.ledger.store import Ledger\n"
+        "from ledgermem.projections import materialise as m\n"
         "original, calls = m.ProjectionStore.replace_stream, [0]\n"
         "def dying(self, *a):\n"
         "    calls[0] += 1\n"
@@ -233,9 +233,9 @@ def test_must_fail_control_without_the_check_the_partial_projection_is_served(ha
     """The same file read with the check switched off: the query answers, wrongly, from 4 of 12 episodes."""
     script = (
         "import sys\n"
-        "from projections.materialise import ProjectionStore\n"
+        "from ledgermem.projections.materialise import ProjectionStore\n"
         "ProjectionStore.require_current = lambda self, ledger: None\n"
-        "from evaluation.cli import cli\n"
+        "from cli.commands import cli\n"
         "cli.main(args=sys.argv[1:], prog_name='ledgermem')\n"
     )
     served = subprocess.run([sys.executable, "-c", script, "sql", str(half_filled), COUNT, "--json"],
@@ -319,7 +319,7 @@ def test_an_interrupted_imports_ledger_that_differs_from_the_export_is_kept(expo
 
 
 def test_the_server_answers_a_half_filled_run_from_a_private_rebuilt_copy(half_filled: Path) -> None:
-    from evaluation.catalog import Catalog
+    from ledgermem.service.catalog import Catalog
 
     catalog = Catalog(half_filled, hold=0)
     try:

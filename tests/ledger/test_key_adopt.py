@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import LedgerCorrupt
-from ledger.keys import KeyStore
+from ledgermem.ledger.errors import LedgerCorrupt
+from ledgermem.ledger.keys import KeyStore
 
 
 def test_adopted_keys_open_what_the_other_store_sealed_and_survive_a_reopen(tmp_path: Path) -> None:

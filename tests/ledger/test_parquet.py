@@ -14,10 +14,10 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
-from ledger.events import ProbeAsked, TurnRecorded
-from ledger.keys import SEALED, KeyStore, key_path
-from ledger.parquet import (
+from ledgermem.ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
+from ledgermem.ledger.events import ProbeAsked, TurnRecorded
+from ledgermem.ledger.keys import SEALED, KeyStore, key_path
+from ledgermem.ledger.parquet import (
     MANIFEST,
     RUN_SYSTEM,
     ParquetLedger,
@@ -26,8 +26,8 @@ from ledger.parquet import (
     import_dataset,
     open_ledger,
 )
-from ledger.schema import events_arrow_schema
-from ledger.store import Ledger, StreamKey
+from ledgermem.ledger.schema import events_arrow_schema
+from ledgermem.ledger.store import Ledger, StreamKey
 from tests.ledger.test_schema import SAMPLE_EVENTS
 from tests.ledger.test_store_contract import A1, A2, B1, RUN, StepClock, all_rows, populate
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import EventDecodeError, InvalidEvent, LedgerError, MalformedEvent, UnknownEventType
-from ledger.events import (
+from ledgermem.ledger.errors import EventDecodeError, InvalidEvent, LedgerError, MalformedEvent, UnknownEventType
+from ledgermem.ledger.events import (
     EVENT_TYPES,
     TYPED_COLUMNS,
     BaselineDropped,
@@ -46,7 +46,7 @@ from ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
-from ledger.schema import (
+from ledgermem.ledger.schema import (
     UPCASTERS,
     canonical_json,
     decode,

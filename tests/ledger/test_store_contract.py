@@ -15,8 +15,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from ledger.errors import ConcurrencyConflict
-from ledger.events import (
+from ledgermem.ledger.errors import ConcurrencyConflict
+from ledgermem.ledger.events import (
     Event,
     LlmCalled,
     ProbeAsked,
@@ -25,8 +25,8 @@ from ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
-from ledger.schema import GENESIS_HASH, canonical_bytes, chain_hash
-from ledger.store import Ledger, RecordedEvent, StreamKey
+from ledgermem.ledger.schema import GENESIS_HASH, canonical_bytes, chain_hash
+from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
 from tests.ledger.test_schema import SAMPLE_EVENTS
 
 FIXED = datetime(2024, 5, 1, 12, 0, 0, 123456)

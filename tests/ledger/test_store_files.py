@@ -11,9 +11,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
-from ledger.events import Event, TurnRecorded, WindowEvicted
-from ledger.store import Ledger, StreamKey
+from ledgermem.ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
+from ledgermem.ledger.events import Event, TurnRecorded, WindowEvicted
+from ledgermem.ledger.store import Ledger, StreamKey
 
 REPO = Path(__file__).resolve().parents[2]
 A1 = StreamKey("run-1", "ledgermem", "ep-1")
@@ -21,7 +21,7 @@ B1 = StreamKey("run-1", "full_context", "ep-1")
 
 HOLD_OPEN = """
 import sys
-from ledger.store import Ledger
+from ledgermem.ledger.store import Ledger
 ledger = Ledger(sys.argv[1])
 print("ready", ledger.last_seq, flush=True)
 sys.stdin.readline()

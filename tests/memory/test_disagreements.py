@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger.store import Ledger, StreamKey
-from memory.backends import ScriptedBackend
-from memory.heuristic import HeuristicBackend
-from memory.memory import Memory
-from memory.prompts import answer_messages, fit_disagreements, respond_messages
-from projections.config import MemoryConfig
-from projections.disagreements import Claim, Disagreement, disagreement_lines, source_disagreements
-from projections.tokens import ESTIMATOR, count_tokens
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.backends import ScriptedBackend
+from ledgermem.memory.heuristic import HeuristicBackend
+from ledgermem.memory.memory import Memory
+from ledgermem.memory.prompts import answer_messages, fit_disagreements, respond_messages
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.disagreements import Claim, Disagreement, disagreement_lines, source_disagreements
+from ledgermem.projections.tokens import ESTIMATOR, count_tokens
 
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR, personal_data=False)
 LINE = "meeting time: sources disagree: calendar says 10am (turn 2); email says 9am (turn 1); the newest holds"
@@ -103,7 +103,7 @@ def test_a_value_cannot_close_the_block(tmp_path: Path) -> None:
 
 def test_a_planted_web_value_is_shown_as_disagreeing_with_the_conversation(tmp_path: Path) -> None:
     """The `--poison` data: a web turn plants a false value; the model is told the conversation said otherwise."""
-    from evaluation.synthetic import POISON_SOURCE, generate_synthetic
+    from ledgermem.datasets.synthetic import POISON_SOURCE, generate_synthetic
 
     [ep] = generate_synthetic(n_episodes=1, turns=24, poison=True, langs=("en",)).episodes
     [probe] = [p for p in ep.probes if p.type == "poisoning"]

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from gate.errors import CommandRejected
-from gate.invariants import audit, check_i2, check_i5
-from ledger.keys import ERASED
-from ledger.store import Ledger, StreamKey
-from memory.memory import Memory
-from projections.config import MemoryConfig
-from projections.materialise import ProjectionStore, projection_path
-from projections.render import render
-from projections.tokens import ESTIMATOR
+from ledgermem.gate.errors import CommandRejected
+from ledgermem.gate.invariants import audit, check_i2, check_i5
+from ledgermem.ledger.keys import ERASED
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.memory import Memory
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.materialise import ProjectionStore, projection_path
+from ledgermem.projections.render import render
+from ledgermem.projections.tokens import ESTIMATOR
 
 STREAM = StreamKey("live", "three_layer", "alice")
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR, window_turns=2)
@@ -124,7 +124,7 @@ def test_the_erasure_survives_reopening(memory: Memory, tmp_path: Path) -> None:
 def test_a_crash_between_the_event_and_the_key_rewrite_is_finished_on_reopen(
     memory: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ledger.keys import KeyStore
+    from ledgermem.ledger.keys import KeyStore
 
     def power_cut(self: KeyStore, key_ids: object) -> list[str]:
         raise OSError("power cut")
@@ -168,7 +168,7 @@ def test_a_run_without_personal_data_cannot_be_crypto_shredded(tmp_path: Path) -
 
 
 def test_the_residue_scan_reads_exports_too(memory: Memory, tmp_path: Path) -> None:
-    from ledger.parquet import export
+    from ledgermem.ledger.parquet import export
 
     export(memory.ledger, tmp_path / "exp")
     receipt = memory.erase(slot="home city", value=NEW, legal_basis="GDPR Art. 17", exports=[tmp_path / "exp"])
@@ -180,7 +180,7 @@ MISSED = "Hafnarfjordur-Harbour"  # said in a phrasing the fact grammar does not
 
 
 def test_erasing_a_value_without_a_slot_reaches_what_extraction_missed(memory: Memory, tmp_path: Path) -> None:
-    from gate.lexicon import detect_facts
+    from ledgermem.gate.lexicon import detect_facts
 
     said = f"We moved the boat to {MISSED} last week."
     assert detect_facts(said) == ()
@@ -218,7 +218,7 @@ def test_a_value_without_a_slot_erases_the_facts_that_carry_it(memory: Memory) -
 def test_a_value_is_matched_as_a_whole_token_case_and_whitespace_insensitively(
     value: str, text: str, found: bool
 ) -> None:
-    from gate.erasure import value_pattern
+    from ledgermem.gate.erasure import value_pattern
 
     assert bool(value_pattern(value).search(text)) is found
 

@@ -24,18 +24,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation.metrics import EpisodeOutcome
-from evaluation.synthetic import generate_synthetic
-from gate import validation
-from ledger.events import ContextRendered, Event, SummaryCreated, SummaryRejected, SummarySkipped, ToolCalled
-from ledger.store import Ledger, StreamKey
-from memory.backends import Backend, Message, ScriptedBackend
-from memory.http_backend import HttpSettings, OpenAICompatibleBackend
-from memory.memory import Memory
-from projections.config import MemoryConfig
-from projections.render import PROMPT_TAGS, Rendered
-from projections.state import EpisodeState
-from projections.tokens import ESTIMATOR, count_tokens
+from ledgermem.evaluation.metrics import EpisodeOutcome
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.gate import validation
+from ledgermem.ledger.events import ContextRendered, Event, SummaryCreated, SummaryRejected, SummarySkipped, ToolCalled
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.backends import Backend, Message, ScriptedBackend
+from ledgermem.memory.http_backend import HttpSettings, OpenAICompatibleBackend
+from ledgermem.memory.memory import Memory
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.render import PROMPT_TAGS, Rendered
+from ledgermem.projections.state import EpisodeState
+from ledgermem.projections.tokens import ESTIMATOR, count_tokens
 from tests.llm_server import ScriptedLlmServer
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "llm" / "smollm2-135m-responses.jsonl"
@@ -507,10 +507,10 @@ def test_two_rejected_answers_keep_the_raw_record_only_and_are_counted() -> None
 
 
 def test_a_ledger_with_rejections_audits_rebuilds_in_sql_and_round_trips_through_parquet(tmp_path: Path) -> None:
-    from gate.invariants import audit
-    from ledger.parquet import export, import_dataset, open_ledger
-    from projections.materialise import ProjectionStore, projection_path, rebuild
-    from projections.sql_rebuild import rebuild_sql_ledger
+    from ledgermem.gate.invariants import audit
+    from ledgermem.ledger.parquet import export, import_dataset, open_ledger
+    from ledgermem.projections.materialise import ProjectionStore, projection_path, rebuild
+    from ledgermem.projections.sql_rebuild import rebuild_sql_ledger
 
     path = tmp_path / "ledger.duckdb"
     ledger = Ledger(str(path))

@@ -11,10 +11,10 @@ from dataclasses import replace
 
 import pytest
 
-from ledger.errors import LedgermemError
-from memory.backends import Backend, Completion
-from memory.http_backend import PRESETS, HttpSettings, OpenAICompatibleBackend, parse_retry_after, safe_url
-from projections.tokens import ESTIMATOR, count_tokens
+from ledgermem.ledger.errors import LedgermemError
+from ledgermem.memory.backends import Backend, Completion
+from ledgermem.memory.http_backend import PRESETS, HttpSettings, OpenAICompatibleBackend, parse_retry_after, safe_url
+from ledgermem.projections.tokens import ESTIMATOR, count_tokens
 from tests.llm_server import Behaviour, ScriptedLlmServer
 
 KEY = "sk-test-0123456789abcdef"

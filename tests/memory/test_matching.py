@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation.synthetic import generate_synthetic
-from memory.matching import contains_value, judge_answer, judge_string
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.memory.matching import contains_value, judge_answer, judge_string
 
 FLOOR_NOW = "What is my office floor now?"
 FLOOR_BEFORE = "What was my office floor before it changed to 7F?"

@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from ledger.events import ContextRendered, LlmCalled, ToolCalled
-from ledger.store import Ledger, StreamKey
-from memory.backends import ScriptedBackend
-from memory.factory import make_backend
-from memory.errors import UnknownBackend
-from memory.heuristic import HeuristicBackend
-from memory.memory import Memory
-from projections.config import MemoryConfig
-from projections.state import fold
-from projections.tokens import ESTIMATOR
+from ledgermem.ledger.events import ContextRendered, LlmCalled, ToolCalled
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.backends import ScriptedBackend
+from ledgermem.memory.factory import make_backend
+from ledgermem.memory.errors import UnknownBackend
+from ledgermem.memory.heuristic import HeuristicBackend
+from ledgermem.memory.memory import Memory
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.state import fold
+from ledgermem.projections.tokens import ESTIMATOR
 
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR)
 STREAM = StreamKey("run", "three_layer", "ep")

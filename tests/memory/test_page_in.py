@@ -9,26 +9,26 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import gate.decide
-from gate.commands import PageIn, StartEpisode
-from gate.decide import decide
-from gate.errors import CommandRejected
-from gate.invariants import audit
-from ledger.events import ContextRendered, PagedIn, ToolCalled, TurnRecorded
-from ledger.store import Ledger, StreamKey
-from memory.backends import ScriptedBackend
-from memory.memory import Memory
-from memory.replay_backend import ReplayBackend
-from memory.toolcalls import ToolCall, parse_tool_calls
-from memory.tools import PAGE_IN_OUTSIDE_A_TURN
-from projections.config import MemoryConfig
-from projections.errors import EvolveError
-from projections.materialise import ProjectionStore, projection_path, rebuild
-from projections.render import render
-from projections.sql_rebuild import rebuild_sql_ledger
-from projections.state import EpisodeState, evolve, fold
-from projections.tokens import ESTIMATOR
-from temporal import Episode, manifest
+import ledgermem.gate.decide
+from ledgermem.gate.commands import PageIn, StartEpisode
+from ledgermem.gate.decide import decide
+from ledgermem.gate.errors import CommandRejected
+from ledgermem.gate.invariants import audit
+from ledgermem.ledger.events import ContextRendered, PagedIn, ToolCalled, TurnRecorded
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.backends import ScriptedBackend
+from ledgermem.memory.memory import Memory
+from ledgermem.memory.replay_backend import ReplayBackend
+from ledgermem.memory.toolcalls import ToolCall, parse_tool_calls
+from ledgermem.memory.tools import PAGE_IN_OUTSIDE_A_TURN
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.errors import EvolveError
+from ledgermem.projections.materialise import ProjectionStore, projection_path, rebuild
+from ledgermem.projections.render import render
+from ledgermem.projections.sql_rebuild import rebuild_sql_ledger
+from ledgermem.projections.state import EpisodeState, evolve, fold
+from ledgermem.projections.tokens import ESTIMATOR
+from ledgermem.temporal import Episode, manifest
 
 STREAM = StreamKey("run", "three_layer", "ep")
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR, window_turns=2, page_in_turns=2, personal_data=False)
@@ -183,7 +183,7 @@ def test_an_invented_id_from_the_model_is_a_failed_call_with_its_reason_and_noth
 def test_control_without_the_validation_an_invented_id_would_be_stored(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     m = _ingested(tmp_path)
-    monkeypatch.setattr(gate.decide, "page_in_refusal", lambda state, item_id: "")
+    monkeypatch.setattr(ledgermem.gate.decide, "page_in_refusal", lambda state, item_id: "")
     (event,) = decide(m.state, PageIn(item_id="s9999", turn=m.state.turn))
     assert event.item_id == "s9999"
     # Committed, it would reach the ledger before the fold could object.
@@ -350,8 +350,8 @@ def test_the_heuristic_backend_pages_in_an_item_it_was_asked_about_and_answers_f
 
 def test_the_hot_cache_keeps_the_paged_in_part_and_what_the_budget_dropped(tmp_path: Path) -> None:
     pytest.importorskip("redis", reason="the redis client is in the dev extra: pip install -e '.[dev]'")
-    from memory.cache import HotCache
-    from tests.serve.conftest import RedisServer, require_binary
+    from ledgermem.memory.cache import HotCache
+    from tests.service.conftest import RedisServer, require_binary
 
     server = RedisServer(require_binary("redis-server", "redis-server"), tmp_path)
     server.start()

@@ -19,17 +19,17 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import baselines
-from evaluation.baselines import BaselineMemory
-from evaluation.judge import LlmJudge, judge_messages
-from ledger.store import Ledger, StreamKey
-from memory import prompts
-from memory.backends import Completion, Message
-from memory.heuristic import HeuristicBackend
-from memory.memory import Memory
-from projections.config import MemoryConfig
-from projections.render import Rendered
-from projections.tokens import ESTIMATOR
+from ledgermem.evaluation import baselines
+from ledgermem.evaluation.baselines import BaselineMemory
+from ledgermem.evaluation.judge import LlmJudge, judge_messages
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory import prompts
+from ledgermem.memory.backends import Completion, Message
+from ledgermem.memory.heuristic import HeuristicBackend
+from ledgermem.memory.memory import Memory
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.render import Rendered
+from ledgermem.projections.tokens import ESTIMATOR
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The project's packages: every prompt the project sends is built in one of them.
@@ -149,38 +149,38 @@ def _baseline_summarizers(tmp: Path, c: str) -> list[Messages]:
 
 #: Every prompt builder of the project, with how it is given a poisoned memory.
 CASES: dict[str, Case] = {
-    "memory.prompts:summarizer_messages": _summarizer,
-    "memory.prompts:chain_summarizer_messages": lambda tmp, c: [prompts.chain_summarizer_messages(
+    "ledgermem.memory.prompts:summarizer_messages": _summarizer,
+    "ledgermem.memory.prompts:chain_summarizer_messages": lambda tmp, c: [prompts.chain_summarizer_messages(
         [f"- s0001 (turn 1; raw r0001) {POISON} [FACTS: office floor={c}] [OVERRIDES: none]"],
         turn=2, user=f"{c}\n{c}\n{c}", agent=POISON, cap=400, tokenizer=ESTIMATOR)],
-    "memory.prompts:rolling_summary_messages": lambda tmp, c: [prompts.rolling_summary_messages(
+    "ledgermem.memory.prompts:rolling_summary_messages": lambda tmp, c: [prompts.rolling_summary_messages(
         f"{c} {POISON}", [f"[r0001 turn 1] USER: {c} | AGENT: {POISON}"], first_turn=1, last_turn=1,
         max_tokens=400)],
-    "memory.prompts:answer_messages": lambda tmp, c: [
+    "ledgermem.memory.prompts:answer_messages": lambda tmp, c: [
         prompts.answer_messages(_rendered(tmp, c), f"{c}? {POISON}", tools=tools, today=f"Today is {c}.",
                                 disagreements=[f"office floor: sources disagree: email says {c} (turn 1)"])
         for tools in (True, False)],
-    "memory.prompts:respond_messages": lambda tmp, c: [
+    "ledgermem.memory.prompts:respond_messages": lambda tmp, c: [
         prompts.respond_messages(_rendered(tmp, c), f"{c} {POISON}", tools=tools,
                                  disagreements=[f"office floor: sources disagree: email says {c} (turn 1)"])
         for tools in (True, False)],
-    "memory.prompts:summarizer_retry_messages": lambda tmp, c: [
+    "ledgermem.memory.prompts:summarizer_retry_messages": lambda tmp, c: [
         prompts.summarizer_retry_messages(m) for m in _summarizer(tmp, c)],
-    "memory.prompts:summarizer_correction_messages": lambda tmp, c: [
+    "ledgermem.memory.prompts:summarizer_correction_messages": lambda tmp, c: [
         prompts.summarizer_correction_messages(m, f"{c}: {POISON}") for m in _summarizer(tmp, c)],
-    "memory.prompts:tool_result_message": lambda tmp, c: [
+    "ledgermem.memory.prompts:tool_result_message": lambda tmp, c: [
         [prompts.tool_result_message("get_raw_record", f"USER: {c} {POISON}")]],
-    "evaluation.baselines:summarizer_messages": _baseline_summarizers,
-    "evaluation.judge:judge_messages": lambda tmp, c: [
+    "ledgermem.evaluation.baselines:summarizer_messages": _baseline_summarizers,
+    "ledgermem.evaluation.judge:judge_messages": lambda tmp, c: [
         judge_messages(f"{c}?", c, f"{c} {POISON}", probe_type=t, distractor=c) for t in ("", "locomo_cat5")],
 }
 
 
 #: Functions named like a builder that send no prompt; each must write no message dict (checked).
 NOT_BUILDERS = {
-    "evaluation.loaders.longmemeval:_message": "reads one message of a LongMemEval session",
-    "evaluation.serve:log_message": "the HTTP server's access log",
-    "memory.http_backend:_server_message": "reads an error message out of an endpoint's reply",
+    "ledgermem.datasets.loaders.longmemeval:_message": "reads one message of a LongMemEval session",
+    "ledgermem.service.http:log_message": "the HTTP server's access log",
+    "ledgermem.memory.http_backend:_server_message": "reads an error message out of an endpoint's reply",
 }
 
 
@@ -224,13 +224,13 @@ def echo(text):
 
 ROLES = {"role": ("role", "speaker"), "content": ("content", "text")}
 '''
-    found = discover_builders([("memory.newmodule", source)])
-    assert found == {"memory.newmodule:leaky_messages": True, "memory.newmodule:quietly": True,
-                     "memory.newmodule:by_keywords": True}
+    found = discover_builders([("ledgermem.memory.newmodule", source)])
+    assert found == {"ledgermem.memory.newmodule:leaky_messages": True, "ledgermem.memory.newmodule:quietly": True,
+                     "ledgermem.memory.newmodule:by_keywords": True}
     assert set(found) - set(CASES) - set(NOT_BUILDERS)  # the registry check would name them
     # An exemption cannot hide a function that writes a message.
-    assert discover_builders([("evaluation.serve", "def log_message(x):\n    return [{'role': 'user', "
-                                                   "'content': x}]\n")]) == {"evaluation.serve:log_message": True}
+    assert discover_builders([("ledgermem.service.http", "def log_message(x):\n    return [{'role': 'user', "
+                                                   "'content': x}]\n")]) == {"ledgermem.service.http:log_message": True}
 
 
 @pytest.mark.parametrize("builder", sorted(CASES))

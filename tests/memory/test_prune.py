@@ -8,15 +8,15 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evaluation.baselines import BaselineMemory
-from ledger.events import LlmCalled, TurnRecorded
-from ledger.store import Ledger, StreamKey
-from memory.backends import Message, ScriptedBackend
-from memory.memory import Memory
-from memory.prompts import rolling_summary_messages, summarizer_messages
-from memory.prune import PRUNED_KEY, Pruned, prune_repeats, prune_turn, repeat_note
-from projections.config import MemoryConfig
-from projections.tokens import ESTIMATOR
+from ledgermem.evaluation.baselines import BaselineMemory
+from ledgermem.ledger.events import LlmCalled, TurnRecorded
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.backends import Message, ScriptedBackend
+from ledgermem.memory.memory import Memory
+from ledgermem.memory.prompts import rolling_summary_messages, summarizer_messages
+from ledgermem.memory.prune import PRUNED_KEY, Pruned, prune_repeats, prune_turn, repeat_note
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.tokens import ESTIMATOR
 
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR, personal_data=False)
 LOG = "GET /api/v2/orders?page=1 -> 200 OK in 12ms"
@@ -111,7 +111,7 @@ def test_control_a_turn_without_repeats_records_no_count_and_an_unchanged_prompt
 
 
 def test_the_prompt_builders_prune_what_they_show() -> None:
-    from projections.state import EpisodeState
+    from ledgermem.projections.state import EpisodeState
 
     state = EpisodeState(config=CONFIG, started=True)
     body = summarizer_messages(state, turn=1, user="hi", agent=DUMP)[1]["content"]

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.runner import RunOptions, build_backends
-from memory.http_backend import HttpSettings, OpenAICompatibleBackend
-from memory.ratelimit import RateLimiter
-from projections.config import MemoryConfig
-from projections.tokens import ESTIMATOR
+from ledgermem.evaluation.runner import RunOptions, build_backends
+from ledgermem.memory.http_backend import HttpSettings, OpenAICompatibleBackend
+from ledgermem.memory.ratelimit import RateLimiter
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.tokens import ESTIMATOR
 from tests.llm_server import ScriptedLlmServer
 
 MESSAGES = [{"role": "user", "content": "Where is the meeting?"}]

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.commands import LlmCall, RecordTurn, StartEpisode
-from gate.decide import decide
-from gate.errors import CommandRejected
-from gate.summary_format import NONE_UPDATE, format_memory_update, split_memory_update
-from ledger.events import (
+from ledgermem.gate.commands import LlmCall, RecordTurn, StartEpisode
+from ledgermem.gate.decide import decide
+from ledgermem.gate.errors import CommandRejected
+from ledgermem.gate.summary_format import NONE_UPDATE, format_memory_update, split_memory_update
+from ledgermem.ledger.events import (
     ContextRendered,
     Event,
     LlmCalled,
@@ -24,16 +24,16 @@ from ledger.events import (
     ToolCalled,
     TurnRecorded,
 )
-from ledger.schema import decode, encode
-from ledger.store import Ledger, StreamKey
-from memory.backends import Message, ScriptedBackend
-from memory.heuristic import HeuristicBackend
-from memory.memory import Memory, Reply, self_write_counts
-from projections.config import MemoryConfig
-from projections.materialise import rebuild
-from projections.sql_rebuild import rebuild_sql_ledger
-from projections.state import EpisodeState, fold
-from projections.tokens import ESTIMATOR
+from ledgermem.ledger.schema import decode, encode
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.backends import Message, ScriptedBackend
+from ledgermem.memory.heuristic import HeuristicBackend
+from ledgermem.memory.memory import Memory, Reply, self_write_counts
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.materialise import rebuild
+from ledgermem.projections.sql_rebuild import rebuild_sql_ledger
+from ledgermem.projections.state import EpisodeState, fold
+from ledgermem.projections.tokens import ESTIMATOR
 
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR)
 STREAM = StreamKey("run", "three_layer", "ep")

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import LedgermemError
-from memory.http_backend import PRESETS, HttpSettings
-from memory.errors import ConfigError
-from memory.settings import env_names, redact, resolve_http_settings
+from ledgermem.ledger.errors import LedgermemError
+from ledgermem.memory.http_backend import PRESETS, HttpSettings
+from ledgermem.memory.errors import ConfigError
+from ledgermem.memory.settings import env_names, redact, resolve_http_settings
 
 NO_FLAGS: Mapping[str, object | None] = {}
 
@@ -113,7 +113,7 @@ def test_a_per_purpose_variable_alone_takes_effect_for_its_purpose_only(field: s
 
 def test_summarize_model_from_the_environment_alone_reaches_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """The reported bug: LEDGERMEM_SUMMARIZE_MODEL without a --summarize-* flag was ignored by the run."""
-    from evaluation.runner import RunOptions, build_backends
+    from ledgermem.evaluation.runner import RunOptions, build_backends
 
     monkeypatch.setenv("LEDGERMEM_SUMMARIZE_MODEL", "small-summarizer")
     monkeypatch.setenv("LEDGERMEM_JUDGE_TIMEOUT", "7")
@@ -129,7 +129,7 @@ def test_summarize_model_from_the_environment_alone_reaches_the_run(monkeypatch:
 
 
 def test_purpose_flags_beat_common_flags_in_the_run() -> None:
-    from evaluation.runner import RunOptions, build_backends
+    from ledgermem.evaluation.runner import RunOptions, build_backends
 
     opts = RunOptions(run_id="r", backend="llamacpp", env_file=None, max_retries=2,
                       llm_flags={"all": {"max_tokens": 100, "stop": ["</s>"]},

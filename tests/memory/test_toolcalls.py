@@ -6,13 +6,13 @@ import time
 
 import pytest
 
-from ledger.events import ToolCalled
-from ledger.store import Ledger, StreamKey
-from memory.backends import ScriptedBackend
-from memory.memory import Memory
-from memory.toolcalls import ALIASES, TOOL_NAMES, ToolCall, parse_tool_calls
-from projections.config import MemoryConfig
-from projections.tokens import ESTIMATOR
+from ledgermem.ledger.events import ToolCalled
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.backends import ScriptedBackend
+from ledgermem.memory.memory import Memory
+from ledgermem.memory.toolcalls import ALIASES, TOOL_NAMES, ToolCall, parse_tool_calls
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.tokens import ESTIMATOR
 
 FW = "｜"  # the fullwidth bar of DeepSeek's DSML tokens
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.toolcalls import (
+from ledgermem.memory.toolcalls import (
     ALIASES,
     TOOL_NAMES,
     ParsedTools,

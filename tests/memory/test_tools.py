@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.store import Ledger, StreamKey
-from memory.backends import ScriptedBackend
-from memory.memory import Memory
-from memory.toolcalls import ToolCall, parse_tool_calls
-from memory.tools import run_tool
-from projections.config import MemoryConfig
-from projections.tokens import ESTIMATOR
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.backends import ScriptedBackend
+from ledgermem.memory.memory import Memory
+from ledgermem.memory.toolcalls import ToolCall, parse_tool_calls
+from ledgermem.memory.tools import run_tool
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.tokens import ESTIMATOR
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from ledger.events import EVENT_TYPES, Event
-from ledger.store import Ledger, StreamKey
+from ledgermem.ledger.events import EVENT_TYPES, Event
+from ledgermem.ledger.store import Ledger, StreamKey
 
 GOLDEN_DIR = Path(__file__).resolve().parents[1] / "golden"
 REGEN_ENV = "LEDGERMEM_REGEN_GOLDEN"

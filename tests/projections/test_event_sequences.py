@@ -33,9 +33,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from gate.invariants import check_i1, check_i3, check_i5, check_scd2
-from ledger.errors import LedgermemError, MalformedEvent, UnknownEventType
-from ledger.events import (
+from ledgermem.gate.invariants import check_i1, check_i3, check_i5, check_scd2
+from ledgermem.ledger.errors import LedgermemError, MalformedEvent, UnknownEventType
+from ledgermem.ledger.events import (
     CapacityMerged,
     CompactionChecked,
     ConstraintPinned,
@@ -60,14 +60,14 @@ from ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
-from ledger.keys import ERASED
-from ledger.store import Ledger, RecordedEvent, StreamKey
-from projections.config import MemoryConfig
-from projections.errors import EvolveError
-from projections.materialise import History, LiveProjection, ProjectionStore
-from projections.scd2 import TABLES, Projector, snapshot
-from projections.state import EpisodeEvent, EpisodeState, evolve, fold
-from projections.tokens import ESTIMATOR
+from ledgermem.ledger.keys import ERASED
+from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.errors import EvolveError
+from ledgermem.projections.materialise import History, LiveProjection, ProjectionStore
+from ledgermem.projections.scd2 import TABLES, Projector, snapshot
+from ledgermem.projections.state import EpisodeEvent, EpisodeState, evolve, fold
+from ledgermem.projections.tokens import ESTIMATOR
 
 STREAM = StreamKey("run-seq", "three_layer", "ep-0")
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR, window_turns=2, chain_budget=60, index_group_size=2).to_dict()

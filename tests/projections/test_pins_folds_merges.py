@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.events import (
+from ledgermem.ledger.events import (
     ConstraintPinned,
     ConstraintReinjected,
     EpisodeStarted,
@@ -17,16 +17,16 @@ from ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
-from ledger.keys import ERASED
-from ledger.store import Ledger, StreamKey
-from projections.config import MemoryConfig
-from projections.materialise import ProjectionStore, rebuild, table_ddl
-from projections.scd2 import TABLES, snapshot
-from projections.sql_rebuild import rebuild_sql_ledger
-from projections.state import EpisodeEvent, fold
-from projections.tokens import ESTIMATOR
-from temporal.ddl import postgres_ddl
-from temporal.queries import Episode, as_of, diff
+from ledgermem.ledger.keys import ERASED
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.materialise import ProjectionStore, rebuild, table_ddl
+from ledgermem.projections.scd2 import TABLES, snapshot
+from ledgermem.projections.sql_rebuild import rebuild_sql_ledger
+from ledgermem.projections.state import EpisodeEvent, fold
+from ledgermem.projections.tokens import ESTIMATOR
+from ledgermem.temporal.ddl import postgres_ddl
+from ledgermem.temporal.queries import Episode, as_of, diff
 from tests.projections import golden
 
 STREAM = StreamKey("run", "three_layer", "ep")

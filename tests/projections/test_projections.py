@@ -9,18 +9,18 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.commands import LlmCall, RecordTurn
-from gate.decide import decide
-from ledger.events import EpisodeStarted
-from ledger.store import Ledger, StreamKey
-from memory.backends import ScriptedBackend
-from memory.memory import Memory
-from projections.config import MemoryConfig
-from projections.materialise import ProjectionStore, rebuild
-from projections.render import render
-from projections.scd2 import TABLES, Projector
-from projections.state import EpisodeState, evolve, fold
-from projections.tokens import ESTIMATOR
+from ledgermem.gate.commands import LlmCall, RecordTurn
+from ledgermem.gate.decide import decide
+from ledgermem.ledger.events import EpisodeStarted
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.backends import ScriptedBackend
+from ledgermem.memory.memory import Memory
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.materialise import ProjectionStore, rebuild
+from ledgermem.projections.render import render
+from ledgermem.projections.scd2 import TABLES, Projector
+from ledgermem.projections.state import EpisodeState, evolve, fold
+from ledgermem.projections.tokens import ESTIMATOR
 
 SLOTS = ("floor", "team", "city")
 CONFIG = MemoryConfig(window_turns=3, chain_budget=60, index_group_size=2, tokenizer=ESTIMATOR)

@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, Phase, assume, find, given, settings
 from hypothesis.errors import HypothesisWarning
 from hypothesis import strategies as st
 
-from ledger.events import ConstraintPinned, ContextRendered, EpisodeStarted, SummaryCreated, TurnRecorded
-from ledger.store import Ledger, StreamKey
-from projections.config import MemoryConfig
-from projections.errors import ConfigError
-from projections.render import (
+from ledgermem.ledger.events import ConstraintPinned, ContextRendered, EpisodeStarted, SummaryCreated, TurnRecorded
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.errors import ConfigError
+from ledgermem.projections.render import (
     PART_ORDER,
     WHOLE_PARTS,
     Item,
@@ -35,8 +35,8 @@ from projections.render import (
     registry_problems,
     render,
 )
-from projections.state import EpisodeEvent, EpisodeState, fold
-from projections.tokens import ESTIMATOR, count_tokens
+from ledgermem.projections.state import EpisodeEvent, EpisodeState, fold
+from ledgermem.projections.tokens import ESTIMATOR, count_tokens
 
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR, window_turns=3)
 UNCAPPED = replace(CONFIG, registry_max_slots=0, registry_budget_share=0.0)
@@ -258,8 +258,8 @@ def _slot_script(messages: Any, purpose: str) -> str:
 
 
 def _fifty_slot_episode(tmp_path: Path, config: MemoryConfig) -> list[ContextRendered]:
-    from memory.backends import ScriptedBackend
-    from memory.memory import Memory
+    from ledgermem.memory.backends import ScriptedBackend
+    from ledgermem.memory.memory import Memory
 
     with Ledger(tmp_path / f"ledger-{config.registry_max_slots}.duckdb") as ledger:
         stream = StreamKey("slots", "three_layer", "fifty")

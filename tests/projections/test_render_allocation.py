@@ -13,15 +13,15 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.events import (
+from ledgermem.ledger.events import (
     ConstraintPinned,
     EpisodeStarted,
     IndexCreated,
     SummaryCreated,
     TurnRecorded,
 )
-from projections.config import MemoryConfig
-from projections.render import (
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.render import (
     PART_ORDER,
     WHOLE_PARTS,
     Item,
@@ -31,8 +31,8 @@ from projections.render import (
     registry_plan,
     render,
 )
-from projections.state import EpisodeEvent, EpisodeState, fold
-from projections.tokens import ESTIMATOR, count_tokens, truncate_to_tokens
+from ledgermem.projections.state import EpisodeEvent, EpisodeState, fold
+from ledgermem.projections.tokens import ESTIMATOR, count_tokens, truncate_to_tokens
 
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR, window_turns=3)
 words = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "budget", "hotel", "7F", "9am", "约束"]),

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from ledger.store import Ledger, StreamKey
-from projections import sql_rebuild
-from projections.scd2 import STREAM_COLS, TABLES, TableSpec, arrow_schema, order_keys
-from projections.sql_rebuild import rebuild_sql_ledger, scd2_rows, scd2_versions
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.projections import sql_rebuild
+from ledgermem.projections.scd2 import STREAM_COLS, TABLES, TableSpec, arrow_schema, order_keys
+from ledgermem.projections.sql_rebuild import rebuild_sql_ledger, scd2_rows, scd2_versions
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECTIONS = ROOT / "projections"

@@ -14,14 +14,14 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from evaluation.synthetic import generate_synthetic
-from gate.commands import LlmCall, PinConstraint, RecordTurn, StartEpisode
-from gate.decide import Command, decide
-from gate.erasure import Erase
-from gate.errors import CommandRejected
-from gate.lexicon import detect_facts
-from evaluation.replay import plaintext_events
-from ledger.events import (
+from ledgermem.datasets.synthetic import generate_synthetic
+from ledgermem.gate.commands import LlmCall, PinConstraint, RecordTurn, StartEpisode
+from ledgermem.gate.decide import Command, decide
+from ledgermem.gate.erasure import Erase
+from ledgermem.gate.errors import CommandRejected
+from ledgermem.gate.lexicon import detect_facts
+from ledgermem.evaluation.replay import plaintext_events
+from ledgermem.ledger.events import (
     CapacityMerged,
     CompactionChecked,
     ConstraintPinned,
@@ -43,15 +43,15 @@ from ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
-from ledger.keys import ERASED, PREFIX
-from ledger.keys import KeyStore
-from ledger.store import Ledger, StreamKey
-from projections.config import MemoryConfig
-from projections.errors import EvolveError, ProjectionError
-from projections.materialise import rebuild
-from projections.sql_rebuild import rebuild_sql, rebuild_sql_ledger
-from projections.state import EpisodeState, evolve, fold
-from projections.tokens import ESTIMATOR
+from ledgermem.ledger.keys import ERASED, PREFIX
+from ledgermem.ledger.keys import KeyStore
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.errors import EvolveError, ProjectionError
+from ledgermem.projections.materialise import rebuild
+from ledgermem.projections.sql_rebuild import rebuild_sql, rebuild_sql_ledger
+from ledgermem.projections.state import EpisodeState, evolve, fold
+from ledgermem.projections.tokens import ESTIMATOR
 from tests.projections import golden
 from tests.projections.test_event_sequences import STREAM, sequences
 

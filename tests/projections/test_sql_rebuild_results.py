@@ -8,10 +8,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ledger.store import Ledger
-from projections.materialise import rebuild
-from projections.scd2 import TABLE_NAMES
-from projections.sql_rebuild import SqlHistory, rebuild_sql, rebuild_sql_ledger
+from ledgermem.ledger.store import Ledger
+from ledgermem.projections.materialise import rebuild
+from ledgermem.projections.scd2 import TABLE_NAMES
+from ledgermem.projections.sql_rebuild import SqlHistory, rebuild_sql, rebuild_sql_ledger
 from tests.projections import golden
 
 CASE = "erasure_fallback"

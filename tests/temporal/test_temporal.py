@@ -7,17 +7,17 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ledger.store import Ledger, StreamKey
-from memory.backends import ScriptedBackend
-from memory.memory import Memory
-from projections.config import MemoryConfig
-from projections.materialise import ProjectionStore, projection_path
-from projections.state import fold
-from projections.tokens import ESTIMATOR
-from projections.scd2 import TABLES
-from temporal import Episode, anomalies, as_of, blame, diff, fact_history, install, manifest, postgres_ddl
-from temporal.queries import _rows, queries
-from temporal.errors import TemporalError
+from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.backends import ScriptedBackend
+from ledgermem.memory.memory import Memory
+from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.materialise import ProjectionStore, projection_path
+from ledgermem.projections.state import fold
+from ledgermem.projections.tokens import ESTIMATOR
+from ledgermem.projections.scd2 import TABLES
+from ledgermem.temporal import Episode, anomalies, as_of, blame, diff, fact_history, install, manifest, postgres_ddl
+from ledgermem.temporal.queries import _rows, queries
+from ledgermem.temporal.errors import TemporalError
 
 EP = Episode("run", "three_layer", "ep")
 STREAM = StreamKey(EP.run_id, EP.system, EP.episode_id)

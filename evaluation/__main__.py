@@ -1,5 +1,0 @@
-"""`python -m evaluation` is the `ledgermem` command."""
-
-from evaluation.cli_common import main
-
-main()
