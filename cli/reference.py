@@ -34,7 +34,8 @@ QUESTIONS_END = "<!-- end of the generated questions -->"
 
 
 def _help(command: click.Command, name: str, parent: click.Context | None) -> str:
-    ctx = click.Context(command, info_name=name, parent=parent, terminal_width=WIDTH, max_content_width=WIDTH)
+    ctx = click.Context(command, info_name=name, parent=parent, terminal_width=WIDTH, max_content_width=WIDTH,
+                        **command.context_settings)
     return command.get_help(ctx).rstrip()
 
 
@@ -42,7 +43,8 @@ def cli_reference(group: click.Group | None = None) -> str:
     """docs/cli.md: the root group's help, then each command's, as Markdown."""
     if group is None:
         from ledgermem.cli.commands import cli as group  # every command declared on the root group
-    root = click.Context(group, info_name="ledgermem", terminal_width=WIDTH, max_content_width=WIDTH)
+    root = click.Context(group, info_name="ledgermem", terminal_width=WIDTH, max_content_width=WIDTH,
+                         **group.context_settings)
     names = group.list_commands(root)
     lines = [
         "# Command-line reference",
@@ -56,7 +58,7 @@ def cli_reference(group: click.Group | None = None) -> str:
         "## `ledgermem`",
         "",
         "```text",
-        _help(group, "ledgermem", None),
+        group.get_help(root).rstrip(),
         "```",
     ]
     for name in names:
