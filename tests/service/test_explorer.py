@@ -155,7 +155,7 @@ def check_png(path: Path, *, min_size: tuple[int, int]) -> None:
     assert float(pixels[..., :3].std()) > 0.05, "the screenshot is (nearly) one colour"
 
 
-def test_the_readme_screenshot_is_a_valid_image_and_is_linked() -> None:
+def test_the_screenshot_is_a_valid_image_and_is_linked() -> None:
     assert README_SHOT.is_file(), "docs/explorer.png: run the browser test with LEDGERMEM_UPDATE_SCREENSHOT=1"
     check_png(README_SHOT, min_size=(1000, 600))
     assert "](explorer.png)" in (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
