@@ -9,8 +9,8 @@ The conventions a page follows (tests/test_docs.py runs README.md and docs/*.md)
   each `ledgermem ...` line; `sql` runs the query with `ledgermem sql` on the
   run the page made last. Lines that are not `ledgermem` commands (`pip
   install`, `curl`, `python -m benchmarks`) are shown, not run. `output` is
-  what the python block before it prints, compared the same way; `text`,
-  `toml` and `json` are read, not run.
+  what the python block before it prints, compared the same way; `toml`
+  and `json` must parse; `text` is read, not run.
 - A block that cannot run here says so, and why, in its info string:
   ```` ```console skip: needs a model server ````. Keep them rare.
 - A command shown failing (exit code other than 0) must show what it prints.
@@ -42,8 +42,8 @@ PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 
 #: Folders of the repository a page may name (fixtures, notebooks), linked into each page's scratch folder.
 LINKED = ("tests", "notebooks")
-RUN = frozenset({"python", "console", "bash", "sh", "sql"})
-READ = frozenset({"output", "text", "toml", "json"})
+RUN = frozenset({"python", "console", "bash", "sh", "sql", "toml", "json"})
+READ = frozenset({"output", "text"})
 FENCE = re.compile(r"^(`{3,})(.*)$")
 INFO = re.compile(r"^(?P<lang>[A-Za-z]+)(?:\s+skip:\s*(?P<reason>\S.*))?$")
 SHELL = re.compile(r"^[|&;<>()]+$")
@@ -261,12 +261,25 @@ class Page:
                 self.shell(block)
             elif lang == "sql":
                 self.sql(block)
+            elif lang in ("toml", "json"):
+                parse(block)
             else:
                 if lang == "output" and (i == 0 or found[i - 1].lang != "python"):
                     raise DocError(f"{block.where}: an output block follows the python block that prints it")
                 continue
             self.ran.append(block)
         return self
+
+
+def parse(block: Block) -> None:
+    """A toml or json block is a file someone will copy: it must parse."""
+    import json
+    import tomllib
+
+    try:
+        tomllib.loads(block.text) if block.lang == "toml" else json.loads(block.text)
+    except ValueError as exc:
+        raise DocError(f"{block.where}: the {block.lang} block does not parse: {exc}") from exc
 
 
 class no_network:

@@ -101,6 +101,14 @@ def test_control_shell_syntax_unknown_fences_and_a_skip_without_reason_are_refus
     assert [b.skip for b in skipped.skipped] == ["needs a model server"] and not skipped.ran
 
 
+def test_control_a_toml_or_json_block_that_does_not_parse_is_caught(tmp_path: Path) -> None:
+    assert run_page(_page(tmp_path, "```toml\nx = { ok = 0.9 }\n```\n"), tmp_path / "w1").ran
+    with pytest.raises(DocError, match="does not parse"):
+        run_page(_page(tmp_path, "```toml\nx = { ok = 0.9\n```\n"), tmp_path / "w2")
+    with pytest.raises(DocError, match="does not parse"):
+        run_page(_page(tmp_path, '```json\n{"a": 1,}\n```\n'), tmp_path / "w3")
+
+
 def test_non_ledgermem_lines_are_shown_not_run(tmp_path: Path) -> None:
     page = _page(tmp_path, "```bash\npip install -e '.[dev]' && python -m pytest\nrm -rf /\n```\n")
     ran = run_page(page, tmp_path / "w")
