@@ -3,9 +3,9 @@
 Prints the results table (Markdown) on stdout and progress on stderr;
 `--json` writes the machine, the versions and every sample. A full run (no
 `--quick`, no `--only`) writes `benchmarks/results.json`,
-`benchmarks/RESULTS.md` and `benchmarks/README_SECTION.md` by default
+`benchmarks/RESULTS.md` and the figures of `docs/performance.md` by default
 (`--json`/`--markdown` choose other paths; `--report-from results.json`
-re-renders the two Markdown files without measuring). Speed never makes it
+re-renders RESULTS.md and the page without measuring). Speed never makes it
 fail: missed targets are reported, with a profile of where the time goes.
 
 Example:
@@ -30,6 +30,8 @@ from ledgermem.benchmarks.diagnoses import DIAGNOSES
 from ledgermem.benchmarks.measure import Case, Progress, describe_machine, machine, versions
 
 HERE = Path(__file__).resolve().parent
+#: The documentation page whose figures are written from the results (its notes are kept).
+PAGE = HERE.parent / "docs" / "performance.md"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="where generated ledgers are kept between runs (default: a folder in the temp dir)")
     p.add_argument("--no-profile", action="store_true", help="do not profile the cases that miss their target")
     p.add_argument("--report-from", type=Path, default=None, metavar="JSON",
-                   help="measure nothing: re-render RESULTS.md and README_SECTION.md from a results file")
+                   help="measure nothing: re-render RESULTS.md and docs/performance.md from a results file")
     return p
 
 
@@ -71,6 +73,12 @@ def _selected(only: str | None) -> tuple[list[str], set[str] | None]:
     return families, keep
 
 
+def write_page(doc: dict[str, Any], results: list[Case], page: Path = PAGE) -> None:
+    """docs/performance.md: its figures from these results, its notes as they are."""
+    current = page.read_text(encoding="utf-8") if page.exists() else ""
+    page.write_text(report.performance_page(doc, results, current), encoding="utf-8")
+
+
 def _rerender(source: Path, markdown: Path | None) -> int:
     """The report of an earlier run, with the current diagnoses of its missed targets."""
     doc, results = report.load_json(source)
@@ -78,7 +86,7 @@ def _rerender(source: Path, markdown: Path | None) -> int:
     md_path = markdown or source.with_name("RESULTS.md")
     report.write_json(doc, results, source)
     md_path.write_text(report.markdown(doc, results), encoding="utf-8")
-    (md_path.parent / "README_SECTION.md").write_text(report.readme_section(doc, results), encoding="utf-8")
+    write_page(doc, results)
     print(report.table(results))
     return 0
 
@@ -126,8 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         log(f"wrote {json_path}")
     if md_path is not None:
         md_path.write_text(report.markdown(doc, results), encoding="utf-8")
-        (md_path.parent / "README_SECTION.md").write_text(report.readme_section(doc, results), encoding="utf-8")
-        log(f"wrote {md_path} and README_SECTION.md beside it")
+        if full_default:
+            write_page(doc, results)
+        log(f"wrote {md_path}" + (f" and {PAGE}" if full_default else ""))
     log(f"done in {doc['seconds']:.0f} s")
     return 0
 

@@ -1,4 +1,4 @@
-"""The results as a Markdown table, a RESULTS.md, a README section and JSON."""
+"""The results as a Markdown table, a RESULTS.md, the page docs/performance.md and JSON."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def _met(case: Case) -> str:
 def table(cases: list[Case], *, compact: bool = False) -> str:
     """One row per case: median, min–max, the baseline's median and the ratio, target, met.
 
-    `compact` leaves out min–max and the baseline's description (for the README).
+    `compact` leaves out min–max and the baseline's description (for docs/performance.md).
     """
     if compact:
         lines = ["| case | size | median | baseline median | ratio | target | met |",
@@ -131,21 +131,28 @@ def _ledgers(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def readme_section(doc: dict[str, Any], cases: list[Case]) -> str:
+#: The part of docs/performance.md that is written from the results; what follows the end marker is the
+#: page's own prose and is kept as it is.
+PAGE_BEGIN = ("<!-- generated from benchmarks/results.json by `python -m benchmarks --report-from "
+              "benchmarks/results.json`: edit the notes below the end marker, not this part -->")
+PAGE_END = "<!-- end of the generated part -->"
+
+
+def performance_section(doc: dict[str, Any], cases: list[Case]) -> str:
+    """The figures of docs/performance.md: how to run the benchmarks, the table, the baselines, what missed."""
     missed = [c.case for c in cases if c.met is False]
     return "\n".join([
-        "## Performance",
-        "",
         ("Each timed case runs at least five times beside a baseline measured in the same process — the bare "
          "operation nearest to what the library does — so the ratio is what carries across machines. The "
          "ledgers are synthetic, up to 10M events, made from episodes that the memory's own decisions "
          "produced (overrides, index titles, erasures, probes) and cached between runs."),
         "",
         "```bash",
-        (f"{COMMAND}                 # full run (~15 min with a warm cache), writes benchmarks/results.json "
-         "and benchmarks/RESULTS.md"),
+        (f"{COMMAND}                 # full run (~15 min with a warm cache), writes benchmarks/results.json, "
+         "benchmarks/RESULTS.md and this page"),
         f"{QUICK_COMMAND}         # under 2 minutes: smaller sizes, the same cases, never fails on speed",
         f"{COMMAND} --only as_of    # one family: {', '.join(FAMILIES)}",
+        f"{COMMAND} --report-from benchmarks/results.json   # measure nothing: rewrite RESULTS.md and this page",
         "```",
         "",
         f"Measured on {doc['machine_line']} (shared cores, noisy); ratio = case time ÷ baseline time:",
@@ -157,10 +164,17 @@ def readme_section(doc: dict[str, Any], cases: list[Case]) -> str:
         baselines(cases),
         "",
         ("Targets missed: " + ", ".join(f"`{m}`" for m in missed) + ". " if missed else "Every target met. ")
-        + "[benchmarks/RESULTS.md](benchmarks/RESULTS.md) has the notes and, for each missed target, where "
+        + "[benchmarks/RESULTS.md](../benchmarks/RESULTS.md) has the notes and, for each missed target, where "
         "the time goes (profiles, time per SQL statement) and what to change.",
-        "",
     ])
+
+
+def performance_page(doc: dict[str, Any], cases: list[Case], current: str = "") -> str:
+    """docs/performance.md with its generated part written from the results and its notes (after the end
+    marker of `current`, the page as it stands) kept."""
+    notes_part = current.split(PAGE_END, 1)[1].lstrip("\n") if PAGE_END in current else ""
+    page = "\n".join(["# Performance", "", PAGE_BEGIN, "", performance_section(doc, cases), "", PAGE_END, ""])
+    return page + ("\n" + notes_part if notes_part else "")
 
 
 def load_json(path: Path) -> tuple[dict[str, Any], list[Case]]:

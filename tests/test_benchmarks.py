@@ -45,3 +45,48 @@ def test_quick_run_reports_every_case(tmp_path: Path) -> None:
     # The table went to stdout, progress to stderr.
     assert "| `turn_overhead@10` |" in proc.stdout
     assert "verify" in proc.stderr
+
+
+# -- docs/performance.md is written from results.json --------------------------------------------
+
+PAGE = ROOT / "docs" / "performance.md"
+RESULTS = ROOT / "benchmarks" / "results.json"
+
+
+def test_the_performance_page_is_what_the_results_give() -> None:
+    from ledgermem.benchmarks import report
+
+    doc, cases = report.load_json(RESULTS)
+    page = PAGE.read_text(encoding="utf-8")
+    assert page == report.performance_page(doc, cases, page), \
+        "docs/performance.md is stale: python -m benchmarks --report-from benchmarks/results.json"
+    assert report.PAGE_BEGIN in page and page.index(report.PAGE_END) < page.index("## Where the cases stand")
+
+
+def test_control_a_changed_figure_or_a_lost_note_is_caught() -> None:
+    import dataclasses
+
+    from ledgermem.benchmarks import report
+
+    doc, cases = report.load_json(RESULTS)
+    page = PAGE.read_text(encoding="utf-8")
+    timed = next(i for i, c in enumerate(cases) if c.kind == "timed")
+    slower = [dataclasses.replace(c, samples_s=[s * 2 for s in c.samples_s]) if i == timed else c
+              for i, c in enumerate(cases)]
+    assert report.performance_page(doc, slower, page) != page
+    assert report.performance_page(doc, cases, "") != page  # the notes after the end marker are kept, not made up
+    assert report.performance_page(doc, cases, page).endswith(page.split(report.PAGE_END, 1)[1].lstrip("\n"))
+
+
+def test_report_from_rewrites_the_page_and_keeps_its_notes(tmp_path: Path) -> None:
+    from ledgermem.benchmarks import __main__ as bench
+    from ledgermem.benchmarks import report
+
+    doc, cases = report.load_json(RESULTS)
+    page = tmp_path / "performance.md"
+    page.write_text(f"# Performance\n\n{report.PAGE_BEGIN}\n\nstale figures\n\n{report.PAGE_END}\n\n## Notes\n\nkept\n",
+                    encoding="utf-8")
+    bench.write_page(doc, cases, page)
+    text = page.read_text(encoding="utf-8")
+    assert "stale figures" not in text and text.endswith("## Notes\n\nkept\n")
+    assert text == report.performance_page(doc, cases, text)

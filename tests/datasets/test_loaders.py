@@ -645,19 +645,3 @@ def test_the_cli_inspects_a_file_and_runs_a_benchmark_file(tmp_path: Path) -> No
     assert ran.exit_code == 0, ran.output
     rows = (tmp_path / "lme" / "probe_predictions.csv").read_text(encoding="utf-8").splitlines()
     assert len(rows) == 1 + 2 and all("lme_knowledge-update" in r for r in rows[1:])  # one question, two systems
-
-
-def test_the_readme_shows_what_inspect_prints(monkeypatch) -> None:
-    import re
-
-    from click.testing import CliRunner
-
-    from ledgermem.cli.commands import cli
-
-    root = Path(__file__).resolve().parents[2]
-    shown = re.search(r"```console\n\$ ledgermem (run --inspect \S+)\n(.*?)```",
-                      (root / "README.md").read_text(encoding="utf-8"), re.DOTALL)
-    assert shown, "the README shows a `ledgermem run --inspect` session"
-    monkeypatch.chdir(root)
-    result = CliRunner().invoke(cli, shown.group(1).split())
-    assert result.exit_code == 0 and result.output == shown.group(2)

@@ -331,22 +331,3 @@ def test_memory_point_probes_on_chinese_data_are_asked_in_chinese(declared: str 
             asked[name] = [p.question for p in memory_point_probes(memory, system, ep, 2)]
     assert asked["zh"] and all(_chinese(q) and "Which" not in q for q in asked["zh"]), asked["zh"]
     assert asked["en"] and all(q.startswith("Which ") and not _chinese(q) for q in asked["en"]), asked["en"]
-
-
-def test_the_readme_shows_what_a_locomo_run_prints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's LoCoMo session, rerun: its tables and the needs-a-model note are what the command prints."""
-    root = Path(__file__).resolve().parents[2]
-    shown = re.search(r"```console\n\$ ledgermem (run --dataset \S+locomo10_sample\.json --run-id locomo)\n(.*?)```",
-                      (root / "README.md").read_text(encoding="utf-8"), re.DOTALL)
-    assert shown, "the README shows a `ledgermem run --dataset ...locomo10_sample.json` session"
-    monkeypatch.chdir(root)
-    result = CliRunner().invoke(cli, [*shown.group(1).split(), "--runs-dir", str(tmp_path)], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-
-    def tables(text: str) -> list[str]:
-        lines = [line.rstrip() for line in text.splitlines()]
-        start = next(i for i, line in enumerate(lines) if "run locomo (" in line)
-        end = next(i for i, line in enumerate(lines) if line.startswith("ledger: "))
-        return lines[start:end]
-
-    assert tables(result.output) == tables(shown.group(2))

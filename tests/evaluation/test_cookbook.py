@@ -1,9 +1,12 @@
-"""Every SQL query of the README cookbook runs against the run the README names, and answers right."""
+"""Every SQL query of docs/cookbook.md answers right on the run the page makes.
+
+The doc runner runs the page (its `ledgermem run`, then each query through `ledgermem sql`); these tests
+open the run it made and check each query's answer against a fold of the ledger.
+"""
 
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import Path
 
 import pytest
@@ -12,19 +15,17 @@ from click.testing import CliRunner
 from ledgermem.cli.commands import cli
 from ledgermem.memory.runs import open_run
 from ledgermem.projections.state import fold
+from tests.docrunner import page_run
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-QUERIES = dict(re.findall(r"```sql\n-- (\w+)\n(.*?)```", README, re.DOTALL))
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "cookbook.md"
+QUERIES = dict(re.findall(r"```sql\n-- (\w+)\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.DOTALL))
 
 
 @pytest.fixture(scope="module")
-def cookbook(tmp_path_factory: pytest.TempPathFactory):
-    command = re.search(r"```bash\n(ledgermem run --run-id cookbook[^\n]*)\n```", README).group(1)
-    folder = tmp_path_factory.mktemp("cookbook")
-    args = shlex.split(command)[1:] + ["--runs-dir", str(folder)]
-    result = CliRunner().invoke(cli, args, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    with open_run(folder / "cookbook" / "ledger.duckdb") as (ledger, projections):
+def cookbook():
+    ran = page_run(PAGE)  # once per session, shared with tests/test_docs.py
+    assert ran.last_run == "cookbook" and sum(argv[0] == "sql" for argv in ran.commands) == len(QUERIES)
+    with open_run(ran.workdir / "runs" / "cookbook" / "ledger.duckdb") as (ledger, projections):
         yield ledger
 
 

@@ -1,4 +1,4 @@
-"""End-to-end: a run, its determinism, its replay, and the README's SQL."""
+"""End-to-end: a run, its determinism, its replay, and SQL over it."""
 
 from __future__ import annotations
 

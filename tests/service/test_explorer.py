@@ -1,6 +1,6 @@
 """The run explorer end to end in headless Chromium (the system's chromium, driven by chromedriver).
 
-Set LEDGERMEM_UPDATE_SCREENSHOT=1 to write the screenshot the README shows (docs/explorer.png).
+Set LEDGERMEM_UPDATE_SCREENSHOT=1 to write the screenshot docs/serving.md shows (docs/explorer.png).
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def check_png(path: Path, *, min_size: tuple[int, int]) -> None:
     assert float(pixels[..., :3].std()) > 0.05, "the screenshot is (nearly) one colour"
 
 
-def test_the_readme_screenshot_is_a_valid_image_and_is_linked() -> None:
+def test_the_screenshot_is_a_valid_image_and_is_linked() -> None:
     assert README_SHOT.is_file(), "docs/explorer.png: run the browser test with LEDGERMEM_UPDATE_SCREENSHOT=1"
     check_png(README_SHOT, min_size=(1000, 600))
-    assert "](docs/explorer.png)" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "](explorer.png)" in (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
