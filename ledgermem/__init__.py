@@ -12,21 +12,49 @@ between versions; see docs/architecture.md for what each holds.
 
 from __future__ import annotations
 
+from importlib import import_module as _import_module
 from importlib import metadata as _metadata
+from typing import TYPE_CHECKING, Any
 
-from ledgermem.ledger.errors import LedgermemError
-from ledgermem.ledger.store import Ledger, StreamKey
-from ledgermem.memory.answering import Answer
-from ledgermem.memory.memory import Memory, Reply
-from ledgermem.projections.config import MemoryConfig
-from ledgermem.temporal import Episode, as_of, blame, diff, fact_history
+if TYPE_CHECKING:  # the names below are loaded on first use: `ledgermem --version` imports no database
+    from ledgermem.ledger.errors import LedgermemError
+    from ledgermem.ledger.store import Ledger, StreamKey
+    from ledgermem.memory.answering import Answer
+    from ledgermem.memory.memory import Memory, Reply
+    from ledgermem.projections.config import MemoryConfig
+    from ledgermem.temporal import Episode, as_of, blame, diff, fact_history
+
+#: Each public name and the module that defines it.
+_API = {
+    "Answer": "ledgermem.memory.answering",
+    "Episode": "ledgermem.temporal",
+    "Ledger": "ledgermem.ledger.store",
+    "LedgermemError": "ledgermem.ledger.errors",
+    "Memory": "ledgermem.memory.memory",
+    "MemoryConfig": "ledgermem.projections.config",
+    "Reply": "ledgermem.memory.memory",
+    "StreamKey": "ledgermem.ledger.store",
+    "as_of": "ledgermem.temporal",
+    "blame": "ledgermem.temporal",
+    "diff": "ledgermem.temporal",
+    "fact_history": "ledgermem.temporal",
+}
 
 try:
     __version__ = _metadata.version("ledgermem")
 except _metadata.PackageNotFoundError:  # a source checkout that was never installed
     __version__ = "0+unknown"
 
-__all__ = [
-    "Answer", "Episode", "Ledger", "LedgermemError", "Memory", "MemoryConfig", "Reply", "StreamKey",
-    "__version__", "as_of", "blame", "diff", "fact_history",
-]
+__all__ = ["__version__", *sorted(_API)]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        value = getattr(_import_module(_API[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'ledgermem' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_API))

@@ -34,13 +34,13 @@ def test_control_a_wrong_or_missing_entry_is_reported() -> None:
     from ledgermem.cli.commands import cli
 
     wrong = {**COMMANDS, "sql": "ledgermem.cli.temporal"}
-    assert misplaced(cli, wrong) == ["sql: declared in cli.commands, table says cli.temporal"]
+    assert misplaced(cli, wrong) == ["sql: declared in ledgermem.cli.commands, table says ledgermem.cli.temporal"]
     missing = {k: v for k, v in COMMANDS.items() if k != "ddl"}
-    assert misplaced(cli, missing) == ["ddl: declared in cli.temporal, table says None"]
+    assert misplaced(cli, missing) == ["ddl: declared in ledgermem.cli.temporal, table says None"]
 
 
 def _loaded_after(*args: str) -> set[str]:
-    script = ("import sys\nfrom cli.main import cli\n"
+    script = ("import sys\nfrom ledgermem.cli.main import cli\n"
               "try:\n    cli.main(args=sys.argv[1:], prog_name='ledgermem')\nexcept SystemExit:\n    pass\n"
               "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n")
     done = subprocess.run([sys.executable, "-c", script, *args], cwd=ROOT, capture_output=True, text=True,
@@ -62,7 +62,7 @@ def test_control_a_command_loads_its_module() -> None:
 def test_plotting_is_loaded_by_report_only() -> None:
     assert "matplotlib" not in _loaded_after("run", "--help")
     # Control: the probe sees matplotlib when the report module is loaded.
-    script = "import sys, evaluation.report\nprint('matplotlib' in sys.modules)"
+    script = "import sys, ledgermem.evaluation.report\nprint('matplotlib' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env={"PYTHONPATH": str(ROOT), "PATH": ""})
     assert done.stdout.strip() == "True"
