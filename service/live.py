@@ -24,9 +24,9 @@ import dataclasses
 import hashlib
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from ledgermem.service.tokens import Token, TokenStore, split_address
 
 RUN_ID, SYSTEM = "live", "three_layer"
 LEDGER_FILE = "ledger.duckdb"
+OPEN_MEMORIES = 256  # streams whose folded state stays in memory
 WRITES_DDL = ("CREATE TABLE IF NOT EXISTS service_writes (first_seq BIGINT NOT NULL, last_seq BIGINT NOT NULL, "
               "stream VARCHAR NOT NULL, operation VARCHAR NOT NULL, token_id VARCHAR NOT NULL, "
               "idempotency_key VARCHAR, request_sha256 VARCHAR, turn BIGINT, recorded_at TIMESTAMP NOT NULL)")
@@ -110,7 +111,7 @@ class LiveStore:
         self.ledger.conn.execute(WRITES_DDL)
         self.projections = ProjectionStore(projection_path(self.ledger.path))
         self.lock = threading.RLock()
-        self._memories: dict[StreamKey, Memory] = {}
+        self._memories: OrderedDict[StreamKey, Memory] = OrderedDict()
 
     def close(self) -> None:
         with self.lock:
@@ -123,22 +124,26 @@ class LiveStore:
     def exists(self, address: tuple[str, ...]) -> bool:
         return self.ledger.stream_version(stream_key(address)) > 0
 
-    def memory(self, address: tuple[str, ...], token: Token | None = None, *, create: bool = False) -> Memory:
-        """The open memory of a stream; a new stream is started (an attributed write) only when `create`."""
+    def memory(self, address: tuple[str, ...], token: Token, *, create: bool = False) -> Memory:
+        """The open memory of a stream; a new stream is started (an attributed write) only when `create`.
+
+        Opening may write too (it completes an erasure a crash interrupted), so it is attributed as well. At
+        most `OPEN_MEMORIES` stay open; the least recently used is reopened from the ledger when asked again.
+        """
         key = stream_key(address)
         found = self._memories.get(key)
         if found is not None:
+            self._memories.move_to_end(key)
             return found
-        if not self.exists(address):
-            if not create:
-                raise NotFound(f"no stream {'/'.join(address)!r} in this memory; record a turn to start it "
-                               "(list_streams shows the streams a token can read)", "stream")
-            assert token is not None
-            with self.writing(Write("/".join(address), "start_stream", token.token_id)):
-                found = Memory(self.ledger, key, self.backend, projections=self.projections)
-        else:
+        new = not self.exists(address)
+        if new and not create:
+            raise NotFound(f"no stream {'/'.join(address)!r} in this memory; record a turn to start it "
+                           "(list_streams shows the streams a token can read)", "stream")
+        with self.writing(Write("/".join(address), "start_stream" if new else "resume_stream", token.token_id)):
             found = Memory(self.ledger, key, self.backend, projections=self.projections)
         self._memories[key] = found
+        while len(self._memories) > OPEN_MEMORIES:
+            self._memories.popitem(last=False)
         return found
 
     def streams(self, namespace: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -179,10 +184,6 @@ class LiveStore:
         result = self.ledger.conn.execute(sql, [address] if address else [])
         names = [d[0] for d in result.description or ()]
         return [dict(zip(names, r)) for r in result.fetchall()]
-
-
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 __all__ = ["LEDGER_FILE", "AttributedLedger", "LiveStore", "Write", "address_of", "request_hash", "split_address",

@@ -234,3 +234,36 @@ def test_the_live_ledger_verifies_and_audits_clean_after_writes_and_an_erasure(l
     assert live.store.ledger.verify().ok
     report = audit(live.store.ledger, live.store.projections, run_id="live")
     assert report.ok, report.as_dict()
+
+
+def test_an_append_nobody_asked_for_is_refused_not_left_unattributed(tmp_path: Path) -> None:
+    """The control of attribution: a write outside a request has no token to name, so the ledger refuses it."""
+    from ledgermem.ledger.store import StreamKey
+    from ledgermem.memory.memory import Memory
+    from ledgermem.service.errors import ServeError
+
+    store = LiveStore(tmp_path / "mem")
+    try:
+        with pytest.raises(ServeError, match="outside a request"):
+            Memory(store.ledger, StreamKey("live", "three_layer", "acme:x:y"), projections=store.projections)
+        assert store.ledger.last_seq == 0 and store.writes() == []
+    finally:
+        store.close()
+
+
+def test_idempotency_and_attribution_survive_a_restart(tmp_path: Path) -> None:
+    folder = tmp_path / "mem"
+    store = LiveStore(folder)
+    token = store.tokens.authenticate(store.tokens.create("acme", "read,write")[1])
+    service = LiveService(store)
+    args = {"stream": S, "user": TURNS[0][0], "agent": TURNS[0][1], "idempotency_key": "once"}
+    first = service.ask("record_turn", args, token)
+    store.close()
+    store = LiveStore(folder)
+    try:
+        again = LiveService(store).ask("record_turn", args, token)
+        assert again["created"] is False and (again["turn"], again["last_seq"]) == (first["turn"], first["last_seq"])
+        assert LiveService(store).ask("current_values", {"stream": S}, token)["turn"] == 1
+        assert [w["operation"] for w in store.writes(S)] == ["start_stream", "record_turn"]
+    finally:
+        store.close()
