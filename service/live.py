@@ -14,8 +14,14 @@ events, a row of the `service_writes` table: the seqs it wrote, the stream,
 the operation, the id of the token that asked (never its secret), and the
 idempotency key of a turn with the hash of its request. A turn retried with
 the same key answers what the first one recorded and writes nothing; the
-same key with a different request is a conflict. One lock serialises the
-store: a request waits for the one before it (group commit is not done yet).
+same key with a different request is a conflict.
+
+Concurrency: requests on one stream run one at a time (a lock per stream);
+everything that reads or writes the ledger and the projections runs under
+the store's lock, which a request gives up while it waits for the model
+(`Unlocked`), so the model calls of many streams overlap while their
+commits stay serial. Each turn is still its own durable commit (group
+commit of waiting turns is not done).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from ledgermem.ledger.errors import LedgerLocked
 from ledgermem.ledger.events import Event
 from ledgermem.ledger.keys import FieldKeys
 from ledgermem.ledger.store import BeforeCommit, Ledger, RecordedEvent, StreamKey
+from ledgermem.memory.backends import Backend, Completion, Message, identity
 from ledgermem.memory.memory import Memory
 from ledgermem.projections.materialise import ProjectionStore, projection_path
 from ledgermem.service.errors import Conflict, NotFound, ServeError
@@ -72,9 +79,23 @@ class Write:
 
 
 class AttributedLedger(Ledger):
-    """A ledger whose every append records the current `Write` in `service_writes`, in the same transaction."""
+    """A ledger whose every append records the current `Write` in `service_writes`, in the same transaction.
 
-    current: Write | None = None
+    The current write is the calling thread's: a request that waits for its model lets another thread
+    write for another request meanwhile, each append attributed to its own.
+    """
+
+    def __init__(self, path: str | Path, **options: Any) -> None:
+        self._local = threading.local()
+        super().__init__(path, **options)
+
+    @property
+    def current(self) -> Write | None:
+        return getattr(self._local, "write", None)
+
+    @current.setter
+    def current(self, write: Write | None) -> None:
+        self._local.write = write
 
     def append(self, stream: StreamKey, events: Sequence[Event], *, expected_version: int,
                before_commit: BeforeCommit | None = None,
@@ -95,10 +116,35 @@ class AttributedLedger(Ledger):
                               key_for=key_for, blobs=blobs)
 
 
+class Unlocked:
+    """A backend whose calls give up the store's lock while they wait for the model, and take it back after.
+
+    The caller holds its stream's lock throughout, so no other request can touch the stream's memory
+    meanwhile; other streams read and commit.
+    """
+
+    def __init__(self, inner: Backend, lock: Any) -> None:
+        self.inner, self.lock = inner, lock
+        self.name, self.model = inner.name, inner.model
+
+    def complete(self, messages: Sequence[Message], *, purpose: str) -> Completion:
+        self.lock.release()
+        try:
+            return self.inner.complete(messages, purpose=purpose)
+        finally:
+            self.lock.acquire()
+
+    def identity(self, purpose: str) -> tuple[str, str]:
+        return identity(self.inner, purpose)
+
+    def __getattr__(self, name: str) -> Any:  # what else a backend offers (its tokenizer, say)
+        return getattr(self.inner, name)
+
+
 class LiveStore:
     """The ledger, the open memories and the tokens of one live folder; safe to call from many threads."""
 
-    def __init__(self, folder: str | Path, *, backend: str = "heuristic") -> None:
+    def __init__(self, folder: str | Path, *, backend: str | Callable[[], Backend] = "heuristic") -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.backend = backend
@@ -110,7 +156,9 @@ class LiveStore:
                              "using this folder?") from None
         self.ledger.conn.execute(WRITES_DDL)
         self.projections = ProjectionStore(projection_path(self.ledger.path))
-        self.lock = threading.RLock()
+        self.lock = threading.Lock()  # the ledger, the projections, the open memories
+        self._stream_locks: dict[StreamKey, threading.Lock] = {}
+        self._stream_locks_lock = threading.Lock()
         self._memories: OrderedDict[StreamKey, Memory] = OrderedDict()
 
     def close(self) -> None:
@@ -139,12 +187,27 @@ class LiveStore:
         if new and not create:
             raise NotFound(f"no stream {'/'.join(address)!r} in this memory; record a turn to start it "
                            "(list_streams shows the streams a token can read)", "stream")
+        backend = self.backend if isinstance(self.backend, str) else self.backend()
         with self.writing(Write("/".join(address), "start_stream" if new else "resume_stream", token.token_id)):
-            found = Memory(self.ledger, key, self.backend, projections=self.projections)
+            found = Memory(self.ledger, key, backend, projections=self.projections)
+        found.backend = Unlocked(found.backend, self.lock)  # its model calls let other streams commit
         self._memories[key] = found
         while len(self._memories) > OPEN_MEMORIES:
             self._memories.popitem(last=False)
         return found
+
+    @contextmanager
+    def holding(self, address: tuple[str, ...] | None) -> Iterator[None]:
+        """The stream's lock (when the request names a stream), then the store's: always in this order."""
+        if address is None:
+            with self.lock:
+                yield
+            return
+        key = stream_key(address)
+        with self._stream_locks_lock:
+            stream_lock = self._stream_locks.setdefault(key, threading.Lock())
+        with stream_lock, self.lock:
+            yield
 
     def streams(self, namespace: tuple[str, ...]) -> list[dict[str, Any]]:
         out = []
@@ -186,5 +249,5 @@ class LiveStore:
         return [dict(zip(names, r)) for r in result.fetchall()]
 
 
-__all__ = ["LEDGER_FILE", "AttributedLedger", "LiveStore", "Write", "address_of", "request_hash", "split_address",
+__all__ = ["LEDGER_FILE", "AttributedLedger", "LiveStore", "Unlocked", "Write", "address_of", "request_hash", "split_address",
            "stream_key"]

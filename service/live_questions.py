@@ -8,8 +8,8 @@ document and `ledgermem tools --format openai` are all generated from it.
 
 `LiveService.ask(name, arguments, token)` validates the arguments, checks
 that the token's namespace covers the stream and that it holds the scope
-(403 otherwise, before anything is read), and answers under the store's
-lock with plain JSON data.
+(403 otherwise, before anything is read), and answers holding the stream's
+lock and the store's (`LiveStore.holding`) with plain JSON data.
 """
 
 from __future__ import annotations
@@ -250,7 +250,7 @@ class LiveService:
         else:
             address = split_address(args["stream"])
         token.check(address, question.scope)
-        with self.store.lock:
+        with self.store.holding(None if name == "list_streams" else address):
             return jsonable(question.answer(Ask(self.store, token, address), args))
 
     def authenticate(self, secret: str | None) -> Token:
