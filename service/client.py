@@ -113,6 +113,9 @@ class MemoryClient:
     def history(self, stream: str, slot: str) -> list[dict[str, Any]]:
         return list(self.call("history", stream=stream, slot=slot)["values"])
 
+    def blame(self, stream: str, slot: str) -> dict[str, Any]:
+        return self.call("blame", stream=stream, slot=slot)
+
     def get_archived_summary(self, stream: str, summary_id: str) -> dict[str, Any]:
         return self.call("get_archived_summary", stream=stream, summary_id=summary_id)
 

@@ -135,6 +135,22 @@ def history(ask: Ask, args: Arguments) -> Any:
     return {"stream": ask.name, "version": memory.version, "slot": slot, "values": values}
 
 
+def blame(ask: Ask, args: Arguments) -> Any:
+    """Where the slot's current value came from: its summary, what it overrode, and the raw turns it cites."""
+    memory = ask.memory()
+    state, slot = memory.state, args["slot"]
+    current = state.current_values().get(slot)
+    if current is None:
+        raise NotFound(f"slot {slot!r} has no current value in stream {ask.name!r}; slots: "
+                       f"{', '.join(sorted(state.current_values())[:30]) or 'none'}", "slot")
+    value, summary_id = current
+    summary = state.summaries[summary_id]
+    raw = [{"record_id": r.record_id, "turn": r.turn, "occurred_at": r.occurred_at, "user": r.user, "agent": r.agent}
+           for r in (state.raw.get(i) for i in summary.raw_ids) if r is not None]
+    return {"stream": ask.name, "version": memory.version, "slot": slot, "value": value, "summary_id": summary_id,
+            "turn": summary.turn, "status": summary.status, "overrides": list(summary.overrides), "raw": raw}
+
+
 def erase(ask: Ask, args: Arguments) -> Any:
     chosen = {k: args[k] for k in ("slot", "value", "record_id") if args[k] is not None}
     if not chosen and not args["subject"]:
@@ -202,6 +218,9 @@ LIVE_QUESTIONS: tuple[Question, ...] = (
     _q("history", "GET", "/api/memory/history",
        "Every value a slot of the stream had, oldest first, with the summary, turn and status of each.",
        (STREAM, Param("slot", required=True, max_length=200, description="slot name, e.g. 'office'")), history),
+    _q("blame", "GET", "/api/memory/blame",
+       "Where a slot's current value came from: the summary, the summaries it overrode, and the raw turns it cites.",
+       (STREAM, Param("slot", required=True, max_length=200, description="slot name, e.g. 'office'")), blame),
     _q("erase", "POST", "/api/memory/erase",
        "Erase a slot's values, a value, a raw record or the whole data subject from a stream, with a legal "
        "basis: the keys sealing them are destroyed and a receipt answers.",
@@ -224,14 +243,14 @@ class LiveService:
 
     instructions = ("An agent's memory, per stream 'namespace/.../stream': record_turn or respond to write a turn, "
                     "render_memory for a prompt, get_archived_summary, get_raw_record, get_predecessor_summary and "
-                    "expand_index by exact id, current_values, history of a slot, erase with a legal basis, "
+                    "expand_index by exact id, current_values, history and blame of a slot, erase with a legal basis, "
                     "list_streams.")
     title = "ledgermem live memory API"
     scoped = True  # every operation needs a token covering its stream and holding its scope
     conflict = ("expected_version is not the stream's version (the answer's detail has the current one), or the "
                 "idempotency key was used for a different request")
     description = ("An agent's event-sourced memory per stream: record turns (idempotent), respond, render, the "
-                   "exact-id tools, current values, history, erasure. Every request needs a scoped bearer token.")
+                   "exact-id tools, current values, history and blame of a slot, erasure. Every request needs a scoped bearer token.")
 
     def __init__(self, store: LiveStore) -> None:
         self.store = store

@@ -67,6 +67,7 @@ def test_the_client_records_reads_and_erases(server: tuple[LiveServed, dict[str,
     assert "office=floor 5" in memory.render(S)["text"]
     assert "floor 3" in memory.get_predecessor_summary(S, "office", "floor 5")["text"]
     assert memory.get_raw_record(S, "r0001")["ok"]
+    assert memory.blame(S, "office")["value"] == "floor 5"
     assert memory.get_archived_summary(S, "s0001")["ok"]
     assert memory.expand_index(S, "i0001")["ok"] is False
     assert "floor 5" in memory.respond(S, "Which floor is my office on?")["reply"]

@@ -176,6 +176,10 @@ def test_every_tool_over_http(live: Live) -> None:
     assert "office=floor 5" in rendered["text"] and rendered["tokens"] > 0 and "window" in rendered["manifest"]
     history = live.get("acme", "/api/memory/history", stream=S, slot="office").json()["values"]
     assert [h["value"] for h in history] == ["floor 3", "floor 5"] and history[-1]["current"]
+    blamed = live.get("acme", "/api/memory/blame", stream=S, slot="office").json()
+    assert blamed["value"] == "floor 5" and blamed["overrides"] == [history[0]["summary_id"]]
+    assert [r["user"] for r in blamed["raw"]] == [TURNS[2][0]]
+    assert live.get("acme", "/api/memory/blame", stream=S, slot="car").status_code == 404
     pred = live.get("acme", "/api/memory/predecessor", stream=S, fact_key="office", exclude_value="floor 5").json()
     assert pred["ok"] and "value=floor 3" in pred["text"]
     summary_id = history[0]["summary_id"]

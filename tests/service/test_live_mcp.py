@@ -82,6 +82,7 @@ def test_an_mcp_client_records_turns_renders_and_calls_every_memory_tool(acme: L
         "render_memory": acme.call("render_memory", stream=S),
         "current_values": acme.call("current_values", stream=S),
         "history": acme.call("history", stream=S, slot="office"),
+        "blame": acme.call("blame", stream=S, slot="office"),
         "get_predecessor_summary": acme.call("get_predecessor_summary", stream=S, fact_key="office",
                                              exclude_value="floor 5"),
         "get_raw_record": acme.call("get_raw_record", stream=S, reference_id="r0002"),
@@ -100,6 +101,7 @@ def test_an_mcp_client_records_turns_renders_and_calls_every_memory_tool(acme: L
     assert "value=floor 3" in content["get_predecessor_summary"]["text"]
     assert "Lyon" in content["get_raw_record"]["text"] and "superseded" in content["get_archived_summary"]["text"]
     assert content["expand_index"]["ok"] is False
+    assert content["blame"]["value"] == "floor 5" and content["blame"]["raw"][0]["record_id"] == "r0003"
     assert "floor 5" in content["respond"]["reply"]
     assert content["erase"]["receipt"]["keys_shredded"]
     assert [s["stream"] for s in content["list_streams"]["streams"]] == [S]
