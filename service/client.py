@@ -113,6 +113,9 @@ class MemoryClient:
     def history(self, stream: str, slot: str) -> list[dict[str, Any]]:
         return list(self.call("history", stream=stream, slot=slot)["values"])
 
+    def get_value_as_of(self, stream: str, slot: str, at: str) -> dict[str, Any]:
+        return self.call("get_value_as_of", stream=stream, slot=slot, at=at)
+
     def blame(self, stream: str, slot: str) -> dict[str, Any]:
         return self.call("blame", stream=stream, slot=slot)
 

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import Any
 
 from ledgermem.gate.errors import NothingToErase
 from ledgermem.memory.memory import Memory
+from ledgermem.projections.state import fold
 from ledgermem.service.errors import BadRequest, Conflict, NotFound
 from ledgermem.service.live import LiveStore, Write, request_hash
 from ledgermem.service.questions import Arguments, Param, Question, error_body, jsonable
@@ -151,6 +153,31 @@ def blame(ask: Ask, args: Arguments) -> Any:
             "turn": summary.turn, "status": summary.status, "overrides": list(summary.overrides), "raw": raw}
 
 
+def _instant(text: str) -> datetime:
+    """An ISO 8601 time as naive UTC (how the ledger records `recorded_at`); naive input is taken as UTC."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise BadRequest(f"parameter 'at': {text!r} is not an ISO 8601 time, e.g. 2026-11-01T09:00Z", "at") from None
+    return moment.astimezone(timezone.utc).replace(tzinfo=None) if moment.tzinfo else moment
+
+
+def value_as_of(ask: Ask, args: Arguments) -> Any:
+    """The slot's value as the memory held it at a wall-clock time: the stream's events recorded by then, folded.
+
+    Events are read with today's keys, so a value erased since then reads as erased, never as it was.
+    """
+    memory = ask.memory()
+    at = _instant(args["at"])
+    records = [r for r in ask.store.ledger.read(stream=memory.stream) if r.recorded_at <= at]
+    state = fold([r.event for r in records])  # type: ignore[misc]
+    found = state.current_values().get(args["slot"])
+    return {"stream": ask.name, "slot": args["slot"], "at": at.isoformat() + "Z",
+            "seq": records[-1].seq if records else 0, "turn": state.turn,
+            "value": found[0] if found else None, "summary_id": found[1] if found else None,
+            "erased": args["slot"] in state.erased_without_value()}
+
+
 def erase(ask: Ask, args: Arguments) -> Any:
     chosen = {k: args[k] for k in ("slot", "value", "record_id") if args[k] is not None}
     if not chosen and not args["subject"]:
@@ -221,6 +248,12 @@ LIVE_QUESTIONS: tuple[Question, ...] = (
     _q("blame", "GET", "/api/memory/blame",
        "Where a slot's current value came from: the summary, the summaries it overrode, and the raw turns it cites.",
        (STREAM, Param("slot", required=True, max_length=200, description="slot name, e.g. 'office'")), blame),
+    _q("get_value_as_of", "GET", "/api/memory/as-of",
+       "A slot's value as the memory held it at a wall-clock time (from each event's recorded time); a value "
+       "erased since reads as erased.",
+       (STREAM, Param("slot", required=True, max_length=200, description="slot name, e.g. 'office'"),
+        Param("at", required=True, max_length=64, description="ISO 8601 time, e.g. 2026-11-01T09:00Z")),
+       value_as_of),
     _q("erase", "POST", "/api/memory/erase",
        "Erase a slot's values, a value, a raw record or the whole data subject from a stream, with a legal "
        "basis: the keys sealing them are destroyed and a receipt answers.",
@@ -243,7 +276,7 @@ class LiveService:
 
     instructions = ("An agent's memory, per stream 'namespace/.../stream': record_turn or respond to write a turn, "
                     "render_memory for a prompt, get_archived_summary, get_raw_record, get_predecessor_summary and "
-                    "expand_index by exact id, current_values, history and blame of a slot, erase with a legal basis, "
+                    "expand_index by exact id, current_values, history and blame of a slot, get_value_as_of a time, erase with a legal basis, "
                     "list_streams.")
     title = "ledgermem live memory API"
     scoped = True  # every operation needs a token covering its stream and holding its scope

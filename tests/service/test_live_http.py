@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -271,3 +272,23 @@ def test_idempotency_and_attribution_survive_a_restart(tmp_path: Path) -> None:
         assert [w["operation"] for w in store.writes(S)] == ["start_stream", "record_turn"]
     finally:
         store.close()
+
+
+def test_a_value_as_of_a_wall_clock_time_and_erased_values_stay_erased(live: Live) -> None:
+    record(live, turn=TURNS[0])
+    record(live, turn=TURNS[2])
+    turns = [w for w in live.store.writes(S) if w["operation"] == "record_turn"]
+    first_at = turns[0]["recorded_at"].isoformat() + "Z"
+    before = live.get("acme", "/api/memory/as-of", stream=S, slot="office", at="2000-01-01T00:00Z").json()
+    then = live.get("acme", "/api/memory/as-of", stream=S, slot="office", at=first_at).json()
+    now = live.get("acme", "/api/memory/as-of", stream=S, slot="office", at="2999-01-01T00:00+02:00").json()
+    assert (before["value"], before["seq"]) == (None, 0)
+    assert then["value"] == "floor 3" and then["seq"] == turns[0]["last_seq"]
+    assert now["value"] == "floor 5"
+    bad = live.get("acme", "/api/memory/as-of", stream=S, slot="office", at="last tuesday")
+    assert bad.status_code == 400 and bad.json()["parameter"] == "at"
+    erased = live.post("acme_eraser", "/api/memory/erase", {"stream": S, "legal_basis": "GDPR", "slot": "office"})
+    assert erased.status_code == 200, erased.text
+    again = live.get("acme", "/api/memory/as-of", stream=S, slot="office", at=first_at).json()
+    assert again["value"] is None and again["erased"] is True  # the past does not bring an erased value back
+    assert "floor 3" not in json.dumps(again)

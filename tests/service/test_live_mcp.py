@@ -82,6 +82,7 @@ def test_an_mcp_client_records_turns_renders_and_calls_every_memory_tool(acme: L
         "render_memory": acme.call("render_memory", stream=S),
         "current_values": acme.call("current_values", stream=S),
         "history": acme.call("history", stream=S, slot="office"),
+        "get_value_as_of": acme.call("get_value_as_of", stream=S, slot="office", at="2999-01-01T00:00Z"),
         "blame": acme.call("blame", stream=S, slot="office"),
         "get_predecessor_summary": acme.call("get_predecessor_summary", stream=S, fact_key="office",
                                              exclude_value="floor 5"),
@@ -100,7 +101,7 @@ def test_an_mcp_client_records_turns_renders_and_calls_every_memory_tool(acme: L
     assert {v["slot"]: v["value"] for v in content["current_values"]["values"]}["office"] == "floor 5"
     assert "value=floor 3" in content["get_predecessor_summary"]["text"]
     assert "Lyon" in content["get_raw_record"]["text"] and "superseded" in content["get_archived_summary"]["text"]
-    assert content["expand_index"]["ok"] is False
+    assert content["expand_index"]["ok"] is False and content["get_value_as_of"]["value"] == "floor 5"
     assert content["blame"]["value"] == "floor 5" and content["blame"]["raw"][0]["record_id"] == "r0003"
     assert "floor 5" in content["respond"]["reply"]
     assert content["erase"]["receipt"]["keys_shredded"]
