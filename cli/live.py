@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -17,7 +19,7 @@ LIVE_ENV = "LEDGERMEM_LIVE"
 TOKEN_ENV = "LEDGERMEM_TOKEN"
 
 
-def live_option(fn):  # type: ignore[no-untyped-def]
+def live_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--live", "live", required=True, envvar=LIVE_ENV, type=click.Path(file_okay=False),
                         help=f"The live memory folder (ledger, keys, tokens.json); env {LIVE_ENV}.")(fn)
 

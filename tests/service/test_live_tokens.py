@@ -93,3 +93,22 @@ def test_a_token_needs_a_valid_namespace_and_known_scopes(tmp_path: Path) -> Non
     with pytest.raises(BadRequest, match="namespace"):
         store.create("../etc", "read")
     assert not (tmp_path / "tokens.json").exists()
+
+
+def test_token_commands_show_the_secret_once_and_revoke(tmp_path: Path) -> None:
+    from tests.invoke import invoke_in
+
+    folder = str(tmp_path / "mem")
+    created = invoke_in(tmp_path, "token", "create", "--live", folder, "--namespace", "acme/user-42", "--scope",
+                        "read,write", "--json")
+    assert created.exit_code == 0, created.output
+    token = json.loads(created.output)
+    assert token["namespace"] == "acme/user-42" and token["scopes"] == ["read", "write"]
+    assert TokenStore(tmp_path / "mem").authenticate(token["secret"]).token_id == token["token_id"]
+    listed = invoke_in(tmp_path, "token", "list", "--live", folder)
+    assert token["token_id"] in listed.output and token["secret"] not in listed.output
+    assert invoke_in(tmp_path, "token", "revoke", "--live", folder, token["token_id"]).exit_code == 0
+    with pytest.raises(Unauthorized):
+        TokenStore(tmp_path / "mem").authenticate(token["secret"])
+    bad = invoke_in(tmp_path, "token", "create", "--live", folder, "--namespace", "acme", "--scope", "root")
+    assert bad.exit_code == 1 and "scope" in bad.output
