@@ -134,20 +134,28 @@ def token_group() -> None:
 @click.option("--namespace", required=True, help="Namespace prefix the token covers, e.g. 'acme' or 'acme/user-42'.")
 @click.option("--scope", "scopes", default="read", show_default=True,
               help="Comma-separated scopes: read, write, erase.")
+@click.option("--share", "shares", multiple=True, metavar="NAMESPACE=SCOPES",
+              help="A further grant, e.g. 'acme/shared=read' (repeatable): streams several agents share.")
 @click.option("--note", default="", help="What the token is for (stored, shown by `token list`).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (with the secret) instead of text.")
 @fails_cleanly
-def token_create(live: str, namespace: str, scopes: str, note: str, as_json: bool) -> None:
+def token_create(live: str, namespace: str, scopes: str, shares: tuple[str, ...], note: str, as_json: bool) -> None:
     """Create a token and print its secret once: only its salted hash is stored.
 
     \b
     Example:
-      ledgermem token create --live mem/ --namespace acme --scope read,write
+      ledgermem token create --live mem/ --namespace acme/user-42 --scope read,write --share acme/shared=read
     """
     from ledgermem.service.tokens import TokenStore
 
+    grants = []
+    for share in shares:
+        other, sep, other_scopes = share.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{share!r}: give NAMESPACE=SCOPES, e.g. acme/shared=read", param_hint="--share")
+        grants.append((other, other_scopes))
     Path(live).mkdir(parents=True, exist_ok=True)
-    token, secret = TokenStore(Path(live)).create(namespace, scopes, note=note)
+    token, secret = TokenStore(Path(live)).create(namespace, scopes, note=note, shared=grants)
     if as_json:
         out.print(json.dumps({**token.public(), "secret": secret}), markup=False, soft_wrap=True)
         return

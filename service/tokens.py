@@ -5,7 +5,9 @@ set of scopes (`read`, `write`, `erase`); it allows an operation on a
 stream address (`acme/user-42/session-7`) when its namespace's segments are
 the address's first segments and it holds the operation's scope. `acme`
 covers `acme/user-42/...` but not `acme-corp/...`: prefixes are compared by
-segment, never by characters.
+segment, never by characters. A token may hold further grants, each a
+namespace with its own scopes (`acme/shared` read only, say): that is how
+several agents share a stream that each of them may read and only one writes.
 
 The secret is shown once, when the token is created (`ledgermem token
 create`), as `lmt_<id>_<secret>`. The token file (`tokens.json` in the live
@@ -81,23 +83,37 @@ class Token:
     created_at: str
     note: str = ""
     revoked: bool = False
+    #: Further (namespace, scopes) grants, e.g. a shared stream's namespace with read only.
+    shared: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    @property
+    def grants(self) -> tuple[tuple[str, frozenset[str]], ...]:
+        return ((self.namespace, self.scopes), *self.shared)
+
+    def _covering(self, address: tuple[str, ...]) -> list[frozenset[str]]:
+        found = []
+        for namespace, scopes in self.grants:
+            own = tuple(namespace.split("/"))
+            if address[: len(own)] == own:
+                found.append(scopes)
+        return found
 
     def covers(self, address: tuple[str, ...]) -> bool:
-        own = tuple(self.namespace.split("/"))
-        return address[: len(own)] == own
+        return bool(self._covering(address))
 
     def check(self, address: tuple[str, ...], scope: str) -> None:
-        """Nothing when this token may do `scope` on `address`; else Forbidden naming both."""
-        shown = "/".join(address)
-        if not self.covers(address):
-            raise Forbidden(f"token {self.token_id} is scoped to namespace {self.namespace!r}; {shown!r} is outside "
-                            "it", "stream")
-        if scope not in self.scopes:
-            raise Forbidden(f"token {self.token_id} has scope(s) {', '.join(sorted(self.scopes))}; this needs "
-                            f"{scope!r}", "stream")
+        """Nothing when one of this token's grants covers `address` with `scope`; else Forbidden naming both."""
+        shown, covering = "/".join(address), self._covering(address)
+        if not covering:
+            names = ", ".join(repr(n) for n, _ in self.grants)
+            raise Forbidden(f"token {self.token_id} is scoped to namespace {names}; {shown!r} is outside it", "stream")
+        if not any(scope in scopes for scopes in covering):
+            held = ", ".join(sorted(set().union(*covering)))
+            raise Forbidden(f"token {self.token_id} has scope(s) {held} on {shown!r}; this needs {scope!r}", "stream")
 
     def public(self) -> dict[str, Any]:
         return {"token_id": self.token_id, "namespace": self.namespace, "scopes": sorted(self.scopes),
+                "shared": [{"namespace": n, "scopes": sorted(sc)} for n, sc in self.shared],
                 "created_at": self.created_at, "note": self.note, "revoked": self.revoked}
 
 
@@ -139,15 +155,20 @@ class TokenStore:
         self._seen = None
 
     def create(self, namespace: str, scopes: str | Iterable[str], *, note: str = "",
+               shared: Iterable[tuple[str, str | Iterable[str]]] = (),
                now: datetime | None = None) -> tuple[Token, str]:
-        """A new token and its secret (shown once; only its salted hash is stored)."""
+        """A new token and its secret (shown once; only its salted hash is stored); `shared` adds grants."""
         split_address(namespace, parameter="namespace", least=1)
         chosen = parse_scopes(scopes)
+        extra = []
+        for other, other_scopes in shared:
+            split_address(other, parameter="namespace", least=1)
+            extra.append({"namespace": other, "scopes": sorted(parse_scopes(other_scopes))})
         token_id, secret = secrets.token_hex(8), secrets.token_urlsafe(32)
         salt = secrets.token_bytes(16)
         created = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")
         record = {"token_id": token_id, "namespace": namespace, "scopes": sorted(chosen), "created_at": created,
-                  "note": note, "revoked": False, "salt": salt.hex(), "sha256": _digest(salt, secret).hex()}
+                  "note": note, "revoked": False, "shared": extra, "salt": salt.hex(), "sha256": _digest(salt, secret).hex()}
         with self._lock:
             records = dict(self._load())
             records[token_id] = record
@@ -185,7 +206,8 @@ class TokenStore:
     @staticmethod
     def _token(record: dict[str, Any]) -> Token:
         return Token(token_id=record["token_id"], namespace=record["namespace"], scopes=frozenset(record["scopes"]),
-                     created_at=record["created_at"], note=record.get("note", ""), revoked=bool(record["revoked"]))
+                     created_at=record["created_at"], note=record.get("note", ""), revoked=bool(record["revoked"]),
+                     shared=tuple((g["namespace"], frozenset(g["scopes"])) for g in record.get("shared", ())))
 
 
 __all__ = ["MAX_SEGMENTS", "SCOPES", "TOKEN_FILE", "Token", "TokenStore", "parse_scopes", "split_address"]

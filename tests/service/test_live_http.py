@@ -292,3 +292,17 @@ def test_a_value_as_of_a_wall_clock_time_and_erased_values_stay_erased(live: Liv
     again = live.get("acme", "/api/memory/as-of", stream=S, slot="office", at=first_at).json()
     assert again["value"] is None and again["erased"] is True  # the past does not bring an erased value back
     assert "floor 3" not in json.dumps(again)
+
+
+def test_a_shared_stream_is_read_by_several_agents_and_written_by_its_owner(live: Live) -> None:
+    shared = "acme/shared/handbook"
+    agents = [live.store.tokens.create(f"acme/user-{n}", "read,write", shared=[("acme/shared", "read")])[1]
+              for n in (42, 7)]
+    assert record(live, "acme", stream=shared, turn=("My office is on floor 2.", "ok")).status_code == 201
+    for secret in agents:
+        live.secrets["agent"] = secret
+        values = live.get("agent", "/api/memory/values", stream=shared)
+        assert values.status_code == 200 and values.json()["values"][0]["value"] == "floor 2"
+        assert record(live, "agent", stream=shared, turn=("The office is on floor 9.", "ok")).status_code == 403
+    live.secrets["agent"] = agents[0]
+    assert record(live, "agent", stream="acme/user-7/s").status_code == 403  # the other agent's own streams

@@ -100,10 +100,11 @@ def test_token_commands_show_the_secret_once_and_revoke(tmp_path: Path) -> None:
 
     folder = str(tmp_path / "mem")
     created = invoke_in(tmp_path, "token", "create", "--live", folder, "--namespace", "acme/user-42", "--scope",
-                        "read,write", "--json")
+                        "read,write", "--share", "acme/shared=read", "--json")
     assert created.exit_code == 0, created.output
     token = json.loads(created.output)
     assert token["namespace"] == "acme/user-42" and token["scopes"] == ["read", "write"]
+    assert token["shared"] == [{"namespace": "acme/shared", "scopes": ["read"]}]
     assert TokenStore(tmp_path / "mem").authenticate(token["secret"]).token_id == token["token_id"]
     listed = invoke_in(tmp_path, "token", "list", "--live", folder)
     assert token["token_id"] in listed.output and token["secret"] not in listed.output
@@ -112,3 +113,22 @@ def test_token_commands_show_the_secret_once_and_revoke(tmp_path: Path) -> None:
         TokenStore(tmp_path / "mem").authenticate(token["secret"])
     bad = invoke_in(tmp_path, "token", "create", "--live", folder, "--namespace", "acme", "--scope", "root")
     assert bad.exit_code == 1 and "scope" in bad.output
+
+
+def test_a_shared_grant_reads_a_shared_stream_without_writing_it() -> None:
+    token = Token("t", "acme/user-42", frozenset({"read", "write"}), "now",
+                  shared=(("acme/shared", frozenset({"read"})),))
+    token.check(("acme", "shared", "kb"), "read")
+    token.check(("acme", "user-42", "s1"), "write")
+    with pytest.raises(Forbidden, match="needs 'write'"):
+        token.check(("acme", "shared", "kb"), "write")
+    with pytest.raises(Forbidden, match="outside"):
+        token.check(("acme", "user-7", "s1"), "read")
+
+
+def test_shared_grants_are_stored_and_authenticated(tmp_path: Path) -> None:
+    token, secret = TokenStore(tmp_path).create("acme/user-42", "read,write", shared=[("acme/shared", "read")])
+    again = TokenStore(tmp_path).authenticate(secret)
+    assert again == token and again.shared == (("acme/shared", frozenset({"read"})),)
+    with pytest.raises(BadRequest):
+        TokenStore(tmp_path).create("acme/user-42", "read", shared=[("acme/../x", "read")])
