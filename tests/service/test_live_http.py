@@ -306,3 +306,31 @@ def test_a_shared_stream_is_read_by_several_agents_and_written_by_its_owner(live
         assert record(live, "agent", stream=shared, turn=("The office is on floor 9.", "ok")).status_code == 403
     live.secrets["agent"] = agents[0]
     assert record(live, "agent", stream="acme/user-7/s").status_code == 403  # the other agent's own streams
+
+
+@pytest.mark.parametrize("body,parameter", [
+    ({"stream": S, "user": "x", "admin": True}, "admin"),
+    ({"stream": S, "user": 42}, "user"),
+    ({"stream": S, "user": "x" * 32001}, "user"),
+    ({"stream": S, "user": "x", "expected_version": "two"}, "expected_version"),
+    ({"stream": S, "user": "x", "idempotency_key": "k" * 129}, "idempotency_key"),
+    ({"stream": ["acme", "u", "s"], "user": "x"}, "stream"),
+])
+def test_a_malformed_turn_is_400_naming_the_field_and_records_nothing(live: Live, body: dict[str, Any],
+                                                                       parameter: str) -> None:
+    r = live.post("acme", "/api/memory/turns", body)
+    assert r.status_code == 400 and r.json()["parameter"] == parameter, r.text
+    assert live.store.ledger.last_seq == 0
+
+
+def test_a_body_that_is_not_json_or_too_deep_is_400(live: Live) -> None:
+    headers = {"Authorization": f"Bearer {live.secrets['acme']}", "Content-Type": "application/json"}
+    for data in (b"{not json", b"[" * 100 + b"]" * 100, b'"a string"'):
+        r = requests.post(live.url + "/api/memory/turns", data=data, headers=headers, timeout=30)
+        assert r.status_code == 400, (data[:10], r.text)
+    assert live.store.ledger.last_seq == 0
+
+
+def test_an_error_names_no_path_of_the_server(live: Live) -> None:
+    r = live.get("acme", "/api/memory/values", stream="acme/missing/s")
+    assert r.status_code == 404 and "acme/missing/s" in r.json()["error"] and str(live.store.folder) not in r.text
