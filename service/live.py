@@ -152,7 +152,7 @@ class LiveStore:
         try:
             self.ledger = AttributedLedger(self.folder / LEDGER_FILE)
         except (LedgerLocked, OSError) as exc:
-            raise ServeError(f"{self.folder / LEDGER_FILE}: cannot open the live ledger ({exc}); is another server "
+            raise ServeError(f"cannot open the live ledger: {exc}; is another `ledgermem live serve` or `live mcp` "
                              "using this folder?") from None
         self.ledger.conn.execute(WRITES_DDL)
         self.projections = ProjectionStore(projection_path(self.ledger.path))

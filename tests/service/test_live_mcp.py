@@ -139,3 +139,14 @@ def test_live_mcp_without_a_valid_token_does_not_start(folder: Path) -> None:
                           capture_output=True, timeout=120,
                           env={**os.environ, "LEDGERMEM_TOKEN": "lmt_0123456789abcdef_" + "A" * 43})
     assert done.returncode == 1 and "bearer token" in done.stderr and done.stdout == ""
+
+
+def test_a_folder_another_process_serves_is_refused_with_one_line(folder: Path) -> None:
+    writer = LiveMcp(folder, secret_for(folder, "acme", "read,write"))
+    try:
+        assert not writer.call("record_turn", stream=S, user="My office is on floor 3.")["isError"]
+        done = subprocess.run([sys.executable, "-m", "ledgermem", "live", "serve", str(folder), "--port", "0"],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1 and done.stderr.count("\n") == 1 and "another" in done.stderr
+    finally:
+        writer.stop()
