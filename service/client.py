@@ -43,7 +43,7 @@ class MemoryClient:
         self.session = session or requests.Session()
         self.session.headers["Authorization"] = f"Bearer {token}"
 
-    def call(self, name: str, **arguments: Any) -> Any:
+    def call(self, name: str, **arguments: Any) -> dict[str, Any]:
         """Any tool by name, with its arguments (None values are left out)."""
         question = LIVE_BY_NAME.get(name)
         if question is None:
@@ -73,11 +73,13 @@ class MemoryClient:
         return method == "GET" or "idempotency_key" in args
 
     @staticmethod
-    def _answer(response: requests.Response) -> Any:
+    def _answer(response: requests.Response) -> dict[str, Any]:
         try:
             body = response.json()
         except ValueError:
-            body = {"error": response.text[:200]}
+            body = None
+        if not isinstance(body, dict):  # not the service's answer: a proxy's page, say
+            raise MemoryServiceError(response.status_code, f"the answer is not a JSON object: {response.text[:200]!r}")
         if response.status_code >= 400:
             raise MemoryServiceError(response.status_code, str(body.get("error", "")),
                                      parameter=body.get("parameter"), detail=body.get("detail"))
