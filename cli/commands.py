@@ -28,6 +28,7 @@ from ledgermem.cli import judge as cli_judge
 
 from ledgermem.cli import repair as cli_repair
 
+from ledgermem.cli import live as cli_live
 from ledgermem.cli import serve as cli_serve
 
 from ledgermem.cli import sweep as cli_sweep
@@ -772,7 +773,7 @@ def verify_cmd(run: str, runs_dir: str, as_json: bool, checkpoint: str | None = 
 
 
 # The cli_* modules declare their commands on the group when imported (above); named here so that import stays.
-SUBCOMMAND_MODULES = (cli_checkpoint, cli_cluster, cli_judge, cli_repair, cli_serve, cli_sweep, cli_temporal)
+SUBCOMMAND_MODULES = (cli_checkpoint, cli_cluster, cli_judge, cli_live, cli_repair, cli_serve, cli_sweep, cli_temporal)
 
 
 def main() -> None:

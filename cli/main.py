@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "serve": "ledgermem.cli.serve",
     "mcp": "ledgermem.cli.serve",
     "sweep": "ledgermem.cli.sweep",
+    **dict.fromkeys(("live", "token", "tools"), "ledgermem.cli.live"),
     **dict.fromkeys(("history", "as-of", "diff", "blame", "manifest", "anomalies", "ddl"), "ledgermem.cli.temporal"),
 }
 

@@ -13,6 +13,8 @@
         ├── BadRequest (also ValueError)   a parameter missing, malformed or out of range
         │   ├── TooDeep                    JSON nested deeper than the service reads
         │   └── MethodNotAllowed           an HTTP method the route does not take
+        ├── Unauthorized                   no valid bearer token (live memory service)
+        ├── Forbidden                      the token's namespace or scopes do not allow the request
         ├── NotFound (also LookupError)    no such episode, slot, probe, question or route
         ├── Conflict                       a fact intake that does not fit the episode's turns
         ├── Unavailable                    the fact intake is not enabled on this server
@@ -80,6 +82,14 @@ class TooDeep(BadRequest):
 
 class MethodNotAllowed(BadRequest):
     """An HTTP method the route does not take."""
+
+
+class Unauthorized(ServiceError):
+    """No bearer token, or one that is malformed, unknown or revoked."""
+
+
+class Forbidden(ServiceError):
+    """A valid token whose namespace or scopes do not cover what was asked."""
 
 
 class NotFound(ServiceError, LookupError):

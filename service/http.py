@@ -57,7 +57,7 @@ def _route(question: Question) -> re.Pattern[str]:
     return re.compile(f"^{pattern}$")
 
 
-def openapi(service: Service) -> dict[str, Any]:
+def openapi(service: Any) -> dict[str, Any]:
     """The OpenAPI 3.1 description of every route, generated from the same questions the server answers."""
     paths: dict[str, dict[str, Any]] = {}
     for q in service.questions():
@@ -83,13 +83,19 @@ def openapi(service: Service) -> dict[str, Any]:
                 "properties": {p.name: {**p.schema(), "description": p.description} for p in body},
                 "required": [p.name for p in body if p.required]}}}}
             op["responses"]["201"] = {"description": "recorded; the answer carries the audit run after it"}
-            op["responses"]["409"] = {"description": "after_turn does not fit the episode, or its writer holds it"}
+            op["responses"]["409"] = {"description": getattr(service, "conflict", "after_turn does not fit the "
+                                                             "episode, or its writer holds it")}
+        if getattr(service, "scoped", False):
+            op["responses"]["403"] = {"description": f"the token's namespace does not cover the stream, or it "
+                                                     f"lacks the {q.scope!r} scope"}
+            op["x-scope"] = q.scope
         paths.setdefault(q.path, {})[q.method.lower()] = op
     return {
         "openapi": "3.1.0",
-        "info": {"title": "ledgermem audit API", "version": version(),
-                 "description": "Read-only answers about runs of an event-sourced memory: audit, current values, "
-                                "history, as-of, blame, diff, context manifests, probes, erasure receipts."},
+        "info": {"title": getattr(service, "title", "ledgermem audit API"), "version": version(),
+                 "description": getattr(service, "description", "Read-only answers about runs of an event-sourced "
+                                        "memory: audit, current values, history, as-of, blame, diff, context "
+                                        "manifests, probes, erasure receipts.")},
         "servers": [{"url": "/"}],
         "paths": paths,
         "components": {
@@ -97,7 +103,7 @@ def openapi(service: Service) -> dict[str, Any]:
                 "error": {"type": "string"}, "status": {"type": "integer"}, "parameter": {"type": "string"}}}},
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
-        "security": [{}, {"bearer": []}],
+        "security": [{"bearer": []}] if getattr(service, "scoped", False) else [{}, {"bearer": []}],
     }
 
 
@@ -105,6 +111,7 @@ class Handler(BaseHTTPRequestHandler):
     service: Service  # set on the subclass made by `make_server`
     token: str | None
     routes: list[tuple[str, re.Pattern[str], Question]]
+    static: dict[str, tuple[str, str]] = STATIC
     quiet: bool = False
     server_version = "ledgermem"
     sys_version = ""
@@ -154,7 +161,7 @@ class Handler(BaseHTTPRequestHandler):
         status, body = self.service.error(exc)
         if status >= 500:
             sys.stderr.write(f"error answering {self.command} {self.path}: {type(exc).__name__}: {exc}\n")
-        self._json(status, body)
+        self._json(status, body, {"WWW-Authenticate": 'Bearer realm="ledgermem"'} if status == 401 else None)
 
     def do_GET(self) -> None:
         self._handle("GET")
@@ -181,8 +188,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(421, {"error": f"Host {self.headers.get('Host', '')!r} is not this server: it answers "
                                              "requests for 127.0.0.1, localhost or [::1] only", "status": 421})
         try:
-            if method == "GET" and url.path in STATIC:
-                name, kind = STATIC[url.path]
+            if method == "GET" and url.path in self.static:
+                name, kind = self.static[url.path]
                 text = resources.files("ledgermem.service").joinpath("explorer").joinpath(name).read_bytes()
                 return self._send(200, text, kind)
             if method == "GET" and url.path == "/openapi.json":
@@ -195,11 +202,12 @@ class Handler(BaseHTTPRequestHandler):
             if self.token is not None and not self._authorised():
                 return self._json(401, {"error": "a bearer token is required: send 'Authorization: Bearer <token>'",
                                         "status": 401}, {"WWW-Authenticate": 'Bearer realm="ledgermem"'})
+            who = self._authenticate()
             question, args = self._match(method, url.path)
             args = self._merge(args, self._query(url.query), "the query")
             if method == "POST":
                 args = self._merge(args, self._body(), "the body")
-            answer = self.service.ask(question.name, args)
+            answer = self._ask(question, args, who)
             created = method == "POST" and isinstance(answer, dict) and answer.get("created")
             self._json(201 if created else 200, answer)
         except ConnectionError:  # the client went away (or the server is closing): nobody to answer
@@ -218,6 +226,17 @@ class Handler(BaseHTTPRequestHandler):
         else:
             name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
         return name in LOCAL_NAMES
+
+    def _authenticate(self) -> Any:
+        """Who asks, for services that answer per token (`LiveHandler`); the audit service needs no one."""
+        return None
+
+    def _ask(self, question: Question, args: dict[str, Any], who: Any) -> Any:
+        return self.service.ask(question.name, args)
+
+    def _bearer(self) -> str:
+        scheme, _, given = self.headers.get("Authorization", "").partition(" ")
+        return given.strip() if scheme.lower() == "bearer" else ""
 
     def _authorised(self) -> bool:
         header = self.headers.get("Authorization", "")
@@ -454,4 +473,30 @@ def make_server(service: Service, port: int = 0, *, token: str | None = None, qu
     return BoundedServer((HOST, port), handler, workers=workers, backlog=backlog, idle=idle)
 
 
-__all__ = ["HOST", "BoundedServer", "Handler", "encode", "make_server", "openapi"]
+class LiveHandler(Handler):
+    """The live memory service's routes: every request under /api/ names its token, checked per tool."""
+
+    service: Any  # a service.live_questions.LiveService
+    static: dict[str, tuple[str, str]] = {}  # no explorer: it reads recorded runs
+
+    def _authenticate(self) -> Any:
+        return self.service.authenticate(self._bearer())
+
+    def _ask(self, question: Question, args: dict[str, Any], who: Any) -> Any:
+        return self.service.ask(question.name, args, who)
+
+    def _not_allowed(self) -> None:
+        self._json(405, {"error": f"method {self.command} is not allowed: the memory API takes GET and POST",
+                         "status": 405}, {"Allow": "GET, POST"})
+
+
+def make_live_server(service: Any, port: int = 0, *, quiet: bool = False, workers: int = WORKERS,
+                     backlog: int = BACKLOG, idle: float = IDLE) -> BoundedServer:
+    """The live memory service (`service.live_questions.LiveService`) over HTTP on 127.0.0.1:`port`."""
+    routes = [(q.method, _route(q), q) for q in service.questions()]
+    handler = type("LedgermemLiveHandler", (LiveHandler,), {"service": service, "token": None, "routes": routes,
+                                                              "quiet": quiet, "timeout": idle})
+    return BoundedServer((HOST, port), handler, workers=workers, backlog=backlog, idle=idle)
+
+
+__all__ = ["HOST", "BoundedServer", "Handler", "LiveHandler", "encode", "make_live_server", "make_server", "openapi"]

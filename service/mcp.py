@@ -2,8 +2,10 @@
 
 Implements what a client needs to use tools: `initialize` (with version
 negotiation), `notifications/initialized`, `ping`, `tools/list` and
-`tools/call`. Every tool is a question of `service.core`, with the
-same parameters as its HTTP route; a call answers with the same JSON the
+`tools/call`. Every tool is a question of `service.core` (or, for
+`ledgermem live mcp`, a tool of `service.live_questions` answered for the
+token the server was started with), with the same parameters as its HTTP
+route; a call answers with the same JSON the
 HTTP API gives, as `structuredContent` and as the text of its content.
 A question that fails (unknown run, bad parameter) is a tool result with
 `isError: true` and the same error body as HTTP; an unknown tool or
@@ -18,10 +20,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Iterator
-from typing import Any, BinaryIO, TextIO
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, BinaryIO, Protocol, TextIO
 
-from ledgermem.service.core import BadRequest, Question, Service, TooDeep, load_json, version
+from ledgermem.service.core import BadRequest, Question, TooDeep, load_json, version
 
 PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")  # newest first
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
@@ -35,18 +37,32 @@ class TooLong(str):
 
 def tool(question: Question) -> dict[str, Any]:
     """A question as an MCP tool: its parameters (path and query alike) as one JSON Schema object."""
-    properties = {p.name: {**p.schema(), "description": p.description} for p in question.params}
     return {
         "name": question.name,
         "description": question.summary,
-        "inputSchema": {"type": "object", "properties": properties,
-                        "required": [p.name for p in question.params if p.required], "additionalProperties": False},
-        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+        "inputSchema": question.input_schema(),
+        "annotations": {"readOnlyHint": question.method == "GET", "destructiveHint": question.scope == "erase",
+                        "openWorldHint": False},
     }
 
 
+class Answers(Protocol):
+    """What the server asks: the audit `Service`, or the live memory service bound to one token."""
+
+    def questions(self, *, mcp: bool = False) -> list[Question]: ...
+
+    def ask(self, name: str, arguments: Mapping[str, Any]) -> Any: ...
+
+    def error(self, exc: BaseException) -> tuple[int, dict[str, Any]]: ...
+
+
+AUDIT_INSTRUCTIONS = ("Read-only questions about recorded runs of an event-sourced agent memory: "
+                      "list_runs, list_episodes, then audit, current_values, history, as_of, blame, diff, "
+                      "manifest, list_probes, probe, layers, timeline, erasures.")
+
+
 class McpServer:
-    def __init__(self, service: Service) -> None:
+    def __init__(self, service: Answers) -> None:
         self.service = service
         self.tools = {q.name: q for q in service.questions(mcp=True)}
 
@@ -68,9 +84,7 @@ class McpServer:
                 "protocolVersion": agreed,
                 "capabilities": {"tools": {"listChanged": False}},
                 "serverInfo": {"name": "ledgermem", "version": version()},
-                "instructions": "Read-only questions about recorded runs of an event-sourced agent memory: "
-                                "list_runs, list_episodes, then audit, current_values, history, as_of, blame, diff, "
-                                "manifest, list_probes, probe, layers, timeline, erasures.",
+                "instructions": getattr(self.service, "instructions", AUDIT_INSTRUCTIONS),
             })
         if method == "ping":
             return _result(ident, {})
@@ -151,6 +165,6 @@ def read_lines(stream: BinaryIO, limit: int = MAX_LINE) -> Iterator[str]:
         yield line.decode("utf-8", "surrogateescape")
 
 
-def run_stdio(service: Service) -> None:
+def run_stdio(service: Answers) -> None:
     """Serve until stdin closes."""
     McpServer(service).serve(read_lines(sys.stdin.buffer), sys.stdout)

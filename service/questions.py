@@ -13,6 +13,7 @@ The errors themselves live in `evaluation.errors` and carry no HTTP status;
 or its nearest listed base:
 
     BadRequest 400 (MethodNotAllowed 405)   a parameter missing, malformed or out of range; names it
+    Unauthorized 401, Forbidden 403         no valid token; a token whose namespace or scope does not cover it
     NotFound 404, RunNotFound 404           no such run, episode, slot, probe, question or route
     Conflict 409, RunBusy 409               a fact intake that does not fit; a run its writer holds
     Unavailable 503, Closing 503, SnapshotFailed 503
@@ -35,7 +36,8 @@ from typing import Any
 
 from ledgermem.memory.errors import RunNotFound
 from ledgermem.service.errors import (
-    AuditFailed, BadRequest, CatalogError, Closing, Conflict, MethodNotAllowed, NotFound, RunBusy, ServiceError, SnapshotFailed, TimedOut, Unavailable,
+    AuditFailed, BadRequest, CatalogError, Closing, Conflict, Forbidden, MethodNotAllowed, NotFound, RunBusy, ServiceError,
+    SnapshotFailed, TimedOut, Unauthorized, Unavailable,
 )
 from ledgermem.ledger.errors import LedgermemError
 
@@ -49,7 +51,7 @@ DEFAULT_LIMIT = 100
 @dataclasses.dataclass(frozen=True, slots=True)
 class Param:
     name: str
-    type: str = "string"  # string | integer | number
+    type: str = "string"  # string | integer | number | boolean
     where: str = "query"  # path | query | body
     required: bool = False
     description: str = ""
@@ -80,6 +82,12 @@ class Param:
                 raise BadRequest(f"parameter {self.name!r}: at most {self.max_length} characters and no control "
                                  f"characters ({len(raw)} given)", self.name)
             return raw
+        if self.type == "boolean":
+            if isinstance(raw, bool):
+                return raw
+            if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
+                return raw.strip().lower() == "true"
+            raise BadRequest(f"parameter {self.name!r} must be true or false, got {raw!r}", self.name)
         value: int | float
         if self.type == "integer":
             if isinstance(raw, int) and not isinstance(raw, bool):
@@ -115,6 +123,13 @@ class Question:
     params: tuple[Param, ...]
     answer: Answer
     mcp: bool = True  # also a tool of the MCP server (the one write is HTTP only)
+    scope: str = "read"  # what a token of the live memory service needs for it: read | write | erase
+
+    def input_schema(self) -> dict[str, Any]:
+        """Every parameter (path, query and body alike) as one JSON Schema object: MCP and OpenAI tools use it."""
+        properties = {p.name: {**p.schema(), "description": p.description} for p in self.params}
+        return {"type": "object", "properties": properties,
+                "required": [p.name for p in self.params if p.required], "additionalProperties": False}
 
     def validate(self, arguments: Mapping[str, Any]) -> Arguments:
         known = {p.name for p in self.params}
@@ -171,7 +186,7 @@ def jsonable(value: Any) -> Any:
 
 #: The HTTP status of an error, looked up along its class's MRO: the only place errors meet HTTP.
 STATUS: dict[type[BaseException], int] = {
-    MethodNotAllowed: 405, BadRequest: 400, NotFound: 404, Conflict: 409, Unavailable: 503, AuditFailed: 500,
+    MethodNotAllowed: 405, BadRequest: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404, Conflict: 409, Unavailable: 503, AuditFailed: 500,
     ServiceError: 500,
     RunNotFound: 404, RunBusy: 409, TimedOut: 504, Closing: 503, SnapshotFailed: 503, CatalogError: 500,
 }

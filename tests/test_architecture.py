@@ -37,7 +37,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "service": frozenset(_BELOW_SERVICE),
     "cli": frozenset({"service", *_BELOW_SERVICE}),
     "benchmarks": frozenset({"cli", "service", *_BELOW_SERVICE}),
-    "ledgermem": frozenset({"cli", "memory", "temporal", "projections", "ledger"}),  # `cli` for `python -m` only
+    # `cli` for `python -m` only, `service` for `ledgermem.client` only
+    "ledgermem": frozenset({"cli", "service", "memory", "temporal", "projections", "ledger"}),
 }
 PACKAGES = tuple(p for p in ALLOWED if p != NAMESPACE)
 

@@ -1,0 +1,129 @@
+"""Many concurrent writers on the live memory service: `python -m ledgermem.benchmarks.live_writers [--quick]`.
+
+The server is the real command (`python -m ledgermem live serve`, a process
+of its own) on a fresh folder, with the offline heuristic backend. First one
+client records turns alone, one after the other; then `--clients` clients,
+each on a stream of its own, record `--turns` turns each at once, every turn
+with an idempotency key. Printed: turns per second and per-turn latency
+(p50, p99) of both, their ratio, and afterwards, with the server stopped,
+`verify` and `audit` of its ledger and the check that the ledger holds
+exactly the turns the clients were told were recorded (none lost, none
+doubled). The figures are the machine's of the day: compare them only with
+runs on the same machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from ledgermem.service.client import MemoryClient
+from ledgermem.gate.invariants import audit
+from ledgermem.ledger.store import Ledger
+from ledgermem.projections.materialise import ProjectionStore, projection_path
+from ledgermem.service.live import LEDGER_FILE, address_of
+from ledgermem.service.tokens import TokenStore
+
+SAYINGS = ("My office is on floor {n}.", "I live in city {n}.", "My manager is person {n}.", "Thanks, noted {n}.")
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _serve(folder: Path) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, "-m", "ledgermem", "live", "serve", str(folder), "--port", "0",
+                             "--quiet", "--workers", "64"], stdout=subprocess.PIPE, text=True)
+    first = proc.stdout.readline() if proc.stdout else ""
+    found = re.search(r"http://127\.0\.0\.1:(\d+)/", first)
+    if not found:
+        proc.kill()
+        raise RuntimeError(f"ledgermem live serve did not start: {first!r}")
+    return proc, f"http://127.0.0.1:{found.group(1)}"
+
+
+def _write(client: MemoryClient, stream: str, turns: int, acked: list[tuple[str, int]],
+           latencies: list[float]) -> None:
+    for t in range(turns):
+        start = time.perf_counter()
+        answer = client.record_turn(stream, SAYINGS[t % len(SAYINGS)].format(n=t), "ok",
+                                    idempotency_key=f"{stream}#{t}")
+        latencies.append((time.perf_counter() - start) * 1000)
+        acked.append((stream, int(answer["turn"])))
+
+
+def _phase(url: str, secret: str, prefix: str, clients: int, turns: int) -> dict[str, Any]:
+    acked: list[tuple[str, int]] = []
+    latencies: list[float] = []
+    threads = [threading.Thread(target=_write, args=(MemoryClient(url, secret), f"bench/{prefix}-{i}/s", turns,
+                                                      acked, latencies)) for i in range(clients)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - start
+    return {"clients": clients, "turns": len(acked), "seconds": round(seconds, 2),
+            "turns_per_second": round(len(acked) / seconds, 1), "p50_ms": round(_quantile(latencies, 0.5), 1),
+            "p99_ms": round(_quantile(latencies, 0.99), 1), "acked": acked}
+
+
+def _check(folder: Path, acked: list[tuple[str, int]]) -> dict[str, Any]:
+    """With the server stopped: verify, audit, and the ledger's turns against the acknowledged ones."""
+    with Ledger(folder / LEDGER_FILE, read_only=True) as ledger:
+        report = ledger.verify()
+        projections = ProjectionStore(projection_path(ledger.path), read_only=True)
+        try:
+            audited = audit(ledger, projections, run_id="live")
+        finally:
+            projections.close()
+        stored: Counter[str] = Counter()
+        for r in ledger.read():
+            if r.event.event_type == "turn_recorded":
+                stored[address_of(r.stream)] += 1
+    told = Counter(stream for stream, _ in acked)
+    doubled = sorted({stream for (stream, _), n in Counter(acked).items() if n > 1})
+    return {"verify_ok": report.ok, "events": report.events, "audit_ok": audited.ok,
+            "turns_match_acknowledged": stored == told, "acknowledged_twice": doubled}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    p = argparse.ArgumentParser(prog="python -m ledgermem.benchmarks.live_writers", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--clients", type=int, default=64)
+    p.add_argument("--turns", type=int, default=10, help="turns per client")
+    p.add_argument("--alone", type=int, default=100, help="turns of the one client alone")
+    p.add_argument("--quick", action="store_true", help="8 clients, 5 turns each, 20 alone")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.clients, args.turns, args.alone = 8, 5, 20
+    with tempfile.TemporaryDirectory(prefix="ledgermem-live-bench-") as tmp:
+        folder = Path(tmp) / "mem"
+        secret = TokenStore(folder).create("bench", "read,write")[1]
+        proc, url = _serve(folder)
+        try:
+            alone = _phase(url, secret, "alone", 1, args.alone)
+            many = _phase(url, secret, "many", args.clients, args.turns)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+        checked = _check(folder, alone["acked"] + many["acked"])
+    result = {"alone": {k: v for k, v in alone.items() if k != "acked"},
+              "concurrent": {k: v for k, v in many.items() if k != "acked"},
+              "speedup": round(many["turns_per_second"] / alone["turns_per_second"], 2), **checked}
+    print(json.dumps(result, indent=1))
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,253 @@
+"""The live memory store: streams of agents' memories in one ledger the server owns.
+
+A stream is addressed `namespace/.../stream` (`acme/user-42/session-7`):
+2 to 8 segments, each a name like a run id (`memory.names`). It is the
+ledger stream `StreamKey("live", "three_layer", "acme:user-42:session-7")`
+(segments never hold ':', so the mapping is one to one) and its turns are
+recorded by the library's `Memory`, exactly as an application in the same
+process would record them. The folder holds `ledger.duckdb` (with its key
+store, so an erasure crypto-shreds), the projections, and `tokens.json`
+(`service.tokens`).
+
+Every append made for a request records, in the same transaction as its
+events, a row of the `service_writes` table: the seqs it wrote, the stream,
+the operation, the id of the token that asked (never its secret), and the
+idempotency key of a turn with the hash of its request. A turn retried with
+the same key answers what the first one recorded and writes nothing; the
+same key with a different request is a conflict.
+
+Concurrency: requests on one stream run one at a time (a lock per stream);
+everything that reads or writes the ledger and the projections runs under
+the store's lock, which a request gives up while it waits for the model
+(`Unlocked`), so the model calls of many streams overlap while their
+commits stay serial. Each turn is still its own durable commit (group
+commit of waiting turns is not done).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ledgermem.ledger.errors import LedgerLocked
+from ledgermem.ledger.events import Event
+from ledgermem.ledger.keys import FieldKeys
+from ledgermem.ledger.store import BeforeCommit, Ledger, RecordedEvent, StreamKey
+from ledgermem.memory.backends import Backend, Completion, Message, identity
+from ledgermem.memory.memory import Memory
+from ledgermem.projections.materialise import ProjectionStore, projection_path
+from ledgermem.service.errors import Conflict, NotFound, ServeError
+from ledgermem.service.tokens import Token, TokenStore, split_address
+
+RUN_ID, SYSTEM = "live", "three_layer"
+LEDGER_FILE = "ledger.duckdb"
+OPEN_MEMORIES = 256  # streams whose folded state stays in memory
+WRITES_DDL = ("CREATE TABLE IF NOT EXISTS service_writes (first_seq BIGINT NOT NULL, last_seq BIGINT NOT NULL, "
+              "stream VARCHAR NOT NULL, operation VARCHAR NOT NULL, token_id VARCHAR NOT NULL, "
+              "idempotency_key VARCHAR, request_sha256 VARCHAR, turn BIGINT, recorded_at TIMESTAMP NOT NULL)")
+
+
+def stream_key(address: tuple[str, ...]) -> StreamKey:
+    return StreamKey(RUN_ID, SYSTEM, ":".join(address))
+
+
+def address_of(stream: StreamKey) -> str:
+    return stream.episode_id.replace(":", "/")
+
+
+def request_hash(fields: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Write:
+    """Who is writing what: recorded with every append made while it is the store's current write."""
+
+    address: str
+    operation: str
+    token_id: str
+    idempotency_key: str | None = None
+    request_sha256: str | None = None
+    turn: int | None = None
+
+
+class AttributedLedger(Ledger):
+    """A ledger whose every append records the current `Write` in `service_writes`, in the same transaction.
+
+    The current write is the calling thread's: a request that waits for its model lets another thread
+    write for another request meanwhile, each append attributed to its own.
+    """
+
+    def __init__(self, path: str | Path, **options: Any) -> None:
+        self._local = threading.local()
+        super().__init__(path, **options)
+
+    @property
+    def current(self) -> Write | None:
+        return getattr(self._local, "write", None)
+
+    @current.setter
+    def current(self, write: Write | None) -> None:
+        self._local.write = write
+
+    def append(self, stream: StreamKey, events: Sequence[Event], *, expected_version: int,
+               before_commit: BeforeCommit | None = None,
+               key_for: Callable[[Event], str | FieldKeys | None] | None = None,
+               blobs: Mapping[str, bytes] | None = None) -> tuple[RecordedEvent, ...]:
+        write = self.current
+        if write is None:  # the service never writes without knowing for whom
+            raise ServeError(f"an append to {stream} outside a request: nothing to attribute it to")
+
+        def record(conn: Any, recorded: tuple[RecordedEvent, ...]) -> None:
+            conn.execute("INSERT INTO service_writes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         [recorded[0].seq, recorded[-1].seq, write.address, write.operation, write.token_id,
+                          write.idempotency_key, write.request_sha256, write.turn, recorded[-1].recorded_at])
+            if before_commit is not None:
+                before_commit(conn, recorded)
+
+        return super().append(stream, events, expected_version=expected_version, before_commit=record,
+                              key_for=key_for, blobs=blobs)
+
+
+class Unlocked:
+    """A backend whose calls give up the store's lock while they wait for the model, and take it back after.
+
+    The caller holds its stream's lock throughout, so no other request can touch the stream's memory
+    meanwhile; other streams read and commit.
+    """
+
+    def __init__(self, inner: Backend, lock: Any) -> None:
+        self.inner, self.lock = inner, lock
+        self.name, self.model = inner.name, inner.model
+
+    def complete(self, messages: Sequence[Message], *, purpose: str) -> Completion:
+        self.lock.release()
+        try:
+            return self.inner.complete(messages, purpose=purpose)
+        finally:
+            self.lock.acquire()
+
+    def identity(self, purpose: str) -> tuple[str, str]:
+        return identity(self.inner, purpose)
+
+    def __getattr__(self, name: str) -> Any:  # what else a backend offers (its tokenizer, say)
+        return getattr(self.inner, name)
+
+
+class LiveStore:
+    """The ledger, the open memories and the tokens of one live folder; safe to call from many threads."""
+
+    def __init__(self, folder: str | Path, *, backend: str | Callable[[], Backend] = "heuristic") -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.backend = backend
+        self.tokens = TokenStore(self.folder)
+        try:
+            self.ledger = AttributedLedger(self.folder / LEDGER_FILE)
+        except (LedgerLocked, OSError) as exc:
+            raise ServeError(f"cannot open the live ledger: {exc}; is another `ledgermem live serve` or `live mcp` "
+                             "using this folder?") from None
+        self.ledger.conn.execute(WRITES_DDL)
+        self.projections = ProjectionStore(projection_path(self.ledger.path))
+        self.lock = threading.Lock()  # the ledger, the projections, the open memories
+        self._stream_locks: dict[StreamKey, threading.Lock] = {}
+        self._stream_locks_lock = threading.Lock()
+        self._memories: OrderedDict[StreamKey, Memory] = OrderedDict()
+
+    def close(self) -> None:
+        with self.lock:
+            self._memories.clear()
+            self.projections.close()
+            self.ledger.close()
+
+    # -- streams ------------------------------------------------------------------
+
+    def exists(self, address: tuple[str, ...]) -> bool:
+        return self.ledger.stream_version(stream_key(address)) > 0
+
+    def memory(self, address: tuple[str, ...], token: Token, *, create: bool = False) -> Memory:
+        """The open memory of a stream; a new stream is started (an attributed write) only when `create`.
+
+        Opening may write too (it completes an erasure a crash interrupted), so it is attributed as well. At
+        most `OPEN_MEMORIES` stay open; the least recently used is reopened from the ledger when asked again.
+        """
+        key = stream_key(address)
+        found = self._memories.get(key)
+        if found is not None:
+            self._memories.move_to_end(key)
+            return found
+        new = not self.exists(address)
+        if new and not create:
+            raise NotFound(f"no stream {'/'.join(address)!r} in this memory; record a turn to start it "
+                           "(list_streams shows the streams a token can read)", "stream")
+        backend = self.backend if isinstance(self.backend, str) else self.backend()
+        with self.writing(Write("/".join(address), "start_stream" if new else "resume_stream", token.token_id)):
+            found = Memory(self.ledger, key, backend, projections=self.projections)
+        found.backend = Unlocked(found.backend, self.lock)  # its model calls let other streams commit
+        self._memories[key] = found
+        while len(self._memories) > OPEN_MEMORIES:
+            self._memories.popitem(last=False)
+        return found
+
+    @contextmanager
+    def holding(self, address: tuple[str, ...] | None) -> Iterator[None]:
+        """The stream's lock (when the request names a stream), then the store's: always in this order."""
+        if address is None:
+            with self.lock:
+                yield
+            return
+        key = stream_key(address)
+        with self._stream_locks_lock:
+            stream_lock = self._stream_locks.setdefault(key, threading.Lock())
+        with stream_lock, self.lock:
+            yield
+
+    def streams(self, namespace: tuple[str, ...]) -> list[dict[str, Any]]:
+        out = []
+        for stream, version in self.ledger.streams(RUN_ID):
+            address = tuple(address_of(stream).split("/"))
+            if address[: len(namespace)] == namespace:
+                out.append({"stream": "/".join(address), "version": version})
+        return out
+
+    # -- attribution and idempotency ------------------------------------------------------
+
+    @contextmanager
+    def writing(self, write: Write) -> Iterator[None]:
+        before, self.ledger.current = self.ledger.current, write
+        try:
+            yield
+        finally:
+            self.ledger.current = before
+
+    def replayed(self, address: str, key: str, fields: Mapping[str, Any]) -> dict[str, Any] | None:
+        """What a turn already recorded with this idempotency key wrote (None: none was); Conflict when the
+        key was used for a different request."""
+        row = self.ledger.conn.execute(
+            "SELECT first_seq, last_seq, turn, request_sha256, token_id FROM service_writes "
+            "WHERE stream = ? AND idempotency_key = ? ORDER BY first_seq LIMIT 1", [address, key]).fetchone()
+        if row is None:
+            return None
+        if row[3] != request_hash(fields):
+            raise Conflict(f"idempotency key {key!r} of stream {address!r} was used for a different request "
+                           f"(turn {row[2]}); use a new key for a new turn", "idempotency_key",
+                           detail={"turn": row[2], "first_seq": row[0], "last_seq": row[1]})
+        return {"turn": row[2], "first_seq": row[0], "last_seq": row[1], "token_id": row[4]}
+
+    def writes(self, address: str | None = None) -> list[dict[str, Any]]:
+        """The attribution rows, oldest first: which token wrote which seqs."""
+        sql = "SELECT * FROM service_writes" + (" WHERE stream = ?" if address else "") + " ORDER BY first_seq"
+        result = self.ledger.conn.execute(sql, [address] if address else [])
+        names = [d[0] for d in result.description or ()]
+        return [dict(zip(names, r)) for r in result.fetchall()]
+
+
+__all__ = ["LEDGER_FILE", "AttributedLedger", "LiveStore", "Unlocked", "Write", "address_of", "request_hash", "split_address",
+           "stream_key"]

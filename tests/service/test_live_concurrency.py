@@ -1,0 +1,129 @@
+"""Many writers on the live memory: model calls of different streams overlap, one stream's turns never do, and
+no acknowledged turn is lost or doubled."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ledgermem.gate.invariants import audit
+from ledgermem.memory.backends import Completion, Message
+from ledgermem.memory.heuristic import HeuristicBackend
+from ledgermem.projections.tokens import ESTIMATOR
+from ledgermem.service.live import LiveStore
+from ledgermem.service.live_questions import LiveService
+from ledgermem.service.tokens import Token
+
+
+class Meeting(HeuristicBackend):
+    """The heuristic backend, whose calls wait at a barrier: they pass only when `parties` calls are in flight."""
+
+    def __init__(self, barrier: threading.Barrier, in_flight: Counter[str], guard: threading.Lock, *,
+                 timeout: float = 20) -> None:
+        super().__init__(tokenizer=ESTIMATOR)
+        self.barrier, self.in_flight, self.guard, self.timeout = barrier, in_flight, guard, timeout
+        self.most = 0
+
+    def complete(self, messages: Sequence[Message], *, purpose: str) -> Completion:
+        with self.guard:
+            self.in_flight["all"] += 1
+            self.most = max(self.most, self.in_flight["all"])
+        try:
+            self.barrier.wait(timeout=self.timeout)  # BrokenBarrierError: the calls did not overlap
+            return super().complete(messages, purpose=purpose)
+        finally:
+            with self.guard:
+                self.in_flight["all"] -= 1
+
+
+def service(folder: Path, backend: Any = "heuristic") -> tuple[LiveStore, LiveService, Token]:
+    store = LiveStore(folder, backend=backend)
+    token = store.tokens.authenticate(store.tokens.create("acme", "read,write")[1])
+    return store, LiveService(store), token
+
+
+def run_threads(targets: list[Any]) -> list[BaseException]:
+    errors: list[BaseException] = []
+
+    def guarded(fn: Any) -> None:
+        try:
+            fn()
+        except BaseException as exc:  # noqa: BLE001 - reported to the test below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(t,)) for t in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return errors
+
+
+def test_the_model_calls_of_different_streams_overlap(tmp_path: Path) -> None:
+    parties = 4
+    barrier, guard, flight = threading.Barrier(parties), threading.Lock(), Counter[str]()
+    backends: list[Meeting] = []
+
+    def make() -> Meeting:
+        backends.append(Meeting(barrier, flight, guard))
+        return backends[-1]
+
+    store, svc, token = service(tmp_path / "mem", make)
+    try:
+        errors = run_threads([lambda i=i: svc.ask("record_turn", {"stream": f"acme/u{i}/s", "user": "My office "
+                                                                  "is on floor 3.", "agent": "ok"}, token)
+                              for i in range(parties)])
+        assert errors == []
+        assert len(store.ledger.streams()) == parties and store.ledger.verify().ok
+    finally:
+        store.close()
+
+
+def test_control_the_turns_of_one_stream_never_overlap(tmp_path: Path) -> None:
+    """The same barrier on one stream breaks: its requests hold the stream's lock through the model call."""
+    backend = Meeting(threading.Barrier(2), Counter(), threading.Lock(), timeout=2)
+    store, svc, token = service(tmp_path / "mem", lambda: backend)
+    try:
+        errors = run_threads([lambda: svc.ask("record_turn", {"stream": "acme/u1/s", "user": "My office is on "
+                                                              "floor 3.", "agent": "ok"}, token)] * 2)
+        assert backend.most == 1
+        assert errors and all(isinstance(e, threading.BrokenBarrierError) for e in errors)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("streams,turns", [(8, 4)])
+def test_many_writers_lose_and_double_no_acknowledged_turn(tmp_path: Path, streams: int, turns: int) -> None:
+    store, svc, token = service(tmp_path / "mem")
+    acknowledged: list[tuple[str, int]] = []
+    lock = threading.Lock()
+
+    def writer(i: int) -> None:
+        stream = f"acme/user-{i}/s"
+        for t in range(turns):
+            args = {"stream": stream, "user": f"My office is on floor {t + 1}.", "agent": "ok",
+                    "idempotency_key": f"{i}-{t}"}
+            first = svc.ask("record_turn", args, token)
+            retry = svc.ask("record_turn", args, token)  # a client that did not see its answer sends it again
+            assert retry["turn"] == first["turn"] and not retry["created"]
+            with lock:
+                acknowledged.append((stream, first["turn"]))
+
+    try:
+        assert run_threads([lambda i=i: writer(i) for i in range(streams)]) == []
+        assert sorted(acknowledged) == sorted((f"acme/user-{i}/s", t + 1) for i in range(streams)
+                                              for t in range(turns))
+        for i in range(streams):
+            assert svc.ask("current_values", {"stream": f"acme/user-{i}/s"}, token)["turn"] == turns
+        assert store.ledger.verify().ok
+        report = audit(store.ledger, store.projections, run_id="live")
+        assert report.ok, report.as_dict()
+        keyed = [w["idempotency_key"] for w in store.writes() if w["idempotency_key"]]
+        assert len(keyed) == len(set(keyed)) == streams * turns
+    finally:
+        store.close()
