@@ -17,7 +17,8 @@ from ledgermem.cli import reference
 from tests.docrunner import PAGES, READ, ROOT, Block, DocError, all_blocks, blocks, page_run, run_page
 
 #: Blocks that cannot run in the test suite, each with its reason in the page (a model server, a
-#: Redis server, a background server, a cluster, a run of minutes). A new one must be argued for here.
+#: Redis server, a background server (the live service adds four: its servers and clients), a cluster, a run of
+#: minutes). A new one must be argued for here.
 MAX_SKIPPED = 28
 
 
