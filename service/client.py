@@ -22,16 +22,9 @@ from typing import Any
 
 import requests
 
-from ledgermem.ledger.errors import LedgermemError
+from ledgermem.service.errors import MemoryServiceError
+
 from ledgermem.service.live_questions import LIVE_BY_NAME
-
-
-class MemoryServiceError(LedgermemError):
-    """The service answered an error: `status`, the server's one-line message, `parameter` and `detail`."""
-
-    def __init__(self, status: int, message: str, *, parameter: str | None = None, detail: Any = None) -> None:
-        super().__init__(f"{status}: {message}")
-        self.status, self.message, self.parameter, self.detail = status, message, parameter, detail
 
 
 class MemoryClient:

@@ -9,6 +9,7 @@
     │   ├── TimedOut       a request ran past its time limit
     │   ├── Closing        the server closed while the request was answered
     │   └── SnapshotFailed a run being written could not be copied into a snapshot
+    ├── MemoryServiceError the live service answered an error (raised by `ledgermem.client`: the status it got)
     └── ServiceError       a request the audit service refuses; names the parameter when there is one
         ├── BadRequest (also ValueError)   a parameter missing, malformed or out of range
         │   ├── TooDeep                    JSON nested deeper than the service reads
@@ -106,3 +107,11 @@ class Unavailable(ServiceError):
 
 class AuditFailed(ServiceError):
     """A fact was recorded (the ledger is append-only) and the audit after it found a violation."""
+
+
+class MemoryServiceError(LedgermemError):
+    """The service answered an error: `status`, the server's one-line message, `parameter` and `detail`."""
+
+    def __init__(self, status: int, message: str, *, parameter: str | None = None, detail: Any = None) -> None:
+        super().__init__(f"{status}: {message}")
+        self.status, self.message, self.parameter, self.detail = status, message, parameter, detail
