@@ -13,7 +13,6 @@ The API has `append` and `read`; it has no update and no delete.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -29,7 +28,7 @@ from ledgermem.ledger.chain import VerifyReport as VerifyReport  # re-exported: 
 from ledgermem.ledger.chain import check_chain
 from ledgermem.ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledgermem.ledger.events import TYPED_COLUMNS, Event
-from ledgermem.ledger.blocks import is_sha256
+from ledgermem.ledger.blocks import BLOCKS_FIELD, HAS_BLOCKS_SQL, is_sha256, referenced_blobs
 from ledgermem.ledger.keys import SEALED, FieldKeys, KeyStore, key_path
 from ledgermem.ledger.schema import (
     GENESIS_HASH,
@@ -289,7 +288,7 @@ class Ledger:
         choice = key_for(event) if key_for is not None and type(event).PERSONAL else None
         if choice is None or isinstance(choice, str):
             return choice
-        own = choice.fields.get("blocks")
+        own = choice.fields.get(BLOCKS_FIELD)
         return own if isinstance(own, str) else choice.default
 
     def _blob_rows(
@@ -299,7 +298,7 @@ class Ledger:
         rows: list[list[Any]] = []
         planned: set[tuple[str, str | None]] = set()
         for event in events:
-            refs = getattr(event, "blocks", ())
+            refs = getattr(event, BLOCKS_FIELD, ())
             key_id = self._blob_key(event, key_for) if refs else None
             for ref in refs:
                 sha = ref.get("sha256")
@@ -495,13 +494,10 @@ class Ledger:
                 return f"{where}: its bytes do not hash to its sha256 (altered)"
         stored = {r[0] for r in self.conn.execute("SELECT DISTINCT sha256 FROM blobs").fetchall()}
         for seq, payload in self.conn.execute(
-            "SELECT seq, payload FROM events WHERE event_type = 'turn_recorded' AND contains(payload, '\"blocks\":') "
-            "ORDER BY seq"
+            f"SELECT seq, payload FROM events WHERE {HAS_BLOCKS_SQL} ORDER BY seq"
         ).fetchall():
-            for ref in json.loads(payload).get("blocks", ()):
-                sha = ref.get("sha256") if isinstance(ref, dict) else None
-                if sha is not None and sha not in stored:
-                    return f"seq {seq}: block {sha} has no row in the blobs table"
+            for sha in sorted(referenced_blobs(payload) - stored):
+                return f"seq {seq}: block {sha} has no row in the blobs table"
         return None
 
     def verify(self) -> VerifyReport:

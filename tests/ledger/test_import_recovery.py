@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from ledgermem.ledger.errors import LedgerError, LedgerLocked
-from ledgermem.ledger.events import EpisodeStarted, TurnRecorded
+from ledgermem.projections.events import EpisodeStarted, TurnRecorded
 from ledgermem.ledger.parquet import ImportMarker, export, import_dataset, import_marker_path, partial_imports
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.projections.config import MemoryConfig

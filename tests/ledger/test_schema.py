@@ -10,11 +10,8 @@ from pathlib import Path
 import pytest
 
 from ledgermem.ledger.errors import EventDecodeError, InvalidEvent, LedgerError, MalformedEvent, UnknownEventType
-from ledgermem.ledger.events import (
-    EVENT_TYPES,
-    TYPED_COLUMNS,
-    BaselineDropped,
-    BaselineWritten,
+from ledgermem.ledger.events import EVENT_TYPES, TYPED_COLUMNS, Event
+from ledgermem.projections.events import (
     CapacityMerged,
     CompactionChecked,
     ConstraintPinned,
@@ -22,7 +19,6 @@ from ledgermem.ledger.events import (
     ContextRendered,
     EpisodeGold,
     EpisodeStarted,
-    Event,
     FactErased,
     IndexCreated,
     IndexFolded,
@@ -31,11 +27,8 @@ from ledgermem.ledger.events import (
     MergeRejected,
     OverrideRejected,
     PagedIn,
-    ProbeAnswered,
     ProbeAsked,
     ProbeJudged,
-    RunFinished,
-    RunStarted,
     SlotAliasSuspected,
     SummaryArchived,
     SummaryCreated,
@@ -46,6 +39,7 @@ from ledgermem.ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
+from ledgermem.evaluation.events import BaselineDropped, BaselineWritten, ProbeAnswered, RunFinished, RunStarted
 from ledgermem.ledger.schema import (
     UPCASTERS,
     canonical_json,
