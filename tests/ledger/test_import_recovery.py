@@ -40,7 +40,7 @@ CHILD = """
 import os, sys
 import importlib
 module, attr, when = sys.argv[1], sys.argv[2], int(sys.argv[3])
-owner = importlib.import_module(module)
+owner = importlib.import_module("ledgermem." + module)  # the modules the CLI uses, not a bare top-level copy
 path = attr.split(".")
 holder = owner
 for part in path[:-1]:
