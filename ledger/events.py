@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, is_dataclass
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import ClassVar, TypeVar
 
@@ -84,8 +84,8 @@ def register(cls: E) -> E:
     """
     name = cls.event_type
     if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise InvalidEvent(f"{_where(cls)}: event_type {name!r} must be a lower-case name like 'turn_recorded'")
-    if not is_dataclass(cls) or not issubclass(cls, Event):
+        raise InvalidEvent(f"{_where(cls)}: event_type {name!r} must be a lower-case name like 'item_added'")
+    if not (isinstance(cls, type) and issubclass(cls, Event) and "__dataclass_fields__" in vars(cls)):
         raise InvalidEvent(f"{_where(cls)}: an event type must be a dataclass deriving from ledger.events.Event")
     known = _REGISTRY.get(name)
     if known is not None and known is not cls and _where(known) != _where(cls):

@@ -47,7 +47,14 @@ FORMAT_VERSION = "1"
 
 @dataclass(frozen=True, slots=True, order=True)
 class StreamKey:
-    """Which stream an event belongs to: the run, and within it a system's episode."""
+    """Which stream an event belongs to: the ledger's one type of stream id.
+
+    To the ledger the three parts are an opaque identity, compared whole;
+    `run_id` also partitions (`read(run_id=...)`, a Parquet export's
+    folders). What a `system` or an `episode_id` is belongs to the packages
+    that write streams: a run's own stream has neither, a memory's episode
+    has both.
+    """
 
     run_id: str
     system: str = ""
@@ -65,7 +72,12 @@ class StreamKey:
 
 @dataclass(frozen=True, slots=True)
 class RecordedEvent:
-    """An event as the ledger holds it: position, time of recording, hash."""
+    """The envelope: an event as the ledger holds it, with its position, time of recording and hash.
+
+    The ledger fills in everything but `event`, whose class a package
+    registered (`ledger.events`); the type name and schema version stored
+    with it are the class's.
+    """
 
     seq: int
     event_id: str
@@ -75,6 +87,14 @@ class RecordedEvent:
     event: Event
     prev_hash: str
     hash: str
+
+    @property
+    def event_type(self) -> str:
+        return type(self.event).event_type
+
+    @property
+    def schema_version(self) -> int:
+        return type(self.event).schema_version
 
 
 @dataclass(frozen=True, slots=True)
