@@ -9,6 +9,7 @@ packages register theirs on import and nowhere else.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -272,3 +273,46 @@ def test_the_ledger_names_no_event_type_of_the_memory_or_the_harness() -> None:
     # Control: the check sees a name spelled in SQL or Python.
     assert named_event_types("WHERE event_type = 'turn_recorded'", names) == {"turn_recorded"}
     assert named_event_types('x = "probe_answered"', names) == {"probe_answered"}
+
+
+def _module_file(module: str) -> Path | None:
+    parts = module.split(".")[1:]
+    for candidate in (ROOT.joinpath(*parts).with_suffix(".py"), ROOT.joinpath(*parts, "__init__.py")):
+        if parts and candidate.is_file():
+            return candidate
+    return None
+
+
+def imported_at_load(module: str) -> set[str]:
+    """Every `ledgermem` module that importing `module` loads, following module-level imports only."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo += [".".join(parts[:n]) for n in range(2, len(parts))]  # a module's packages load first
+        path = _module_file(name)
+        if path is None:
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:  # top level only: not inside functions
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("ledgermem."):
+                todo.append(node.module or "")
+                todo += [f"{node.module}.{a.name}" for a in node.names if _module_file(f"{node.module}.{a.name}")]
+            elif isinstance(node, ast.Import):
+                todo += [a.name for a in node.names if a.name.startswith("ledgermem.")]
+    return seen
+
+
+def test_every_command_of_the_cli_reads_what_the_harness_wrote() -> None:
+    """Each command module loads the harness package, which registers its types: no command meets a run's
+    `run_started` or `probe_answered` it cannot decode."""
+    from ledgermem.cli.main import COMMANDS
+
+    for module in sorted(set(COMMANDS.values())):
+        assert "ledgermem.evaluation.events" in imported_at_load(module), module
+    # Control: the walk does not find the harness where it is not loaded.
+    assert "ledgermem.evaluation.events" not in imported_at_load("ledgermem.projections.state")
+    assert "ledgermem.projections.events" in imported_at_load("ledgermem.projections.state")
