@@ -20,10 +20,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from ledgermem.ledger.events import Event
 from ledgermem.ledger.store import RecordedEvent, StreamKey
 from ledgermem.projections.errors import EvolveError
-from ledgermem.projections.state import EpisodeState, evolve
+from ledgermem.projections.state import EpisodeEvent, EpisodeState, evolve
 
 Key = tuple[Any, ...]
 Attrs = tuple[Any, ...]
@@ -167,7 +166,7 @@ class Projector:
         self._open: dict[str, dict[Key, dict[str, Any]]] = {t: {} for t in TABLE_NAMES}
         self.history: dict[str, list[dict[str, Any]]] | None = {t: [] for t in TABLE_NAMES} if keep_history else None
 
-    def apply(self, seq: int, event: Event) -> Delta:
+    def apply(self, seq: int, event: EpisodeEvent) -> Delta:
         before = self.state
         try:
             self.state = evolve(before, event)
@@ -186,7 +185,7 @@ class Projector:
     def apply_all(self, recorded: Iterable[RecordedEvent]) -> Delta:
         total = Delta()
         for r in recorded:
-            total.merge(self.apply(r.seq, r.event))
+            total.merge(self.apply(r.seq, r.event))  # type: ignore[arg-type]
         return total
 
     def _diff(
