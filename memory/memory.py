@@ -30,13 +30,7 @@ from ledgermem.gate.validation import describe
 from ledgermem.ledger.blocks import Block, blob_map
 from ledgermem.ledger.events import Event
 from ledgermem.projections.events import (
-    ContextRendered,
-    IndexCreated,
-    IndexFolded,
-    LlmCalled,
-    PagedIn,
-    SummaryCreated,
-    ToolCalled,
+    ContextRendered, IndexCreated, IndexFolded, LlmCalled, PagedIn, SummaryCreated, ToolCalled,
 )
 from ledgermem.ledger.keys import FieldKeys, key_path
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
