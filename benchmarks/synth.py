@@ -41,16 +41,9 @@ from ledgermem.gate.commands import LlmCall, RecordTurn, StartEpisode
 from ledgermem.gate.decide import decide
 from ledgermem.gate.erasure import Erase
 from ledgermem.gate.lexicon import detect_facts
-from ledgermem.ledger.events import (
-    TYPED_COLUMNS,
-    Event,
-    LlmCalled,
-    ProbeAnswered,
-    ProbeAsked,
-    ProbeJudged,
-    RunFinished,
-    RunStarted,
-)
+from ledgermem.ledger.events import TYPED_COLUMNS, Event
+from ledgermem.projections.events import LlmCalled, ProbeAsked, ProbeJudged
+from ledgermem.evaluation.events import ProbeAnswered, RunFinished, RunStarted
 from ledgermem.ledger.schema import (
     GENESIS_HASH,
     SYSTEM_TIME_COLUMNS,

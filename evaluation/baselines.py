@@ -34,16 +34,9 @@ from ledgermem.gate.commands import StartEpisode
 from ledgermem.gate.decide import decide
 from ledgermem.gate.erasure import answer_key, turn_key
 from ledgermem.gate.summary_format import parse_summary
-from ledgermem.ledger.events import (
-    BaselineDropped,
-    BaselineWritten,
-    EpisodeStarted,
-    Event,
-    Fact,
-    LlmCalled,
-    TurnRecorded,
-    WindowEvicted,
-)
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import EpisodeStarted, Fact, LlmCalled, TurnRecorded, WindowEvicted
+from ledgermem.evaluation.events import BaselineDropped, BaselineWritten
 from ledgermem.ledger.blocks import Block, blob_map, with_captions
 from ledgermem.ledger.keys import ERASED, FieldKeys, key_path
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey

@@ -47,7 +47,7 @@ from ledgermem.gate.erasure import (
     values_to_erase,
 )
 from ledgermem.gate.errors import CommandRejected, NothingToErase
-from ledgermem.ledger.events import EpisodeGold, FactErased, KeyShredded
+from ledgermem.projections.events import EpisodeGold, FactErased, KeyShredded
 from ledgermem.ledger.keys import key_path
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory.erasure import MIN_BYTES_SCANNED, ErasureReceipt, byte_hits, hits, scan_detail

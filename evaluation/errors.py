@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ledgermem.ledger.errors import LedgermemError
-from ledgermem.ledger.events import LlmCalled
+from ledgermem.projections.events import LlmCalled
 
 
 class EvaluationError(LedgermemError):

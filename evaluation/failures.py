@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ledgermem.evaluation.errors import LlmCallFailed, RunStopped
-from ledgermem.ledger.events import LlmCalled
+from ledgermem.projections.events import LlmCalled
 from ledgermem.memory.answering import llm_called
 from ledgermem.memory.backends import Backend, Completion, Message, identity
 

@@ -45,7 +45,7 @@ from ledgermem.memory.names import validate_run_id
 from ledgermem.evaluation.metrics import compute_metrics, outcomes_from_ledger, without_timing
 from ledgermem.evaluation.outputs import write_outputs
 from ledgermem.ledger.checkpoint import checkpoint_path, sign_finished_run
-from ledgermem.ledger.events import RunFinished, RunStarted
+from ledgermem.evaluation.events import RunFinished, RunStarted
 from ledgermem.ledger.keys import KeyStore, key_path
 from ledgermem.ledger.schema import GENESIS_HASH, canonical_bytes, canonical_json, chain_hash, events_arrow_schema
 from ledgermem.ledger.store import Ledger, StreamKey

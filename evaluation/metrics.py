@@ -73,22 +73,19 @@ from typing import Any
 from ledgermem.evaluation import baselines
 from ledgermem.evaluation.judge import contains_value, expects_abstention
 from ledgermem.gate.pinning import live_pins, shows
-from ledgermem.ledger.events import (
-    BaselineWritten,
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import (
     CapacityMerged,
     CompactionChecked,
     ConstraintReinjected,
     ContextRendered,
     EpisodeGold,
     EpisodeStarted,
-    RunStarted,
-    Event,
     IndexCreated,
     IndexFolded,
     LlmCalled,
     MergeRejected,
     OverrideRejected,
-    ProbeAnswered,
     ProbeAsked,
     ProbeJudged,
     SummaryCreated,
@@ -98,6 +95,7 @@ from ledgermem.ledger.events import (
     ToolCalled,
     TurnRecorded,
 )
+from ledgermem.evaluation.events import BaselineWritten, RunStarted, ProbeAnswered
 from ledgermem.ledger.keys import ERASED
 from ledgermem.ledger.store import Ledger, RecordedEvent
 from ledgermem.memory.memory import self_write_counts

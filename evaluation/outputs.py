@@ -33,7 +33,8 @@ from typing import Any
 
 from ledgermem.evaluation.metrics import ACCURACIES, EpisodeOutcome, compute_metrics, outcomes_from_ledger
 from ledgermem.evaluation.replay import pick_run
-from ledgermem.ledger.events import RunFinished, RunStarted, SlotAliasSuspected
+from ledgermem.projections.events import SlotAliasSuspected
+from ledgermem.evaluation.events import RunFinished, RunStarted
 from ledgermem.ledger.store import Ledger
 
 METRICS_FIRST = ("episodes", "turns", "probes")

@@ -26,7 +26,8 @@ import duckdb
 
 from ledgermem.memory.errors import RunNotFound
 from ledgermem.evaluation.metrics import EpisodeOutcome, answered_offline, compute_metrics, outcome_from_events, without_timing
-from ledgermem.ledger.events import RunFinished, RunStarted, TurnRecorded
+from ledgermem.projections.events import TurnRecorded
+from ledgermem.evaluation.events import RunFinished, RunStarted
 from ledgermem.ledger.store import Ledger
 from ledgermem.projections.materialise import ProjectionStore, rebuild
 from ledgermem.projections.sql_rebuild import rebuild_sql

@@ -27,7 +27,9 @@ from ledgermem.evaluation.workers import WorkerPool
 from ledgermem.evaluation.judge import JUDGES, LlmJudge, StringJudge
 from ledgermem.evaluation.metrics import EpisodeOutcome, compute_metrics, outcomes_from_ledger, without_timing
 from ledgermem.ledger.checkpoint import sign_finished_run
-from ledgermem.ledger.events import EpisodeGold, Event, LlmCalled, ProbeAnswered, ProbeAsked, ProbeJudged, RunFinished, RunStarted
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import EpisodeGold, LlmCalled, ProbeAsked, ProbeJudged
+from ledgermem.evaluation.events import ProbeAnswered, RunFinished, RunStarted
 from ledgermem.ledger.keys import key_path
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.ledger.schema import canonical_json

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ledgermem.ledger.events import (
+from ledgermem.projections.events import (
     CapacityMerged,
     IndexCreated,
     IndexFolded,

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from ledgermem.ledger.compat import assert_never
 from ledgermem.ledger.keys import ERASED
-from ledgermem.ledger.events import (
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import (
     CompactionChecked,
     ConstraintPinned,
     EpisodeStarted,
-    Event,
     Fact,
     LlmCalled,
     OverrideRejected,

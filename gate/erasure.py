@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 from ledgermem.gate.attributes import table_for
 from ledgermem.gate.errors import CommandRejected, NothingToErase
-from ledgermem.ledger.events import EpisodeGold, Event, FactErased, KeyShredded, ProbeAsked, ProbeJudged
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import EpisodeGold, FactErased, KeyShredded, ProbeAsked, ProbeJudged
 from ledgermem.ledger.keys import ERASED, FieldKeys
 from ledgermem.projections.state import EpisodeState, record_id_for
 

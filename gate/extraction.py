@@ -40,7 +40,8 @@ from typing import Any
 from ledgermem.gate.attributes import AttributeTable, table_for
 from ledgermem.gate.lexicon import detect_facts, normalise_slot
 from ledgermem.gate.matching import contains_value, normalise
-from ledgermem.ledger.events import EpisodeGold, Event
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import EpisodeGold
 from ledgermem.ledger.keys import ERASED, SEALED
 from ledgermem.projections.state import EpisodeState, Summary, record_id_for
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermem.gate.extraction import Gold, gold_of, measure_extraction
-from ledgermem.ledger.events import FactErased, KeyShredded, SummaryCreated
+from ledgermem.projections.events import FactErased, KeyShredded, SummaryCreated
 from ledgermem.ledger.keys import ERASED, KeyStore, key_path
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
 from ledgermem.projections.materialise import History, ProjectionStore, rebuild
@@ -283,7 +283,7 @@ def stream_checks(stream: StreamKey, events: Sequence[RecordedEvent], keys: KeyS
                   tables: History | None, i4_floor: float | None) -> dict[str, tuple[list[Violation], dict[str, Any]]]:
     state = EpisodeState()
     for r in events:
-        state = evolve(state, r.event)  # type: ignore[arg-type]
+        state = evolve(state, r.event)
     name, seq = str(stream), (events[-1].seq if events else 0)
     if state.config.system != "three_layer":
         # A baseline kept for comparison promises none of I1-I4 (it deletes by design); what it held of a

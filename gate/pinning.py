@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ledgermem.gate.commitments import detect_commitments
 from ledgermem.gate.lexicon import detect_facts
-from ledgermem.ledger.events import ConstraintPinned, ConstraintReinjected
+from ledgermem.projections.events import ConstraintPinned, ConstraintReinjected
 from ledgermem.projections.render import render
 from ledgermem.projections.state import EpisodeState, Pin
 

@@ -14,7 +14,7 @@ import re
 
 from ledgermem.gate.attributes import AttributeTable, attribute_key
 from ledgermem.gate.lexicon import detect_facts, normalise_slot
-from ledgermem.ledger.events import Fact
+from ledgermem.projections.events import Fact
 
 _NOISE = re.compile(r"[\s\"'“”‘’「」『』.,;:!?。，；：！？()（）]+")
 

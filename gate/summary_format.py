@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ledgermem.ledger.events import Fact
+from ledgermem.projections.events import Fact
 
 _FACTS = re.compile(r"\[\s*FACTS\s*[:：]\s*(.*?)\]", re.IGNORECASE | re.DOTALL)
 _OVERRIDES = re.compile(r"\[\s*OVERRIDES\s*[:：]\s*(.*?)\]", re.IGNORECASE | re.DOTALL)

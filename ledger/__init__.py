@@ -1,4 +1,8 @@
-"""The append-only event ledger: schema, store, hash chain. Imports no sibling package."""
+"""The append-only event ledger: envelope, registry of event types, schema, store, hash chain.
+
+Imports no sibling package: the event types are declared and registered by
+the packages that record them (`ledger.events.register`).
+"""
 
 from ledgermem.ledger.errors import (
     ConcurrencyConflict,
@@ -8,10 +12,13 @@ from ledgermem.ledger.errors import (
     LedgermemError,
     LedgerNotFound,
 )
+from ledgermem.ledger.events import EVENT_TYPES, Event, event_class, register
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey, VerifyReport
 
 __all__ = [
+    "EVENT_TYPES",
     "ConcurrencyConflict",
+    "Event",
     "Ledger",
     "LedgerCorrupt",
     "LedgerError",
@@ -21,4 +28,6 @@ __all__ = [
     "RecordedEvent",
     "StreamKey",
     "VerifyReport",
+    "event_class",
+    "register",
 ]

@@ -3,8 +3,8 @@
 A block is its MIME type, its bytes, where it came from (`source`: a URL or
 a file name) and a caption. The bytes never go into an event: they are
 stored once per key in the ledger's `blobs` table under their SHA-256, and
-the `turn_recorded` event holds a reference (`block_ref`): the hash, the
-type, the size, the source and the caption. The hash chain covers the event,
+the event that carries the block holds a reference (`block_ref`) in its
+`blocks` field: the hash, the type, the size, the source and the caption. The hash chain covers the event,
 so it covers the bytes by their hash, and `Ledger.verify` checks every
 readable blob against it.
 
@@ -22,6 +22,7 @@ the chain vouch for them.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -88,6 +89,18 @@ def check_ref(ref: Any, where: str) -> dict[str, Any]:
     if (sha is None) != (size is None) or (size is not None and (not isinstance(size, int) or size < 0)):
         raise ValueError(f"{where}: sha256 and size are given together (size a non-negative integer) or not at all")
     return dict(ref)
+
+
+#: The event field that holds block references; the ledger finds blocks by it, whatever the event's type.
+BLOCKS_FIELD = "blocks"
+#: SQL over the `events` table: rows whose payload holds at least one block reference.
+HAS_BLOCKS_SQL = "contains(payload, '\"blocks\":[{')"
+
+
+def referenced_blobs(payload: str) -> set[str]:
+    """The sha256 of every block a stored payload references (a block without bytes has none)."""
+    refs = json.loads(payload).get(BLOCKS_FIELD, ())
+    return {r["sha256"] for r in refs if isinstance(r, dict) and "mime" in r and isinstance(r.get("sha256"), str)}
 
 
 def is_sha256(value: object) -> bool:

@@ -64,7 +64,12 @@ class EventDecodeError(LedgerError):
 
 
 class UnknownEventType(EventDecodeError):
-    """The row's event_type is not one this version knows."""
+    """The row's event_type is not registered: no imported module declares it (`ledger.events.register`)."""
+
+    def __init__(self, seq: int, event_type: str) -> None:
+        self.event_type = event_type
+        super().__init__(seq, f"event type {event_type!r} is not registered: import the package that declares "
+                              "it before reading, or leave it out with read(event_types=...)")
 
 
 class MalformedEvent(EventDecodeError):

@@ -1,18 +1,35 @@
-"""The event catalogue: the single source of truth for what the ledger stores.
+"""The event envelope's body and the registry of event types.
 
-Every event is a small frozen record. Fields whose names are in
-`TYPED_COLUMNS` are stored in typed columns that SQL can filter on; the
-field named by a class's `IDS` goes to the `ids` list column; every other
-field goes into the canonical JSON `payload`. The Arrow schema of the
-`events` table is derived from these classes in `ledger/schema.py`.
+The ledger stores events of types it does not know: each package that
+records something declares its own event classes (frozen, slotted,
+keyword-only dataclasses deriving from `Event`) and registers them with
+`@register`. The ledger encodes and decodes by the registered name
+(`event_type`, the string stored in the `events` table) and never names an
+event type itself. Which types exist is therefore a matter of which modules
+are imported: the memory's events are registered by `ledgermem.projections`
+(the layer that folds them), the harness's by `ledgermem.evaluation`; a
+stored row whose type no imported module registered is a decode error that
+names its seq and type (`ledger.errors.UnknownEventType`), never a skip.
+
+Fields whose names are in `TYPED_COLUMNS` are stored in typed columns that
+SQL can filter on; the field named by a class's `IDS` goes to the `ids`
+list column; every other field goes into the canonical JSON `payload`. The
+columns and their types are fixed here and in `ledger/schema.py`, not
+derived from whatever happens to be registered, so the table is the same in
+every process.
 
 Names are past tense: something that happened, never a request.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import ClassVar, TypeVar
+
+from ledgermem.ledger.errors import InvalidEvent
 
 #: Event fields that become typed columns of the `events` table, in column order.
 TYPED_COLUMNS: tuple[str, ...] = (
@@ -28,8 +45,6 @@ TYPED_COLUMNS: tuple[str, ...] = (
     "text",
     "latency_ms",
 )
-
-Fact = tuple[str, str]  # (slot, value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,526 +62,43 @@ class Event:
     occurred_at: str | None = None
 
 
-# --- run stream ---------------------------------------------------------------
+E = TypeVar("E", bound=type[Event])
+
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_REGISTRY: dict[str, type[Event]] = {}
+
+#: Every registered event type by its stored name: a read-only view that grows as packages register theirs.
+EVENT_TYPES: Mapping[str, type[Event]] = MappingProxyType(_REGISTRY)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunStarted(Event):
-    """A run began: everything needed to reproduce it."""
-
-    event_type: ClassVar[str] = "run_started"
-    IDS: ClassVar[str | None] = "systems"
-    systems: tuple[str, ...]
-    config: dict[str, Any]
-    versions: dict[str, Any]
-    dataset: dict[str, Any]
+def _where(cls: type[Event]) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunFinished(Event):
-    """A run ended; `metrics` is what the live run measured, per system."""
+def register(cls: E) -> E:
+    """Register an event class under its `event_type`; used as a class decorator.
 
-    event_type: ClassVar[str] = "run_finished"
-    metrics: dict[str, Any]
-
-
-# --- episode stream: memory ----------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EpisodeStarted(Event):
-    """An episode's memory was created with this configuration.
-
-    The configuration lives in the log so that `evolve` and `decide` never
-    need one from outside.
+    The name is what the ledger stores, so it is checked once here: a
+    lower-case identifier, not taken by another class. Registering the same
+    class again (a module imported twice under one name) is a no-op.
     """
-
-    event_type: ClassVar[str] = "episode_started"
-    config: dict[str, Any]
-    lang: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnRecorded(Event):
-    """A raw record: one dialogue turn, complete, with its original time."""
-
-    event_type: ClassVar[str] = "turn_recorded"
-    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "agent", "blocks")
-    #: Fields left out of the payload while they hold their default, so events written before them hash alike.
-    SPARSE: ClassVar[tuple[str, ...]] = ("blocks",)
-    record_id: str
-    text: str  # the user's message
-    agent: str
-    source: str | None = None
-    #: False when a source policy says this source's turns are not remembered: kept as a raw record,
-    #: never shown in the window, never summarised.
-    remember: bool = True
-    #: Why no summary was asked for this turn ("" when one was): the gate level's or the source policy's verdict.
-    gated: str = ""
-    #: Multimodal blocks (`ledger.blocks`): references {sha256, mime, size, source, caption, side}; the bytes are
-    #: in the ledger's `blobs` table under their sha256. Caption and source are sealed with the turn's text.
-    blocks: tuple[dict[str, Any], ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LlmCalled(Event):
-    """One model call and its full response."""
-
-    event_type: ClassVar[str] = "llm_called"
-    PERSONAL: ClassVar[tuple[str, ...]] = ("text",)
-    purpose: str
-    backend: str
-    model: str
-    prompt_hash: str
-    text: str  # the full response
-    usage: dict[str, int] = field(default_factory=dict)
-    latency_ms: float | None = None
-    retries: int = 0
-    error: str | None = None
-    probe_id: str | None = None
-    # Each HTTP attempt of the call, in order: {"status", "error", "latency_ms"} (and "wait_s" before a retry);
-    # empty for an offline backend. Ledgers written before the field existed decode with the default.
-    attempts: tuple[dict[str, Any], ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SummaryCreated(Event):
-    """A summary entered the active chain.
-
-    `written_by` says whose text it is: the separate summarizer call, or the
-    answering call itself (`self`, a `<MEMORY_UPDATE>` block). Ledgers
-    written before the field existed decode with the default.
-    """
-
-    event_type: ClassVar[str] = "summary_created"
-    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "facts", "inferences")
-    IDS: ClassVar[str | None] = "raw_ids"
-    summary_id: str
-    text: str
-    facts: tuple[Fact, ...]
-    overrides: tuple[str, ...]
-    raw_ids: tuple[str, ...]
-    truncated: bool = False
-    written_by: str = "summarizer"
-    #: Claims the summarizer made that the raw turn does not ground: kept, never rendered as authoritative.
-    inferences: tuple[Fact, ...] = ()
-    #: The summaries a capacity merge rewrote into this one (empty for a summary of a turn).
-    merged_from: tuple[str, ...] = ()
-    #: (as written, as stored) for each slot the gate stored under another name (`gate.attributes`).
-    renamed_slots: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SummaryOverridden(Event):
-    """An older summary left the chain for the archive, replaced by a newer one."""
-
-    event_type: ClassVar[str] = "summary_overridden"
-    IDS: ClassVar[str | None] = "superseded_by"
-    summary_id: str
-    superseded_by: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OverrideRejected(Event):
-    """An override the summarizer asked for that was not applied."""
-
-    event_type: ClassVar[str] = "override_rejected"
-    IDS: ClassVar[str | None] = "rejected"
-    summary_id: str | None  # the summary that asked for it (None if none was written)
-    rejected: tuple[str, ...]
-    reason: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SummaryRejected(Event):
-    """A memory update that did not pass summary validation (`gate/validation.py`); none of it was stored.
-
-    `purpose`: `summarize` (a summarizer response) or `self_write` (a
-    `<MEMORY_UPDATE>` block); `attempt` counts the turn's summarizer calls
-    from 1 (0 for a self-write); `reasons` are the validation's codes. The
-    response itself is in the `llm_called` event before it.
-    """
-
-    event_type: ClassVar[str] = "summary_rejected"
-    IDS: ClassVar[str | None] = "reasons"
-    purpose: str
-    attempt: int
-    reasons: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SummarySkipped(Event):
-    """Every memory update of the turn was rejected: the raw record is all the memory keeps of it.
-
-    The fallback after the specific retry; `attempts` counts the rejected
-    updates and `reasons` joins their codes.
-    """
-
-    event_type: ClassVar[str] = "summary_skipped"
-    IDS: ClassVar[str | None] = "reasons"
-    record_id: str
-    attempts: int
-    reasons: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class IndexCreated(Event):
-    """A title was put over a group of older summaries (capacity, `index` strategy)."""
-
-    event_type: ClassVar[str] = "index_created"
-    PERSONAL: ClassVar[tuple[str, ...]] = ("text",)
-    IDS: ClassVar[str | None] = "members"
-    index_id: str
-    members: tuple[str, ...]
-    text: str  # the title as written
-    span: str = ""  # "turn 5-8": the part of the title that never goes stale
-    level: int = 1
-    tokens_before: int = 0
-    tokens_after: int = 0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class IndexFolded(Event):
-    """Titles were folded under a higher-level title because the titles themselves passed their budget.
-
-    `members` are index ids; the folded titles stay readable by id (`expand_index`).
-    """
-
-    event_type: ClassVar[str] = "index_folded"
-    PERSONAL: ClassVar[tuple[str, ...]] = ("text",)
-    IDS: ClassVar[str | None] = "members"
-    index_id: str
-    members: tuple[str, ...]
-    text: str
-    span: str = ""
-    level: int = 2
-    tokens_before: int = 0
-    tokens_after: int = 0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SummaryArchived(Event):
-    """A summary left the chain for the archive for a reason other than an override (a capacity merge)."""
-
-    event_type: ClassVar[str] = "summary_archived"
-    IDS: ClassVar[str | None] = "superseded_by"
-    summary_id: str
-    reason: str
-    superseded_by: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CapacityMerged(Event):
-    """Capacity, `merge` strategy: early non-conflicting summaries were rewritten into `summary_id`."""
-
-    event_type: ClassVar[str] = "capacity_merged"
-    IDS: ClassVar[str | None] = "merged_from"
-    summary_id: str
-    merged_from: tuple[str, ...]
-    tokens_before: int
-    tokens_after: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MergeRejected(Event):
-    """A capacity merge that was not applied (too small a gain, or nothing could be merged), counted."""
-
-    event_type: ClassVar[str] = "merge_rejected"
-    IDS: ClassVar[str | None] = "merged_from"
-    merged_from: tuple[str, ...]
-    reason: str
-    tokens_before: int = 0
-    tokens_after: int = 0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionChecked(Event):
-    """The report of one compaction pass: what it did, why it stopped, and the survival checks after it.
-
-    `constraints_missing` lists the pins the rendered prompt no longer
-    showed (each re-injected by a `constraint_reinjected` event);
-    `open_loops_before`/`after` count the open loops the prompt showed
-    before and after the pass. A drop is a red flag, not a feature.
-    """
-
-    event_type: ClassVar[str] = "compaction_checked"
-    IDS: ClassVar[str | None] = "constraints_missing"
-    strategy: str
-    created: int  # titles, folds or merges applied
-    rejected: int  # refused by the cost gate or the minimum gain
-    stopped: str  # "under low water" | "per-turn cap" | "no token progress" | "no candidates" | ...
-    tokens_before: int
-    tokens_after: int
-    constraints_checked: int
-    constraints_missing: tuple[str, ...]
-    open_loops_before: int
-    open_loops_after: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ConstraintPinned(Event):
-    """A hard constraint or an open loop joined the pinned block, which is never compressed.
-
-    `origin`: `declared` (by the application), `summary` (the summarizer's
-    CONSTRAINTS/OPEN section), `detected` (the lexical detector in the
-    user's own words: watched, and shown once a survival check finds it
-    missing from the prompt).
-    """
-
-    event_type: ClassVar[str] = "constraint_pinned"
-    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "anchors")
-    pin_id: str
-    kind: str  # "constraint" | "open_loop"
-    text: str  # verbatim
-    origin: str
-    record_id: str | None = None
-    summary_id: str | None = None
-    anchors: tuple[str, ...] = ()  # exact strings whose presence in the prompt shows the pin survived
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ConstraintReinjected(Event):
-    """A survival check found a pin missing from the rendered prompt; it is shown verbatim from now on."""
-
-    event_type: ClassVar[str] = "constraint_reinjected"
-    pin_id: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WindowEvicted(Event):
-    """A raw record left the sliding window (it stays in the raw records)."""
-
-    event_type: ClassVar[str] = "window_evicted"
-    record_id: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ContextRendered(Event):
-    """The manifest of one prompt: which ids went in, and what each part cost."""
-
-    event_type: ClassVar[str] = "context_rendered"
-    IDS: ClassVar[str | None] = "item_ids"
-    purpose: str
-    item_ids: tuple[str, ...]
-    parts: dict[str, Any]
-    budget: int
-    tokens: int
-    probe_id: str | None = None
-
-
-# --- episode stream: baseline memories ------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BaselineWritten(Event):
-    """A baseline memory wrote one item: a naive-chain summary, or a new rolling summary."""
-
-    event_type: ClassVar[str] = "baseline_written"
-    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "facts")
-    IDS: ClassVar[str | None] = "raw_ids"
-    summary_id: str  # the item's id within its stream
-    text: str
-    facts: tuple[Fact, ...]
-    raw_ids: tuple[str, ...]
-    truncated: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BaselineDropped(Event):
-    """A baseline memory deleted items (oldest past its budget, or folded into a rolling summary).
-
-    The ledger keeps what they were; the system itself can no longer read them.
-    """
-
-    event_type: ClassVar[str] = "baseline_dropped"
-    IDS: ClassVar[str | None] = "dropped"
-    dropped: tuple[str, ...]
-    reason: str
-
-
-# --- episode stream: evaluation -------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EpisodeGold(Event):
-    """The dataset's annotations for this episode: planted facts and evidence the metrics and I4 judge against.
-
-    `evidence` lists the records the dataset names as holding an answer
-    (LoCoMo evidence dia_ids, LongMemEval `has_answer` turns, a seed
-    probe's `evidence`), mapped onto this episode's record ids; ledgers
-    written before the field existed decode with none.
-    """
-
-    event_type: ClassVar[str] = "episode_gold"
-    PERSONAL: ClassVar[tuple[str, ...]] = ("facts",)
-    facts: tuple[Fact, ...]  # (slot, value) as planted, in dialogue order
-    fact_turns: tuple[int, ...]  # the turn each planted fact was stated in
-    source: str = ""
-    evidence: tuple[str, ...] = ()  # record ids, in dialogue order
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProbeAsked(Event):
-    """A question put to the memory after ingestion, with its gold answer."""
-
-    event_type: ClassVar[str] = "probe_asked"
-    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "gold", "poison")
-    probe_id: str
-    probe_type: str
-    slot: str | None
-    text: str  # the question
-    gold: str
-    evidence: tuple[str, ...] = ()  # record ids the dataset names as evidence, if any
-    #: A poisoning probe's planted false value: the metrics count how often it surfaces and is written back.
-    poison: str | None = None
-    #: When the dataset says the question is asked (LongMemEval's question_date); the answer prompt says so.
-    asked_at: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCalled(Event):
-    """An exact-id tool call made while answering a probe."""
-
-    event_type: ClassVar[str] = "tool_called"
-    PERSONAL: ClassVar[tuple[str, ...]] = ("text", "args")
-    probe_id: str
-    tool: str
-    args: dict[str, str]
-    ok: bool
-    text: str  # the result shown to the model, or the error
-    parsed: bool = True
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProbeAnswered(Event):
-    """The visible answer to a probe."""
-
-    event_type: ClassVar[str] = "probe_answered"
-    PERSONAL: ClassVar[tuple[str, ...]] = ("text",)
-    probe_id: str
-    text: str
-    tool_calls: int
-    llm_calls: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProbeJudged(Event):
-    """Whether the answer matched the gold value, and how that was decided."""
-
-    event_type: ClassVar[str] = "probe_judged"
-    PERSONAL: ClassVar[tuple[str, ...]] = ("value",)
-    probe_id: str
-    correct: bool
-    method: str
-    value: str  # the gold value judged against
-
-
-# --- episode stream: erasure ---------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FactErased(Event):
-    """One fact observation was erased (the value itself is never written here)."""
-
-    event_type: ClassVar[str] = "fact_erased"
-    summary_id: str
-    slot: str
-    legal_basis: str
-    collateral: bool = False  # erased because it shared a summary with an erased fact
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class KeyShredded(Event):
-    """Keys were destroyed; everything sealed under them is unreadable from now on."""
-
-    event_type: ClassVar[str] = "key_shredded"
-    IDS: ClassVar[str | None] = "key_ids"
-    key_ids: tuple[str, ...]
-    legal_basis: str
-    request: str
-    records: tuple[str, ...] = ()
-    summaries: tuple[str, ...] = ()
-    indexes: tuple[str, ...] = ()
-    pins: tuple[str, ...] = ()
-
-
-# --- episode stream: page-in ---------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PagedIn(Event):
-    """An archived summary or a raw record was brought back into the prompt for the next turns (page-in).
-
-    Exactly one of `summary_id` and `record_id` names the item. It is shown
-    at its original turn, marked as paged in, in the prompts rendered while
-    the stream's last turn is before `until_turn` (turn + the configured
-    `page_in_turns`); `turn` is the turn it was paged in at. Paging in an
-    item again restarts its turns.
-    """
-
-    event_type: ClassVar[str] = "paged_in"
-    until_turn: int
-    summary_id: str | None = None
-    record_id: str | None = None
-
-    @property
-    def item_id(self) -> str:
-        return self.summary_id or self.record_id or ""
-
-
-# --- episode stream: slot names ------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SlotAliasSuspected(Event):
-    """A summary wrote a slot name the attribute table does not know that looks like one the episode has.
-
-    Stored as written, never merged by the gate: `rule` says why it looks
-    alike ("reordered", "contains", "generic affix"); a dataset's
-    `attributes` mapping settles it.
-    """
-
-    event_type: ClassVar[str] = "slot_alias_suspected"
-    summary_id: str
-    slot: str  # the new name
-    existing: str  # the slot the episode already had
-    rule: str
-
-
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.event_type: cls
-    for cls in (
-        RunStarted,
-        RunFinished,
-        EpisodeStarted,
-        TurnRecorded,
-        LlmCalled,
-        SummaryCreated,
-        SummaryOverridden,
-        OverrideRejected,
-        SummaryRejected,
-        SummarySkipped,
-        IndexCreated,
-        IndexFolded,
-        SummaryArchived,
-        CapacityMerged,
-        MergeRejected,
-        CompactionChecked,
-        ConstraintPinned,
-        ConstraintReinjected,
-        WindowEvicted,
-        ContextRendered,
-        BaselineWritten,
-        BaselineDropped,
-        EpisodeGold,
-        ProbeAsked,
-        ToolCalled,
-        ProbeAnswered,
-        ProbeJudged,
-        FactErased,
-        KeyShredded,
-        PagedIn,
-        SlotAliasSuspected,
-    )
-}
+    name = cls.event_type
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise InvalidEvent(f"{_where(cls)}: event_type {name!r} must be a lower-case name like 'item_added'")
+    if not (isinstance(cls, type) and issubclass(cls, Event) and "__dataclass_fields__" in vars(cls)):
+        raise InvalidEvent(f"{_where(cls)}: an event type must be a dataclass deriving from ledger.events.Event")
+    known = _REGISTRY.get(name)
+    if known is not None and known is not cls and _where(known) != _where(cls):
+        raise InvalidEvent(f"{_where(cls)}: event type {name!r} is already registered by {_where(known)}")
+    _REGISTRY[name] = cls
+    return cls
+
+
+def event_class(name: str) -> type[Event] | None:
+    """The class registered under `name`, or None."""
+    return _REGISTRY.get(name)
+
+
+def is_registered(cls: type[Event]) -> bool:
+    """Whether `cls` itself (not merely a class of the same name) is registered."""
+    return _REGISTRY.get(cls.event_type) is cls

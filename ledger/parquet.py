@@ -47,6 +47,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ledgermem.ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
+from ledgermem.ledger.blocks import HAS_BLOCKS_SQL, referenced_blobs
 from ledgermem.ledger.keys import KeyStore
 from ledgermem.ledger.chain import VerifyReport, check_chain
 from ledgermem.ledger.schema import BLOBS_SCHEMA, GENESIS_HASH, blobs_ddl, events_arrow_schema, events_ddl
@@ -301,11 +302,9 @@ def _write_blobs(ledger: Ledger, staging: Path, run: str, upto: int) -> dict[str
     """The `blobs` rows the run's events reference, as `<run>/blobs.parquet` (none: no file)."""
     wanted: set[str] = set()
     for (payload,) in ledger.conn.execute(
-        "SELECT payload FROM events WHERE run_id = ? AND seq <= ? AND event_type = 'turn_recorded' "
-        "AND contains(payload, '\"blocks\":')", [run, upto]
+        f"SELECT payload FROM events WHERE run_id = ? AND seq <= ? AND {HAS_BLOCKS_SQL}", [run, upto]
     ).fetchall():
-        refs = json.loads(payload).get("blocks", ())
-        wanted |= {r["sha256"] for r in refs if isinstance(r, dict) and r.get("sha256")}
+        wanted |= referenced_blobs(payload)
     if not wanted or "blobs" not in {t[0] for t in ledger.conn.execute("SHOW TABLES").fetchall()}:
         return {}
     rows = ledger.conn.execute(

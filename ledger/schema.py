@@ -1,7 +1,10 @@
-"""The `events` table, derived in one place from the event dataclasses.
+"""The `events` table, and the codec between its rows and registered event classes.
 
-`events_arrow_schema()` is the Arrow schema; `events_ddl()` the DuckDB DDL
-made from it; `encode`/`decode` turn an event into a row and back;
+`events_arrow_schema()` is the Arrow schema: the envelope, the typed columns
+(`TYPED_COLUMN_TYPES`, fixed here whatever event types are registered, so
+every process makes the same table) and the trailer; `events_ddl()` the
+DuckDB DDL made from it; `encode`/`decode` turn an event into a row and
+back, by the type name the class registered (`ledger.events.register`);
 `canonical_bytes` is what the hash chain hashes. A golden file in the tests
 pins the schema so a change to it is a reviewed diff.
 """
@@ -21,7 +24,7 @@ import pyarrow as pa
 
 from ledgermem.ledger.blocks import PUBLIC_KEYS as _BLOCK_PUBLIC
 from ledgermem.ledger.errors import InvalidEvent, MalformedEvent, UnknownEventType
-from ledgermem.ledger.events import EVENT_TYPES, TYPED_COLUMNS, Event
+from ledgermem.ledger.events import TYPED_COLUMNS, Event, event_class, is_registered
 
 GENESIS_HASH = "0" * 64
 
@@ -64,12 +67,42 @@ def _arrow_type(hint: Any, where: str) -> pa.DataType:
     raise TypeError(f"{where}: type {hint!r} cannot be a typed column")
 
 
+#: The Arrow type of each typed column. An event field stored in one must have exactly this type.
+TYPED_COLUMN_TYPES: dict[str, pa.DataType] = {
+    "turn": pa.int64(),
+    "occurred_at": pa.string(),
+    "summary_id": pa.string(),
+    "record_id": pa.string(),
+    "index_id": pa.string(),
+    "probe_id": pa.string(),
+    "slot": pa.string(),
+    "value": pa.string(),
+    "ids": pa.list_(pa.string()),
+    "text": pa.string(),
+    "latency_ms": pa.float64(),
+}
+assert tuple(TYPED_COLUMN_TYPES) == TYPED_COLUMNS
+
 _HINTS: dict[type[Event], dict[str, Any]] = {}
 
 
 def _hints(cls: type[Event]) -> dict[str, Any]:
+    """The class's field types, checked once against the typed columns its fields go to."""
     if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls)
+        hints = typing.get_type_hints(cls)
+        for f in fields(cls):
+            col = _column_of(cls, f.name)
+            if col is None:
+                continue
+            where = f"{cls.__name__}.{f.name}"
+            try:
+                t = _arrow_type(hints[f.name], where)
+            except TypeError as exc:
+                raise InvalidEvent(str(exc)) from exc
+            if t != TYPED_COLUMN_TYPES[col]:
+                raise InvalidEvent(f"{where} is {t} but goes to the typed column {col!r}, "
+                                   f"which is {TYPED_COLUMN_TYPES[col]}")
+        _HINTS[cls] = hints
     return _HINTS[cls]
 
 
@@ -81,18 +114,9 @@ def _column_of(cls: type[Event], name: str) -> str | None:
 
 @cache
 def events_arrow_schema() -> pa.Schema:
-    """Envelope + typed columns (types taken from the event classes) + trailer."""
-    typed: dict[str, pa.DataType] = {}
-    for cls in EVENT_TYPES.values():
-        for f in fields(cls):
-            col = _column_of(cls, f.name)
-            if col is None:
-                continue
-            t = _arrow_type(_hints(cls)[f.name], f"{cls.__name__}.{f.name}")
-            if typed.setdefault(col, t) != t:
-                raise TypeError(f"column {col!r}: {cls.__name__}.{f.name} is {t}, others {typed[col]}")
+    """Envelope + typed columns + trailer."""
     cols = [pa.field(n, t, nullable=nl) for n, t, nl in ENVELOPE]
-    cols += [pa.field(c, typed[c], nullable=True) for c in TYPED_COLUMNS]
+    cols += [pa.field(c, TYPED_COLUMN_TYPES[c], nullable=True) for c in TYPED_COLUMNS]
     cols += [pa.field(n, t, nullable=nl) for n, t, nl in TRAILER]
     return pa.schema(cols)
 
@@ -202,8 +226,9 @@ def encode(event: Event, seal: Transform | None = None,
     field, or one per item of a sequence field.
     """
     cls = type(event)
-    if EVENT_TYPES.get(cls.event_type) is not cls:
+    if not is_registered(cls):
         raise InvalidEvent(f"{cls.__name__} is not a registered event type")
+    _hints(cls)
     columns: dict[str, Any] = dict.fromkeys(TYPED_COLUMNS)
     body: dict[str, Any] = {}
     for f in fields(cls):
@@ -241,9 +266,9 @@ def decode(
     unseal: Transform | None = None,
 ) -> Event:
     """A stored row back into its event; `unseal` opens sealed values; errors name the seq."""
-    cls = EVENT_TYPES.get(event_type)
+    cls = event_class(event_type)
     if cls is None:
-        raise UnknownEventType(seq, f"unknown event type {event_type!r}; known: {', '.join(sorted(EVENT_TYPES))}")
+        raise UnknownEventType(seq, event_type)
     if schema_version > cls.schema_version:
         raise MalformedEvent(
             seq, f"{event_type} has schema_version {schema_version}, newer than this code ({cls.schema_version})"
@@ -254,7 +279,7 @@ def decode(
         raise MalformedEvent(seq, f"payload of {event_type} is not JSON: {exc}") from exc
     if not isinstance(body, dict):
         raise MalformedEvent(seq, f"payload of {event_type} is {type(body).__name__}, expected an object")
-    body = upcast(event_type, schema_version, body)
+    body = upcast(cls, schema_version, body)
     kwargs: dict[str, Any] = {}
     hints = _hints(cls)
     for f in fields(cls):
@@ -281,11 +306,11 @@ def decode(
 UPCASTERS: dict[tuple[str, int], typing.Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 
-def upcast(event_type: str, version: int, body: dict[str, Any]) -> dict[str, Any]:
-    """Apply upcasters until the payload is at the current version."""
-    current = EVENT_TYPES[event_type].schema_version
+def upcast(cls: type[Event], version: int, body: dict[str, Any]) -> dict[str, Any]:
+    """Apply upcasters until the payload is at the current version of `cls`."""
+    current = cls.schema_version
     while version < current:
-        body = UPCASTERS[(event_type, version)](body)
+        body = UPCASTERS[(cls.event_type, version)](body)
         version += 1
     return body
 

@@ -13,7 +13,6 @@ The API has `append` and `read`; it has no update and no delete.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -29,7 +28,7 @@ from ledgermem.ledger.chain import VerifyReport as VerifyReport  # re-exported: 
 from ledgermem.ledger.chain import check_chain
 from ledgermem.ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledgermem.ledger.events import TYPED_COLUMNS, Event
-from ledgermem.ledger.blocks import is_sha256
+from ledgermem.ledger.blocks import BLOCKS_FIELD, HAS_BLOCKS_SQL, is_sha256, referenced_blobs
 from ledgermem.ledger.keys import SEALED, FieldKeys, KeyStore, key_path
 from ledgermem.ledger.schema import (
     GENESIS_HASH,
@@ -48,7 +47,14 @@ FORMAT_VERSION = "1"
 
 @dataclass(frozen=True, slots=True, order=True)
 class StreamKey:
-    """Which stream an event belongs to: the run, and within it a system's episode."""
+    """Which stream an event belongs to: the ledger's one type of stream id.
+
+    To the ledger the three parts are an opaque identity, compared whole;
+    `run_id` also partitions (`read(run_id=...)`, a Parquet export's
+    folders). What a `system` or an `episode_id` is belongs to the packages
+    that write streams: a run's own stream has neither, a memory's episode
+    has both.
+    """
 
     run_id: str
     system: str = ""
@@ -66,7 +72,12 @@ class StreamKey:
 
 @dataclass(frozen=True, slots=True)
 class RecordedEvent:
-    """An event as the ledger holds it: position, time of recording, hash."""
+    """The envelope: an event as the ledger holds it, with its position, time of recording and hash.
+
+    The ledger fills in everything but `event`, whose class a package
+    registered (`ledger.events`); the type name and schema version stored
+    with it are the class's.
+    """
 
     seq: int
     event_id: str
@@ -76,6 +87,14 @@ class RecordedEvent:
     event: Event
     prev_hash: str
     hash: str
+
+    @property
+    def event_type(self) -> str:
+        return type(self.event).event_type
+
+    @property
+    def schema_version(self) -> int:
+        return type(self.event).schema_version
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,7 +308,7 @@ class Ledger:
         choice = key_for(event) if key_for is not None and type(event).PERSONAL else None
         if choice is None or isinstance(choice, str):
             return choice
-        own = choice.fields.get("blocks")
+        own = choice.fields.get(BLOCKS_FIELD)
         return own if isinstance(own, str) else choice.default
 
     def _blob_rows(
@@ -299,7 +318,7 @@ class Ledger:
         rows: list[list[Any]] = []
         planned: set[tuple[str, str | None]] = set()
         for event in events:
-            refs = getattr(event, "blocks", ())
+            refs = getattr(event, BLOCKS_FIELD, ())
             key_id = self._blob_key(event, key_for) if refs else None
             for ref in refs:
                 sha = ref.get("sha256")
@@ -495,13 +514,10 @@ class Ledger:
                 return f"{where}: its bytes do not hash to its sha256 (altered)"
         stored = {r[0] for r in self.conn.execute("SELECT DISTINCT sha256 FROM blobs").fetchall()}
         for seq, payload in self.conn.execute(
-            "SELECT seq, payload FROM events WHERE event_type = 'turn_recorded' AND contains(payload, '\"blocks\":') "
-            "ORDER BY seq"
+            f"SELECT seq, payload FROM events WHERE {HAS_BLOCKS_SQL} ORDER BY seq"
         ).fetchall():
-            for ref in json.loads(payload).get("blocks", ()):
-                sha = ref.get("sha256") if isinstance(ref, dict) else None
-                if sha is not None and sha not in stored:
-                    return f"seq {seq}: block {sha} has no row in the blobs table"
+            for sha in sorted(referenced_blobs(payload) - stored):
+                return f"seq {seq}: block {sha} has no row in the blobs table"
         return None
 
     def verify(self) -> VerifyReport:

@@ -13,7 +13,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from ledgermem.ledger.events import ContextRendered, Event, LlmCalled, ToolCalled
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import ContextRendered, LlmCalled, ToolCalled
 from ledgermem.memory.backends import Backend, Completion, Message, identity, prompt_hash
 from ledgermem.memory.prompts import answer_messages, tool_result_message
 from ledgermem.memory.prune import PRUNED_KEY

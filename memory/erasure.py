@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from ledgermem.gate.erasure import gold_keys, planted_of, value_pattern
-from ledgermem.ledger.events import EpisodeGold, Event, FactErased, KeyShredded, ProbeAsked, TurnRecorded
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import EpisodeGold, FactErased, KeyShredded, ProbeAsked, TurnRecorded
 from ledgermem.ledger.keys import ERASED, FieldKeys
 from ledgermem.ledger.parquet import ParquetLedger
 from ledgermem.ledger.store import Ledger, StreamKey

@@ -28,8 +28,9 @@ from ledgermem.gate.invariants import check_i1, check_i2, check_i3, check_i5
 from ledgermem.gate.summary_format import parse_summary, split_memory_update
 from ledgermem.gate.validation import describe
 from ledgermem.ledger.blocks import Block, blob_map
-from ledgermem.ledger.events import (
-    ContextRendered, Event, IndexCreated, IndexFolded, LlmCalled, PagedIn, SummaryCreated, ToolCalled,
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import (
+    ContextRendered, IndexCreated, IndexFolded, LlmCalled, PagedIn, SummaryCreated, ToolCalled,
 )
 from ledgermem.ledger.keys import FieldKeys, key_path
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey

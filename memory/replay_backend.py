@@ -16,7 +16,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ledgermem.ledger.events import LlmCalled
+from ledgermem.projections.events import LlmCalled
 from ledgermem.memory.backends import Completion, Message, prompt_hash
 from ledgermem.memory.errors import LlmNotRecorded
 

@@ -13,8 +13,9 @@ from typing import Any
 from ledgermem.projections.errors import ConfigError
 
 
-#: The memory systems a stream can hold: this memory and the three baselines it is compared with.
-SYSTEM_KINDS: tuple[str, ...] = ("three_layer", "full_context", "memgpt_style", "naive_chain")
+#: What `system` may be spelled as: a lower-case name. Which systems exist is the harness's list
+#: (`evaluation.runner.SYSTEMS`); the memory only records the name and checks its own (`three_layer`).
+_SYSTEM_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 #: Which turns are summarised: `off` every turn; `loose` all but small talk and plain questions;
 #: `pattern` only turns where the lexical detector finds a fact, a constraint or an open loop;
@@ -81,8 +82,8 @@ class MemoryConfig:
 
     def validate(self) -> MemoryConfig:
         problems = []
-        if self.system not in SYSTEM_KINDS:
-            problems.append(f"system={self.system!r}: one of {', '.join(SYSTEM_KINDS)}")
+        if not isinstance(self.system, str) or not _SYSTEM_NAME.fullmatch(self.system):
+            problems.append(f"system={self.system!r} must be a lower-case name like 'three_layer'")
         if self.window_turns < 0:
             problems.append(f"window_turns={self.window_turns!r} must be >= 0")
         if self.chain_budget <= 0:

@@ -55,7 +55,7 @@ from typing import Any, overload
 import duckdb
 import pyarrow as pa
 
-from ledgermem.ledger.events import EVENT_TYPES
+from ledgermem.ledger.events import event_class
 from ledgermem.ledger.keys import ERASED, PREFIX
 from ledgermem.ledger.store import Ledger
 from ledgermem.projections.errors import ProjectionError
@@ -307,7 +307,10 @@ def _check_schema_versions(conn: duckdb.DuckDBPyConnection) -> None:
     # The SQL reads payloads as the event classes define them now; an older payload would need the
     # upcasters that `decode` applies, which exist only in Python.
     for event_type, version in conn.execute("SELECT DISTINCT event_type, schema_version FROM _rb_ev").fetchall():
-        current = EVENT_TYPES[event_type].schema_version
+        cls = event_class(event_type)
+        if cls is None:
+            continue  # not an event of the memory (those are registered with this package): the SQL reads none
+        current = cls.schema_version
         if version != current:
             raise ProjectionError(
                 f"{event_type} events at schema version {version} (current: {current}): "

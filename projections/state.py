@@ -12,16 +12,15 @@ configuration is in `episode_started`) and performs no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ledgermem.ledger.compat import assert_never
 from ledgermem.ledger.keys import ERASED
 
-from ledgermem.ledger.events import (
-    BaselineDropped,
-    BaselineWritten,
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import (
     CapacityMerged,
     CompactionChecked,
     ConstraintPinned,
@@ -29,7 +28,6 @@ from ledgermem.ledger.events import (
     ContextRendered,
     EpisodeGold,
     EpisodeStarted,
-    Event,
     Fact,
     FactErased,
     IndexCreated,
@@ -39,11 +37,8 @@ from ledgermem.ledger.events import (
     MergeRejected,
     OverrideRejected,
     PagedIn,
-    ProbeAnswered,
     ProbeAsked,
     ProbeJudged,
-    RunFinished,
-    RunStarted,
     SlotAliasSuspected,
     SummaryArchived,
     SummaryCreated,
@@ -234,10 +229,9 @@ def record_id_for(turn: int) -> str:
     return f"r{turn:04d}"
 
 
+#: The memory's events (`projections.events`), each of which `evolve` matches.
 EpisodeEvent = (
-    RunStarted
-    | RunFinished
-    | EpisodeStarted
+    EpisodeStarted
     | TurnRecorded
     | LlmCalled
     | SummaryCreated
@@ -255,12 +249,9 @@ EpisodeEvent = (
     | ConstraintReinjected
     | WindowEvicted
     | ContextRendered
-    | BaselineWritten
-    | BaselineDropped
     | EpisodeGold
     | ProbeAsked
     | ToolCalled
-    | ProbeAnswered
     | ProbeJudged
     | FactErased
     | KeyShredded
@@ -276,8 +267,15 @@ def _need(state: EpisodeState, summary_id: str, event: Event) -> Summary:
     return found
 
 
-def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
-    """The state after `event`. Pure."""
+def evolve(state: EpisodeState, event: Event) -> EpisodeState:
+    """The state after `event`. Pure.
+
+    An episode stream also holds what other packages record in it (the
+    harness's answers, a baseline's own memory): the memory does not change
+    for those. Every event of the memory's own is matched below.
+    """
+    if not isinstance(event, EpisodeEvent):
+        return state
     match event:
         case EpisodeStarted():
             return EpisodeState(config=MemoryConfig.from_dict(event.config), started=True)
@@ -360,13 +358,11 @@ def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
         case PagedIn():
             return _page_in(state, event)
         case (
-            RunStarted() | RunFinished() | LlmCalled() | ContextRendered()
-            | ProbeAsked() | ToolCalled() | ProbeAnswered() | ProbeJudged() | EpisodeGold()
+            LlmCalled() | ContextRendered()
+            | ProbeAsked() | ToolCalled() | ProbeJudged() | EpisodeGold()
             | CapacityMerged() | MergeRejected() | CompactionChecked() | SummaryRejected() | SummarySkipped()
         ):
             return state  # recorded for audit and metrics; the memory itself does not change
-        case BaselineWritten() | BaselineDropped():
-            return state  # a baseline's own memory: folded by the evaluation's baseline systems
         case SlotAliasSuspected():
             return state  # for analysts (`anomalies`, the report): the gate stored the slot as written
         case _:
@@ -405,7 +401,7 @@ def _shred(state: EpisodeState, event: KeyShredded) -> EpisodeState:
                    shredded_keys=(*state.shredded_keys, *event.key_ids))
 
 
-def fold(events: list[EpisodeEvent], state: EpisodeState | None = None) -> EpisodeState:
+def fold(events: Iterable[Event], state: EpisodeState | None = None) -> EpisodeState:
     s = state or EpisodeState()
     for e in events:
         s = evolve(s, e)

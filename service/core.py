@@ -33,7 +33,7 @@ from ledgermem.service.questions import (
     ServiceError, Unavailable, error_body, jsonable,
 )
 from ledgermem.gate.invariants import audit, check_i5
-from ledgermem.ledger.events import FactErased, KeyShredded
+from ledgermem.projections.events import FactErased, KeyShredded
 from ledgermem.ledger.store import StreamKey
 from ledgermem.projections.state import EpisodeState, evolve
 from ledgermem.temporal import Episode, as_of, blame, diff, fact_history, install, manifest

@@ -18,16 +18,16 @@ from typing import Any
 from ledgermem.evaluation import baselines
 from ledgermem.evaluation.judge import contains_value
 from ledgermem.evaluation.metrics import ProbeOutcome, outcome_from_events
-from ledgermem.ledger.events import (
+from ledgermem.projections.events import (
     ContextRendered,
     EpisodeStarted,
     LlmCalled,
-    ProbeAnswered,
     ProbeAsked,
     ProbeJudged,
     ToolCalled,
     TurnRecorded,
 )
+from ledgermem.evaluation.events import ProbeAnswered
 from ledgermem.ledger.keys import ERASED
 from ledgermem.ledger.store import RecordedEvent
 from ledgermem.projections import render as three_render

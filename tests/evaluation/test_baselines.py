@@ -27,16 +27,9 @@ from ledgermem.evaluation.baselines import (
     render,
     summarizer_messages,
 )
-from ledgermem.ledger.events import (
-    BaselineDropped,
-    BaselineWritten,
-    EpisodeStarted,
-    Event,
-    LlmCalled,
-    ToolCalled,
-    TurnRecorded,
-    WindowEvicted,
-)
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import EpisodeStarted, LlmCalled, ToolCalled, TurnRecorded, WindowEvicted
+from ledgermem.evaluation.events import BaselineDropped, BaselineWritten
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory.answering import NO_TOOLS, call_backend
 from ledgermem.memory.backends import Backend, Message, ScriptedBackend

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from ledgermem.cli.commands import cli
 from ledgermem.evaluation.metrics import compute_metrics, outcome_from_events
-from ledgermem.ledger.events import ConstraintReinjected
+from ledgermem.projections.events import ConstraintReinjected
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory.backends import ScriptedBackend
 from ledgermem.memory.memory import Memory

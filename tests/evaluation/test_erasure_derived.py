@@ -24,7 +24,7 @@ from ledgermem.evaluation import erasure as run_erasure
 from tests.invoke import invoke_in
 from ledgermem.evaluation.erasure import erase_in_run
 from ledgermem.evaluation.outputs import FILES
-from ledgermem.ledger.events import EpisodeGold, ProbeAsked, ProbeJudged
+from ledgermem.projections.events import EpisodeGold, ProbeAsked, ProbeJudged
 from ledgermem.ledger.keys import ERASED, KeyStore
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory import erasure as memory_erasure

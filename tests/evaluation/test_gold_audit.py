@@ -13,7 +13,7 @@ from ledgermem.evaluation.runner import RunOptions, _gold_event, run
 from ledgermem.memory.runs import open_run
 from ledgermem.datasets.synthetic import generate_synthetic
 from ledgermem.gate.invariants import audit
-from ledgermem.ledger.events import EpisodeGold
+from ledgermem.projections.events import EpisodeGold
 from ledgermem.ledger.parquet import export
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.tokens import ESTIMATOR

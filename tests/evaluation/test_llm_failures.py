@@ -28,7 +28,7 @@ from ledgermem.evaluation.failures import RunStopped
 from ledgermem.evaluation.metrics import compute_metrics, outcomes_from_ledger
 from ledgermem.evaluation.runner import RunOptions, run
 from ledgermem.datasets.synthetic import generate_synthetic
-from ledgermem.ledger.events import LlmCalled, TurnRecorded
+from ledgermem.projections.events import LlmCalled, TurnRecorded
 from ledgermem.ledger.store import Ledger
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.tokens import ESTIMATOR

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from ledgermem.cli.commands import cli
-from ledgermem.ledger.events import EpisodeStarted
+from ledgermem.projections.events import EpisodeStarted
 from ledgermem.ledger.store import Ledger
 from ledgermem.memory.errors import ConfigError
 from ledgermem.memory.settings import (

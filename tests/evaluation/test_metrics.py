@@ -25,7 +25,7 @@ from ledgermem.evaluation.metrics import (
 )
 from ledgermem.evaluation.runner import SYSTEMS, RunOptions, RunResult, open_memory, run, run_episode
 from ledgermem.datasets.synthetic import generate_synthetic
-from ledgermem.ledger.events import RunFinished
+from ledgermem.evaluation.events import RunFinished
 from ledgermem.ledger.store import Ledger
 from ledgermem.memory.backends import Backend, Message, ScriptedBackend
 from ledgermem.memory.heuristic import HeuristicBackend

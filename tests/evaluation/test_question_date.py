@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ledgermem.datasets.loaders import load_dataset
 from ledgermem.evaluation.runner import RunOptions, run
-from ledgermem.ledger.events import LlmCalled, ProbeAsked
+from ledgermem.projections.events import LlmCalled, ProbeAsked
 from ledgermem.ledger.store import Ledger
 from ledgermem.memory.backends import prompt_hash
 from ledgermem.memory.prompts import today_line

@@ -9,7 +9,8 @@ import pytest
 from ledgermem.datasets.model import Episode, Turn
 from ledgermem.evaluation.metrics import compute_metrics, outcome_from_events
 from ledgermem.evaluation.runner import SYSTEMS, RunOptions, open_memory, run_episode
-from ledgermem.ledger.events import BaselineWritten, SummaryCreated
+from ledgermem.projections.events import SummaryCreated
+from ledgermem.evaluation.events import BaselineWritten
 from ledgermem.ledger.store import Ledger
 from ledgermem.memory.backends import Message, ScriptedBackend
 from ledgermem.projections.config import MemoryConfig

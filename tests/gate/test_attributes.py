@@ -25,7 +25,7 @@ from ledgermem.gate.attributes import BUILTIN_ATTRIBUTES, AttributeTable, attrib
 from ledgermem.gate.commands import LlmCall, RecordTurn
 from ledgermem.gate.decide import decide
 from ledgermem.gate.extraction import measure_extraction
-from ledgermem.ledger.events import EpisodeStarted, SlotAliasSuspected, SummaryCreated
+from ledgermem.projections.events import EpisodeStarted, SlotAliasSuspected, SummaryCreated
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory.heuristic import HeuristicBackend
 from ledgermem.memory.memory import Memory
@@ -359,7 +359,7 @@ def test_anomalies_on_a_connection_without_the_events_leave_the_key_out(tmp_path
 def test_an_erasure_that_names_another_name_of_a_slot_erases_the_slot() -> None:
     from ledgermem.gate.erasure import Erase, decide_erase
     from ledgermem.gate.errors import NothingToErase
-    from ledgermem.ledger.events import FactErased
+    from ledgermem.projections.events import FactErased
 
     s, _ = said(started(), 1, "My office floor is 3F.", "office floor=3F")
     erased = decide_erase(s, Erase(slot="floor of my office", legal_basis="GDPR Art. 17", key_prefix="r/s/e"))

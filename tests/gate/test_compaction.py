@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from ledgermem.gate.capacity import merge_events, merge_group, plan_index, plan_merge
 from ledgermem.gate.commands import LlmCall, RecordTurn
 from ledgermem.gate.decide import decide
-from ledgermem.ledger.events import (
+from ledgermem.projections.events import (
     CapacityMerged,
     CompactionChecked,
     EpisodeStarted,

@@ -15,7 +15,7 @@ import pytest
 
 import ledgermem.gate.invariants as inv
 from ledgermem.gate.invariants import audit, check_scd2
-from ledgermem.ledger.events import EpisodeGold, IndexCreated, SummaryOverridden, TurnRecorded
+from ledgermem.projections.events import EpisodeGold, IndexCreated, SummaryOverridden, TurnRecorded
 from ledgermem.ledger.keys import KeyStore
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory.backends import ScriptedBackend

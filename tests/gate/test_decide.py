@@ -7,7 +7,7 @@ import pytest
 from ledgermem.gate.commands import LlmCall, RecordTurn, StartEpisode
 from ledgermem.gate.decide import decide, validate_overrides
 from ledgermem.gate.errors import CommandRejected
-from ledgermem.ledger.events import (
+from ledgermem.projections.events import (
     EpisodeStarted,
     IndexCreated,
     LlmCalled,

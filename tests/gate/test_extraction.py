@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ledgermem.gate.extraction import Gold, GoldFact, gold_of, measure_extraction
 from ledgermem.gate.invariants import check_i4
-from ledgermem.ledger.events import (
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import (
     EpisodeGold,
     EpisodeStarted,
-    Event,
     FactErased,
     IndexCreated,
     SummaryCreated,

@@ -11,7 +11,13 @@ from ledgermem.gate.commitments import detect_commitments
 from ledgermem.gate.decide import decide
 from ledgermem.gate.errors import CommandRejected
 from ledgermem.gate.provenance import split_provenance
-from ledgermem.ledger.events import CompactionChecked, ConstraintPinned, ConstraintReinjected, EpisodeStarted, SummaryCreated
+from ledgermem.projections.events import (
+    CompactionChecked,
+    ConstraintPinned,
+    ConstraintReinjected,
+    EpisodeStarted,
+    SummaryCreated,
+)
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.errors import ConfigError
 from ledgermem.projections.render import render

@@ -43,8 +43,8 @@ from hypothesis.stateful import (
 
 from ledgermem.gate.errors import CommandRejected
 from ledgermem.gate.invariants import audit
-from ledgermem.ledger.events import (
-    Event,
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import (
     OverrideRejected,
     PagedIn,
     SummaryCreated,

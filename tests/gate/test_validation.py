@@ -11,7 +11,7 @@ from ledgermem.gate.decide import decide, reasons_against
 from ledgermem.gate.errors import CommandRejected
 from ledgermem.gate.summary_format import format_summary
 from ledgermem.gate.validation import REASONS, describe, validate_summary
-from ledgermem.ledger.events import SummaryCreated, SummaryRejected, SummarySkipped
+from ledgermem.projections.events import SummaryCreated, SummaryRejected, SummarySkipped
 from ledgermem.memory.heuristic import HeuristicBackend
 from ledgermem.memory.prompts import summarizer_messages
 from ledgermem.projections.config import MemoryConfig

@@ -18,7 +18,7 @@ from ledgermem.datasets.model import DatasetError
 from ledgermem.datasets.loaders import load_dataset
 from ledgermem.ledger.blocks import Block, caption_text
 from ledgermem.ledger.errors import LedgerError
-from ledgermem.ledger.events import TurnRecorded
+from ledgermem.projections.events import TurnRecorded
 from ledgermem.ledger.keys import ERASED, KeyStore
 from ledgermem.ledger.parquet import BLOBS_FILE, ParquetLedger, export, import_dataset
 from ledgermem.ledger.schema import decode, encode

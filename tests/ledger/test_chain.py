@@ -17,7 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ledgermem.ledger.chain import CHANGED, check_chain
-from ledgermem.ledger.events import Event, LlmCalled, SummaryCreated, TurnRecorded
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import LlmCalled, SummaryCreated, TurnRecorded
 from ledgermem.ledger.schema import canonical_bytes, canonical_sql, chain_hash
 from ledgermem.ledger.store import Ledger, StreamKey
 from tests.ledger.test_schema import SAMPLE_EVENTS

@@ -31,7 +31,7 @@ from ledgermem.ledger.checkpoint import (
     write_checkpoint,
 )
 from ledgermem.ledger.errors import CheckpointError
-from ledgermem.ledger.events import LlmCalled, TurnRecorded
+from ledgermem.projections.events import LlmCalled, TurnRecorded
 from ledgermem.ledger.schema import canonical_bytes, chain_hash
 from ledgermem.ledger.store import Ledger, StreamKey
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from ledgermem.ledger.errors import LedgerError, LedgerLocked
-from ledgermem.ledger.events import EpisodeStarted, TurnRecorded
+from ledgermem.projections.events import EpisodeStarted, TurnRecorded
 from ledgermem.ledger.parquet import ImportMarker, export, import_dataset, import_marker_path, partial_imports
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.projections.config import MemoryConfig
@@ -40,7 +40,7 @@ CHILD = """
 import os, sys
 import importlib
 module, attr, when = sys.argv[1], sys.argv[2], int(sys.argv[3])
-owner = importlib.import_module(module)
+owner = importlib.import_module("ledgermem." + module)  # the modules the CLI uses, not a bare top-level copy
 path = attr.split(".")
 holder = owner
 for part in path[:-1]:

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ledgermem.ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
-from ledgermem.ledger.events import ProbeAsked, TurnRecorded
+from ledgermem.projections.events import ProbeAsked, TurnRecorded
 from ledgermem.ledger.keys import SEALED, KeyStore, key_path
 from ledgermem.ledger.parquet import (
     MANIFEST,

@@ -10,11 +10,8 @@ from pathlib import Path
 import pytest
 
 from ledgermem.ledger.errors import EventDecodeError, InvalidEvent, LedgerError, MalformedEvent, UnknownEventType
-from ledgermem.ledger.events import (
-    EVENT_TYPES,
-    TYPED_COLUMNS,
-    BaselineDropped,
-    BaselineWritten,
+from ledgermem.ledger.events import EVENT_TYPES, TYPED_COLUMNS, Event
+from ledgermem.projections.events import (
     CapacityMerged,
     CompactionChecked,
     ConstraintPinned,
@@ -22,20 +19,17 @@ from ledgermem.ledger.events import (
     ContextRendered,
     EpisodeGold,
     EpisodeStarted,
-    Event,
     FactErased,
     IndexCreated,
     IndexFolded,
     KeyShredded,
     LlmCalled,
+    MEMORY_EVENTS,
     MergeRejected,
     OverrideRejected,
     PagedIn,
-    ProbeAnswered,
     ProbeAsked,
     ProbeJudged,
-    RunFinished,
-    RunStarted,
     SlotAliasSuspected,
     SummaryArchived,
     SummaryCreated,
@@ -45,6 +39,14 @@ from ledgermem.ledger.events import (
     ToolCalled,
     TurnRecorded,
     WindowEvicted,
+)
+from ledgermem.evaluation.events import (
+    HARNESS_EVENTS,
+    BaselineDropped,
+    BaselineWritten,
+    ProbeAnswered,
+    RunFinished,
+    RunStarted,
 )
 from ledgermem.ledger.schema import (
     UPCASTERS,
@@ -58,7 +60,7 @@ from ledgermem.ledger.schema import (
 GOLDEN = Path(__file__).parent / "golden" / "events_schema.txt"
 REGEN_ENV = "LEDGERMEM_REGEN_GOLDEN"
 
-#: One realistic instance of every registered event type. Shared with the store
+#: One realistic instance of every event type the memory and the harness declare. Shared with the store
 #: contract tests, which append them and read them back.
 SAMPLE_EVENTS: tuple[Event, ...] = (
     RunStarted(
@@ -220,7 +222,9 @@ def test_ddl_has_no_primary_key_and_required_envelope() -> None:
 
 
 def test_samples_cover_every_event_type() -> None:
-    assert sorted(type(e).event_type for e in SAMPLE_EVENTS) == sorted(EVENT_TYPES)
+    declared = {c.event_type for c in (*MEMORY_EVENTS, *HARNESS_EVENTS)}
+    assert sorted(type(e).event_type for e in SAMPLE_EVENTS) == sorted(declared)
+    assert declared <= set(EVENT_TYPES)
 
 
 @pytest.mark.parametrize("event", SAMPLE_EVENTS, ids=lambda e: type(e).event_type)

@@ -16,15 +16,8 @@ import duckdb
 import pytest
 
 from ledgermem.ledger.errors import ConcurrencyConflict
-from ledgermem.ledger.events import (
-    Event,
-    LlmCalled,
-    ProbeAsked,
-    ProbeJudged,
-    SummaryCreated,
-    TurnRecorded,
-    WindowEvicted,
-)
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import LlmCalled, ProbeAsked, ProbeJudged, SummaryCreated, TurnRecorded, WindowEvicted
 from ledgermem.ledger.schema import GENESIS_HASH, canonical_bytes, chain_hash
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
 from tests.ledger.test_schema import SAMPLE_EVENTS

@@ -12,7 +12,8 @@ import duckdb
 import pytest
 
 from ledgermem.ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
-from ledgermem.ledger.events import Event, TurnRecorded, WindowEvicted
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import TurnRecorded, WindowEvicted
 from ledgermem.ledger.store import Ledger, StreamKey
 
 REPO = Path(__file__).resolve().parents[2]

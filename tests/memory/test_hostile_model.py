@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 from ledgermem.evaluation.metrics import EpisodeOutcome
 from ledgermem.datasets.synthetic import generate_synthetic
 from ledgermem.gate import validation
-from ledgermem.ledger.events import ContextRendered, Event, SummaryCreated, SummaryRejected, SummarySkipped, ToolCalled
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import ContextRendered, SummaryCreated, SummaryRejected, SummarySkipped, ToolCalled
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory.backends import Backend, Message, ScriptedBackend
 from ledgermem.memory.http_backend import HttpSettings, OpenAICompatibleBackend

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ledgermem.ledger.events import ContextRendered, LlmCalled, ToolCalled
+from ledgermem.projections.events import ContextRendered, LlmCalled, ToolCalled
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory.backends import ScriptedBackend
 from ledgermem.memory.factory import make_backend

@@ -14,7 +14,7 @@ from ledgermem.gate.commands import PageIn, StartEpisode
 from ledgermem.gate.decide import decide
 from ledgermem.gate.errors import CommandRejected
 from ledgermem.gate.invariants import audit
-from ledgermem.ledger.events import ContextRendered, PagedIn, ToolCalled, TurnRecorded
+from ledgermem.projections.events import ContextRendered, PagedIn, ToolCalled, TurnRecorded
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory.backends import ScriptedBackend
 from ledgermem.memory.memory import Memory

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ledgermem.evaluation.baselines import BaselineMemory
-from ledgermem.ledger.events import LlmCalled, TurnRecorded
+from ledgermem.projections.events import LlmCalled, TurnRecorded
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory.backends import Message, ScriptedBackend
 from ledgermem.memory.memory import Memory

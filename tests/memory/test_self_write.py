@@ -15,9 +15,9 @@ from ledgermem.gate.commands import LlmCall, RecordTurn, StartEpisode
 from ledgermem.gate.decide import decide
 from ledgermem.gate.errors import CommandRejected
 from ledgermem.gate.summary_format import NONE_UPDATE, format_memory_update, split_memory_update
-from ledgermem.ledger.events import (
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import (
     ContextRendered,
-    Event,
     LlmCalled,
     SummaryCreated,
     SummaryOverridden,

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from ledgermem.ledger.events import ToolCalled
+from ledgermem.projections.events import ToolCalled
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory.backends import ScriptedBackend
 from ledgermem.memory.memory import Memory

@@ -16,6 +16,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from ledgermem.evaluation import events as _harness_events  # noqa: F401  registers run_started, probe_answered
 from ledgermem.ledger.events import EVENT_TYPES, Event
 from ledgermem.ledger.store import Ledger, StreamKey
 

@@ -35,14 +35,14 @@ from hypothesis import strategies as st
 
 from ledgermem.gate.invariants import check_i1, check_i3, check_i5, check_scd2
 from ledgermem.ledger.errors import LedgermemError, MalformedEvent, UnknownEventType
-from ledgermem.ledger.events import (
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import (
     CapacityMerged,
     CompactionChecked,
     ConstraintPinned,
     ConstraintReinjected,
     ContextRendered,
     EpisodeStarted,
-    Event,
     FactErased,
     IndexCreated,
     IndexFolded,

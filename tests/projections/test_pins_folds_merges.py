@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledgermem.ledger.events import (
+from ledgermem.projections.events import (
     ConstraintPinned,
     ConstraintReinjected,
     EpisodeStarted,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from ledgermem.gate.commands import LlmCall, RecordTurn
 from ledgermem.gate.decide import decide
-from ledgermem.ledger.events import EpisodeStarted
+from ledgermem.projections.events import EpisodeStarted
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory.backends import ScriptedBackend
 from ledgermem.memory.memory import Memory

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, assume, find, given, settings
 from hypothesis.errors import HypothesisWarning
 from hypothesis import strategies as st
 
-from ledgermem.ledger.events import ConstraintPinned, ContextRendered, EpisodeStarted, SummaryCreated, TurnRecorded
+from ledgermem.projections.events import ConstraintPinned, ContextRendered, EpisodeStarted, SummaryCreated, TurnRecorded
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.errors import ConfigError

@@ -13,13 +13,7 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledgermem.ledger.events import (
-    ConstraintPinned,
-    EpisodeStarted,
-    IndexCreated,
-    SummaryCreated,
-    TurnRecorded,
-)
+from ledgermem.projections.events import ConstraintPinned, EpisodeStarted, IndexCreated, SummaryCreated, TurnRecorded
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.render import (
     PART_ORDER,

@@ -21,20 +21,19 @@ from ledgermem.gate.erasure import Erase
 from ledgermem.gate.errors import CommandRejected
 from ledgermem.gate.lexicon import detect_facts
 from ledgermem.evaluation.replay import plaintext_events
-from ledgermem.ledger.events import (
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import (
     CapacityMerged,
     CompactionChecked,
     ConstraintPinned,
     ConstraintReinjected,
     EpisodeStarted,
-    Event,
     FactErased,
     IndexCreated,
     IndexFolded,
     KeyShredded,
     MergeRejected,
     OverrideRejected,
-    RunStarted,
     SummaryArchived,
     SummaryCreated,
     SummaryOverridden,
@@ -43,6 +42,7 @@ from ledgermem.ledger.events import (
     TurnRecorded,
     WindowEvicted,
 )
+from ledgermem.evaluation.events import RunStarted
 from ledgermem.ledger.keys import ERASED, PREFIX
 from ledgermem.ledger.keys import KeyStore
 from ledgermem.ledger.store import Ledger, StreamKey

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from ledgermem.cli.commands import cli
 from ledgermem.evaluation.metrics import without_timing
 from ledgermem.evaluation.runner import RunResult
-from ledgermem.ledger.events import LlmCalled
+from ledgermem.projections.events import LlmCalled
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory import Memory
 from ledgermem.memory.cache import HotCache
