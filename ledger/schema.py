@@ -79,6 +79,16 @@ def _column_of(cls: type[Event], name: str) -> str | None:
     return name if name in TYPED_COLUMNS else None
 
 
+def sealable_columns() -> tuple[str, ...]:
+    """The columns of `events` that can hold a sealed value: the typed columns of personal fields, and `payload`.
+
+    Read from the registered event classes each time: the one list that the
+    scans for sealed values (key ids, the plaintext view) use.
+    """
+    typed = {_column_of(cls, name) for cls in EVENT_TYPES.values() for name in cls.PERSONAL}
+    return (*(c for c in TYPED_COLUMNS if c in typed), "payload")
+
+
 @cache
 def events_arrow_schema() -> pa.Schema:
     """Envelope + typed columns (types taken from the event classes) + trailer."""
