@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from ledgermem.ledger.keys import ERASED, KeyStore
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory import erasure as memory_erasure
 from ledgermem.memory.erasure import keys_left, personal_texts
+from ledgermem.projections.materialise import ProjectionStore
 
 CONTACT = "Hey! Just letting you know my emergency contact is Lena Fischer"
 MOVED = "I moved near Akureyri lately."  # the fact grammar extracts nothing from it
@@ -271,6 +273,27 @@ def test_erasing_twice_gives_the_same_clean_receipt(run_dir: Path, how: tuple[st
     assert again["places_scanned"] == first["places_scanned"]
     for field in ("facts", "records", "summaries", "keys_shredded", "streams"):
         assert again[field] == first[field], field  # the whole state, not what the second call appended
+
+
+def test_every_stream_is_erased_by_one_decision_one_key_rewrite_and_one_rebuild(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: Counter[str] = Counter()
+    for owner, name in ((run_erasure, "plan_erasure"), (KeyStore, "shred"), (ProjectionStore, "rebuild_from")):
+        monkeypatch.setattr(owner, name, _counted(calls, name, getattr(owner, name)))
+    receipt = erase_in_run(run_dir / "ledger.duckdb", system="three_layer", episode="alice", legal_basis="b",
+                           subject=True)
+    assert receipt.clean, receipt.residue
+    assert {s.split("/")[1] for s in receipt.streams} == set(SYSTEMS)  # four streams erased...
+    assert calls == {"plan_erasure": 1, "shred": 1, "rebuild_from": 1}  # ...by one decision, carried out once
+
+
+def _counted(calls: Counter[str], name: str, real: Any) -> Any:
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls[name] += 1
+        return real(*args, **kwargs)
+
+    return counted
 
 
 def test_an_erasure_interrupted_between_streams_is_finished_by_the_next_call(
