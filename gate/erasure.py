@@ -402,16 +402,7 @@ def plan_erasure(request: Erase, streams: Sequence[StreamToErase], *, gold: Coll
     pending = tuple(dict.fromkeys(k for s in streams for k in s.state.shredded_keys))
     check_erase(main.state, request)
     if request.by_value:
-        found: set[str] = set()
-        parts: list[StreamErasure] = []
-        for s in (*copies, main):
-            own = replace(request, key_prefix=s.name)
-            check_erase(s.state, own)
-            values = values_to_erase(s.state, own)
-            found |= values
-            part = _part(s, own, values, NothingToErase if (in_run or s is not main) else ())
-            parts += [part] if part is not None else []
-        return ErasurePlan(request, tuple(parts), frozenset(found), pending)
+        return _plan_by_value(request, main, copies, in_run, pending)
     own = replace(request, key_prefix=main.name)
     repeated = False
     try:
@@ -421,7 +412,7 @@ def plan_erasure(request: Erase, streams: Sequence[StreamToErase], *, gold: Coll
             raise
         repeated = True  # an earlier call erased the subject's stream: finish the copies
     values = values_to_erase(main.state, own) | set(gold)
-    parts = []
+    parts: list[StreamErasure] = []
     for c in copies:
         try:
             part = _part(c, replace(request, key_prefix=c.name), values, ())
@@ -430,6 +421,21 @@ def plan_erasure(request: Erase, streams: Sequence[StreamToErase], *, gold: Coll
         parts += [part] if part is not None else []
     last = _part(main, own, values, NothingToErase if repeated else ())
     return ErasurePlan(request, (*parts, *([last] if last is not None else [])), frozenset(values), pending)
+
+
+def _plan_by_value(request: Erase, main: StreamToErase, copies: tuple[StreamToErase, ...], in_run: bool,
+                   pending: tuple[str, ...]) -> ErasurePlan:
+    """A value without a slot: each stream looks for it in its own facts and sealed values."""
+    found: set[str] = set()
+    parts: list[StreamErasure] = []
+    for s in (*copies, main):
+        own = replace(request, key_prefix=s.name)
+        check_erase(s.state, own)
+        values = values_to_erase(s.state, own)
+        found |= values
+        part = _part(s, own, values, NothingToErase if (in_run or s is not main) else ())
+        parts += [part] if part is not None else []
+    return ErasurePlan(request, tuple(parts), frozenset(found), pending)
 
 
 def _part(stream: StreamToErase, request: Erase, also: Collection[str],
