@@ -32,7 +32,7 @@ from typing import Any
 from ledgermem.evaluation.errors import BaselineError
 from ledgermem.gate.commands import StartEpisode
 from ledgermem.gate.decide import decide
-from ledgermem.gate.erasure import answer_key, turn_key
+from ledgermem.gate.erasure import answer_key, seal_key
 from ledgermem.gate.summary_format import parse_summary
 from ledgermem.ledger.events import Event
 from ledgermem.projections.events import EpisodeStarted, Fact, LlmCalled, TurnRecorded, WindowEvicted
@@ -348,7 +348,7 @@ class BaselineMemory:
         return self.ledger.stream_version(self.stream)
 
     def _turn_key(self, event: Event) -> str | None:
-        return turn_key(self.key_prefix, event.turn) if self.state.config.personal_data else None
+        return seal_key(self.key_prefix, event, personal_data=self.state.config.personal_data)
 
     def _commit(self, events: Sequence[Event], key_for: KeyFor | None = None,
                 blobs: dict[str, bytes] | None = None) -> tuple[RecordedEvent, ...]:

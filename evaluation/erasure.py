@@ -6,8 +6,10 @@ a copy of the same dialogue, gold and probes), and in the files derived from
 the ledger (`probe_predictions.csv`, `episode_logs.jsonl`, `report.md`, ...).
 `erase_in_run`:
 
-1. shreds, stream by stream, the keys that sealed the values (the memory's
-   own erasure: `fact_erased` / `key_shredded`, lineage, projection rebuild);
+1. decides once, for every system's stream of the episode, what goes
+   (`gate.erasure.plan_erasure`: `fact_erased` / `key_shredded` per stream,
+   lineage), appends each stream's events, destroys the keys and rebuilds
+   the projection file once;
 2. scans the subject's decrypted events and projection rows, every
    system's rendered prompt, the Redis entry and the Parquet exports named,
    and the bytes of the three DuckDB files;
@@ -36,21 +38,20 @@ from ledgermem.evaluation import baselines
 from ledgermem.evaluation.errors import EvaluationError
 from ledgermem.memory.errors import RunNotFound
 from ledgermem.evaluation.outputs import FILES, write_outputs
-from ledgermem.gate.decide import decide
-from ledgermem.gate.erasure import (
-    Erase,
-    already_erased,
-    check_erase,
-    gold_to_erase,
-    names_its_target,
-    planted_of,
-    values_to_erase,
-)
-from ledgermem.gate.errors import CommandRejected, NothingToErase
+from ledgermem.gate.erasure import Erase, gold_to_erase, names_its_target, plan_erasure, planted_of
 from ledgermem.projections.events import EpisodeGold, FactErased, KeyShredded
 from ledgermem.ledger.keys import key_path
 from ledgermem.ledger.store import Ledger, StreamKey
-from ledgermem.memory.erasure import MIN_BYTES_SCANNED, ErasureReceipt, byte_hits, hits, scan_detail
+from ledgermem.memory.erasure import (
+    MIN_BYTES_SCANNED,
+    ErasureReceipt,
+    byte_hits,
+    hits,
+    receipt,
+    scan_detail,
+    stream_state,
+    to_erase,
+)
 from ledgermem.memory.memory import Memory
 from ledgermem.projections.materialise import ProjectionStore, projection_path
 
@@ -123,49 +124,19 @@ def _planted(ledger: Ledger, subject: Sequence[StreamKey]) -> list[tuple[str, st
 
 def _erase_streams(ledger: Ledger, projections: ProjectionStore, memory: Memory, request: Erase,
                    copies: Sequence[StreamKey], gold: set[str]) -> tuple[list[ErasureReceipt], set[str]]:
-    """Erase from the baselines' copies, then from the three_layer stream; the receipts, and the values to scan for.
+    """Erase from the three_layer stream and the baselines' copies; the receipts, and the values to scan for.
 
-    The values are gathered from every stream before any is erased, and the
-    three_layer stream (whose facts name them) goes last: a call interrupted
-    half-way leaves them readable for the call that finishes it.
+    One decision covers every stream: each stream's state and sealed values
+    are read before anything is appended, then the copies' events go in
+    and the three_layer stream's last (its facts name the values: a call
+    interrupted half-way leaves them readable for the call that finishes it).
     """
-    if request.by_value:
-        check_erase(memory.state, request)  # an episode recorded in clear is refused before anything
-        members = [*(Memory(ledger, s, "heuristic", projections=projections) for s in copies), memory]
-        values = {v for m in members for v in values_to_erase(m.state, replace(request, key_prefix=m.key_prefix))}
-        receipts = []
-        for m in members:
-            try:
-                receipts.append(m.erase(legal_basis=request.legal_basis, value=request.value, scan_residue=False))
-            except NothingToErase:
-                continue  # this copy holds nothing readable of the value (any more)
-        return receipts, values
-    try:
-        decide(memory.state, request)  # refuse a bad request before touching any stream
-        repeated = False
-    except NothingToErase:
-        if not already_erased(memory.state, request):
-            raise
-        repeated = True  # an earlier call erased the three_layer stream: finish the copies, scan
-    values = values_to_erase(memory.state, request) | gold
-    receipts = []
-    for other in copies:
-        copy = Memory(ledger, other, "heuristic", projections=projections)
-        try:
-            receipts.append(_erase_like(copy, request, also=values))
-        except CommandRejected:
-            continue  # this copy never held the values
-    try:
-        receipts.append(_erase_like(memory, request, also=gold))
-    except NothingToErase:
-        if not repeated:
-            raise
-    return receipts, values
-
-
-def _erase_like(memory: Memory, request: Erase, also: Collection[str] = ()) -> ErasureReceipt:
-    return memory.erase(legal_basis=request.legal_basis, slot=request.slot, value=request.value,
-                        record_id=request.record_id, subject=request.subject, also=also, scan_residue=False)
+    streams = [to_erase(ledger, memory.stream, memory.state),
+               *(to_erase(ledger, s, stream_state(ledger, s, projections)) for s in copies)]
+    plan = plan_erasure(request, streams, gold=gold, in_run=True)
+    memory.carry_out(plan, copies)
+    receipts = [replace(receipt(part.events, {}, (), 0), streams=(part.name,)) for part in plan.parts]
+    return receipts, set(plan.values)
 
 
 def erased_so_far(ledger: Ledger, subject: Sequence[StreamKey], request: Erase) -> list[ErasureReceipt]:

@@ -29,6 +29,7 @@ from ledgermem.evaluation.metrics import EpisodeOutcome, answered_offline, compu
 from ledgermem.projections.events import TurnRecorded
 from ledgermem.evaluation.events import RunFinished, RunStarted
 from ledgermem.ledger.store import Ledger
+from ledgermem.ledger.schema import sealable_columns
 from ledgermem.projections.materialise import ProjectionStore, rebuild
 from ledgermem.projections.sql_rebuild import rebuild_sql
 
@@ -93,12 +94,11 @@ def plaintext_events(ledger: Ledger) -> str:
     """A view of `events` with sealed values opened, for the SQL engine; `events` itself when nothing is sealed.
 
     Opening a value needs its key, so this is the one per-row Python step: a
-    UDF over the two columns that can hold sealed values.
+    UDF over the columns that can hold sealed values (`sealable_columns`).
     """
-    if ledger.keys is None or not ledger.conn.execute(
-        "SELECT 1 FROM events WHERE starts_with(text, 'enc1:') OR starts_with(value, 'enc1:') "
-        "OR contains(payload, '\"enc1:') LIMIT 1"
-    ).fetchall():
+    typed = [c for c in sealable_columns() if c != "payload"]
+    found = " OR ".join([*(f"starts_with({c}, 'enc1:')" for c in typed), "contains(payload, '\"enc1:')"])
+    if ledger.keys is None or not ledger.conn.execute(f"SELECT 1 FROM events WHERE {found} LIMIT 1").fetchall():
         return "events"
 
     def open_text(value: str) -> str:
@@ -115,7 +115,7 @@ def plaintext_events(ledger: Ledger) -> str:
         ledger.conn.create_function(name, fn, ["VARCHAR"], "VARCHAR")
     columns = [d[0] for d in ledger.conn.execute("SELECT * FROM events LIMIT 0").description or ()]
     select = ", ".join(
-        f"ledgermem_open_text({c}) AS {c}" if c in ("text", "value")
+        f"ledgermem_open_text({c}) AS {c}" if c in typed
         else "ledgermem_open_json(payload) AS payload" if c == "payload" else c
         for c in columns
     )

@@ -15,18 +15,28 @@ summary is redacted.
 A value is found as a whole token, case-insensitively, any run of
 whitespace in it matching any other (`value_pattern`): the same rule picks
 the facts to erase, the events to shred and the residue to report.
+
+One decision covers every stream of the data subject (`plan_erasure`): a
+run holds the episode once per system (`three_layer` and the baselines'
+copies of the same dialogue), and the plan says, for all of them at once,
+which events each stream gets and which keys go. The application appends
+each stream's events and destroys the keys; it decides nothing. Where the
+plaintext of a subject can sit in the projection tables (`PLAINTEXT_COLUMNS`)
+is said here too, for the residue scan.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from ledgermem.gate.attributes import table_for
 from ledgermem.gate.errors import CommandRejected, NothingToErase
 from ledgermem.ledger.events import Event
-from ledgermem.projections.events import EpisodeGold, FactErased, KeyShredded, ProbeAsked, ProbeJudged
+from ledgermem.projections.events import (
+    EpisodeGold, FactErased, IndexCreated, IndexFolded, KeyShredded, ProbeAsked, ProbeJudged, SummaryCreated,
+)
 from ledgermem.ledger.keys import ERASED, FieldKeys
 from ledgermem.projections.state import EpisodeState, record_id_for
 
@@ -45,6 +55,28 @@ def merge_key(prefix: str, summary_id: str) -> str:
 
 def answer_key(prefix: str, version: int) -> str:
     return f"{prefix}#answer:{version}"
+
+
+def seal_key(prefix: str, event: Event, *, personal_data: bool = True) -> str | None:
+    """The key that seals an event recorded with a turn (None: stored in clear).
+
+    The turn's key, except an index title and a capacity merge, which
+    derive from several turns and are sealed under their own key.
+    """
+    if not personal_data:
+        return None
+    if isinstance(event, (IndexCreated, IndexFolded)):
+        return index_key(prefix, event.index_id)
+    if isinstance(event, SummaryCreated) and event.merged_from:
+        return merge_key(prefix, event.summary_id)
+    return turn_key(prefix, event.turn)
+
+
+def without_shredded(keys: FieldKeys, shredded: Collection[str]) -> FieldKeys:
+    """`keys` with every shredded key replaced by the default: a key already shredded is never made again."""
+    fields = {name: (None if c in shredded else c) if isinstance(c, str)
+              else tuple(None if k in shredded else k for k in c) for name, c in keys.fields.items()}
+    return FieldKeys(keys.default, {n: c for n, c in fields.items() if c is not None})
 
 
 _RECORD = re.compile(r"r(\d+)")
@@ -281,3 +313,140 @@ def _indexes_over(state: EpisodeState, summaries: set[str], prefix: str, mention
         if not more:
             return found
         found |= more
+
+
+# -- one decision for every stream of the data subject --------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamToErase:
+    """What the decision needs of one stream of the data subject.
+
+    `name` is the stream's id, under which its keys are named; `sealed` is
+    the plaintext of every value sealed in the stream with the key that
+    sealed it, read by the application and held in memory only.
+    """
+
+    name: str
+    state: EpisodeState
+    sealed: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StreamErasure:
+    """One stream's part of an erasure: the events to append to it."""
+
+    name: str
+    events: tuple[FactErased | KeyShredded, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ErasurePlan:
+    """An erasure decided once for every stream of the data subject.
+
+    `parts` are in the order to append them: the copies first, the
+    subject's own stream last (its facts name the values, so a call
+    interrupted half-way leaves them readable for the call that finishes
+    it); a stream with nothing to erase has no part. `values` are the
+    plaintext values the residue scan looks for (never stored); `pending`
+    the keys that earlier `key_shredded` events of these streams named (an
+    interrupted erasure's), destroyed with this plan's.
+    """
+
+    request: Erase
+    parts: tuple[StreamErasure, ...]
+    values: frozenset[str]
+    pending: tuple[str, ...] = ()
+
+    def events_of(self, name: str) -> tuple[FactErased | KeyShredded, ...]:
+        return next((p.events for p in self.parts if p.name == name), ())
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every key to destroy: what this plan's `key_shredded` events name, then what earlier ones left."""
+        named = [k for p in self.parts for e in p.events if isinstance(e, KeyShredded) for k in e.key_ids]
+        return tuple(dict.fromkeys([*named, *self.pending]))
+
+
+def mentioning(sealed: Iterable[tuple[str, str]], values: Iterable[str]) -> tuple[str, ...]:
+    """The keys (sorted) of the sealed values whose plaintext contains one of `values`."""
+    patterns = [value_pattern(v) for v in values if v.strip()]
+    return tuple(sorted({key for key, text in sealed if any(p.search(text) for p in patterns)}))
+
+
+def plan_erasure(request: Erase, streams: Sequence[StreamToErase], *, gold: Collection[str] = (),
+                 in_run: bool = False) -> ErasurePlan:
+    """Which events each stream of the data subject gets and which keys go; `streams[0]` is its own stream.
+
+    The others are copies of the same episode (a run's baselines): they hold
+    its dialogue but extract no facts, so they lose what mentions the values
+    the subject's stream names for the request, and `gold` (the dataset's
+    values the request covers, `gold_to_erase`). A value without a slot is
+    looked for in each stream alike. A copy that holds nothing of the
+    request is left alone.
+
+    `in_run` (an episode of a finished run): a value nothing readable holds
+    any more, and a request an earlier call carried out, make an empty plan
+    (the caller's receipt is then the scan) instead of being refused.
+    """
+    if not streams:
+        raise CommandRejected("Erase: no stream to erase from")
+    main, copies = streams[0], tuple(streams[1:])
+    pending = tuple(dict.fromkeys(k for s in streams for k in s.state.shredded_keys))
+    check_erase(main.state, request)
+    if request.by_value:
+        return _plan_by_value(request, main, copies, in_run, pending)
+    own = replace(request, key_prefix=main.name)
+    repeated = False
+    try:
+        decide_erase(main.state, own)  # refuse a bad request before any stream is touched
+    except NothingToErase:
+        if not (in_run and already_erased(main.state, own)):
+            raise
+        repeated = True  # an earlier call erased the subject's stream: finish the copies
+    values = values_to_erase(main.state, own) | set(gold)
+    parts: list[StreamErasure] = []
+    for c in copies:
+        try:
+            part = _part(c, replace(request, key_prefix=c.name), values, ())
+        except CommandRejected:
+            part = None  # this copy never held the values (not even the record named)
+        parts += [part] if part is not None else []
+    last = _part(main, own, values, NothingToErase if repeated else ())
+    return ErasurePlan(request, (*parts, *([last] if last is not None else [])), frozenset(values), pending)
+
+
+def _plan_by_value(request: Erase, main: StreamToErase, copies: tuple[StreamToErase, ...], in_run: bool,
+                   pending: tuple[str, ...]) -> ErasurePlan:
+    """A value without a slot: each stream looks for it in its own facts and sealed values."""
+    found: set[str] = set()
+    parts: list[StreamErasure] = []
+    for s in (*copies, main):
+        own = replace(request, key_prefix=s.name)
+        check_erase(s.state, own)
+        values = values_to_erase(s.state, own)
+        found |= values
+        part = _part(s, own, values, NothingToErase if (in_run or s is not main) else ())
+        parts += [part] if part is not None else []
+    return ErasurePlan(request, tuple(parts), frozenset(found), pending)
+
+
+def _part(stream: StreamToErase, request: Erase, also: Collection[str],
+          skip: type[CommandRejected] | tuple[()]) -> StreamErasure | None:
+    """One stream's events for `request`, its keys found by the values; None when `skip` refuses it."""
+    values = values_to_erase(stream.state, request) | set(also)
+    try:
+        events = decide_erase(stream.state, replace(request, mentions=mentioning(stream.sealed, values)))
+    except skip:
+        return None
+    return StreamErasure(stream.name, events)
+
+
+#: Where a subject's plaintext sits in the projection tables (the residue scan reads these columns).
+PLAINTEXT_COLUMNS: Mapping[str, tuple[str, ...]] = {
+    "summary_versions": ("text", "facts", "inferences"),
+    "fact_versions": ("value",),
+    "index_versions": ("title",),
+    "raw_records": ("user_text", "agent_text"),
+    "pin_versions": ("text",),
+}

@@ -112,6 +112,17 @@ def _column_of(cls: type[Event], name: str) -> str | None:
     return name if name in TYPED_COLUMNS else None
 
 
+def sealable_columns() -> tuple[str, ...]:
+    """The columns of `events` that can hold a sealed value: every string typed column, and `payload`.
+
+    The one list the scans for sealed values (key ids, the plaintext view)
+    use. It follows from the fixed column types, not from which packages
+    registered their events in this process, so a scan never misses a column
+    because the event class that writes to it was not imported.
+    """
+    return (*(c for c in TYPED_COLUMNS if TYPED_COLUMN_TYPES[c] == pa.string()), "payload")
+
+
 @cache
 def events_arrow_schema() -> pa.Schema:
     """Envelope + typed columns + trailer."""

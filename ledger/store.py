@@ -40,6 +40,7 @@ from ledgermem.ledger.schema import (
     event_id_for,
     events_arrow_schema,
     events_ddl,
+    sealable_columns,
 )
 
 FORMAT_VERSION = "1"
@@ -453,7 +454,7 @@ class Ledger:
         if stream not in self._streams:
             return {}
         out: dict[int, list[tuple[str, str]]] = {}
-        sql = "SELECT seq, text, value, payload FROM events WHERE stream_no = ? ORDER BY seq"
+        sql = f"SELECT seq, {', '.join(sealable_columns())} FROM events WHERE stream_no = ? ORDER BY seq"
         for seq, *cells in self.conn.execute(sql, [self._streams[stream][0]]).fetchall():
             found = [(m.group(1), m.group(0)) for c in cells if c for m in _ENVELOPE.finditer(c)]
             if found:

@@ -27,13 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ledgermem.gate.erasure import gold_keys, planted_of, value_pattern
+from ledgermem.gate.erasure import (
+    ErasurePlan, PLAINTEXT_COLUMNS, StreamToErase, gold_keys, planted_of, value_pattern, without_shredded,
+)
 from ledgermem.ledger.events import Event
 from ledgermem.projections.events import EpisodeGold, FactErased, KeyShredded, ProbeAsked, TurnRecorded
 from ledgermem.ledger.keys import ERASED, FieldKeys
 from ledgermem.ledger.parquet import ParquetLedger
-from ledgermem.ledger.store import Ledger, StreamKey
-from ledgermem.projections.materialise import ProjectionStore
+from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
+from ledgermem.projections.materialise import LiveProjection, ProjectionStore, last_erasure_seq
+from ledgermem.projections.state import EpisodeState
 
 #: Shorter values are not looked for in raw file bytes: ciphertext would match them by chance.
 MIN_BYTES_SCANNED = 8
@@ -87,15 +90,49 @@ def answer_keys(ledger: Ledger, stream: StreamKey, prefix: str, answer: str,
             elif isinstance(r.event, KeyShredded):
                 shredded |= set(r.event.key_ids)
     own = gold_keys(prefix, answer, events, planted)
-    keys = {id(e): _without(own[n], shredded) for n, e in enumerate(events) if n in own}
+    keys = {id(e): without_shredded(own[n], shredded) for n, e in enumerate(events) if n in own}
     return lambda e: keys.get(id(e), answer)
 
 
-def _without(keys: FieldKeys, shredded: set[str]) -> FieldKeys:
-    """`keys` with every shredded key replaced by the default."""
-    fields = {name: (None if c in shredded else c) if isinstance(c, str)
-              else tuple(None if k in shredded else k for k in c) for name, c in keys.fields.items()}
-    return FieldKeys(keys.default, {n: c for n, c in fields.items() if c is not None})
+# -- carrying out an erasure decided by `gate.erasure.plan_erasure` ----------------------
+
+
+def to_erase(ledger: Ledger, stream: StreamKey, state: EpisodeState) -> StreamToErase:
+    """What the decision needs of `stream`: its state and the plaintext of every value sealed in it."""
+    sealed = tuple((key_id, ledger.unseal(envelope))
+                   for found in ledger.sealed_values(stream).values() for key_id, envelope in found)
+    return StreamToErase(name=str(stream), state=state, sealed=sealed)
+
+
+def stream_state(ledger: Ledger, stream: StreamKey, projections: ProjectionStore) -> EpisodeState:
+    """A stream's state folded from the ledger (its projection rows caught up if they lag)."""
+    return LiveProjection(stream, ledger.read(stream=stream), projections).projector.state
+
+
+def append_erasure(ledger: Ledger, stream: StreamKey, plan: ErasurePlan) -> tuple[RecordedEvent, ...]:
+    """Append the plan's events for `stream` in one transaction (none when it has no part)."""
+    events = plan.events_of(str(stream))
+    if not events:
+        return ()
+    return ledger.append(stream, list(events), expected_version=ledger.stream_version(stream))
+
+
+def shred(ledger: Ledger, projections: ProjectionStore, keys: Sequence[str]) -> bool:
+    """Destroy the keys the key store still holds, then rebuild the projection file once, if anything
+    was destroyed or an erasure is newer than the file; whether it was rebuilt.
+
+    Idempotent: after a crash between the events and the key file's rewrite,
+    or before the rebuild, calling it again finishes the erasure.
+    """
+    store = ledger.keys
+    pending = [k for k in keys if store is not None and k in store]
+    if pending:
+        assert store is not None
+        store.shred(pending)
+    if pending or last_erasure_seq(ledger) > projections.erasure_mark():
+        projections.rebuild_from(ledger)
+        return True
+    return False
 
 
 _pattern = functools.lru_cache(maxsize=256)(value_pattern)
@@ -140,13 +177,6 @@ def _personal_texts(ledger: Ledger, streams: Sequence[StreamKey]) -> list[str]:
     return [t for stream in streams for r in ledger.read(stream=stream) for t in personal_texts(r.event)]
 
 
-_TEXT_COLUMNS = {
-    "summary_versions": "text, facts, inferences",
-    "fact_versions": "value",
-    "index_versions": "title",
-    "raw_records": "user_text, agent_text",
-    "pin_versions": "text",
-}
 
 
 def _cell_texts(cell: Any) -> list[str]:
@@ -161,8 +191,8 @@ def _table_texts(store: ProjectionStore, streams: Sequence[StreamKey], *, inside
     """The text cells of the projection rows of `streams` (or, `inside=False`, of every other stream)."""
     wanted = {(s.run_id, s.system, s.episode_id) for s in streams}
     out = []
-    for table, cols in _TEXT_COLUMNS.items():
-        rows = store.conn.execute(f"SELECT run_id, system, episode_id, {cols} FROM {table}").fetchall()
+    for table, cols in PLAINTEXT_COLUMNS.items():
+        rows = store.conn.execute(f"SELECT run_id, system, episode_id, {', '.join(cols)} FROM {table}").fetchall()
         for row in rows:
             if (tuple(row[:3]) in wanted) == inside:
                 out += [t for cell in row[3:] for t in _cell_texts(cell)]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from ledgermem.gate.admission import gate_verdict
 from ledgermem.gate.commands import LlmCall, PageIn, PinConstraint, RecordTurn, StartEpisode
 from ledgermem.gate.decide import decide, reasons_against
-from ledgermem.gate.erasure import Erase, answer_key, check_erase, index_key, merge_key, turn_key, values_to_erase
+from ledgermem.gate.erasure import Erase, ErasurePlan, answer_key, plan_erasure, seal_key, turn_key
 from ledgermem.gate.errors import CommandRejected, InvariantViolation
 from ledgermem.gate.invariants import check_i1, check_i2, check_i3, check_i5
 from ledgermem.gate.summary_format import parse_summary, split_memory_update
@@ -30,11 +30,13 @@ from ledgermem.gate.validation import describe
 from ledgermem.ledger.blocks import Block, blob_map
 from ledgermem.ledger.events import Event
 from ledgermem.projections.events import (
-    ContextRendered, IndexCreated, IndexFolded, LlmCalled, PagedIn, SummaryCreated, ToolCalled,
+    ContextRendered, LlmCalled, PagedIn, SummaryCreated, ToolCalled,
 )
 from ledgermem.ledger.keys import FieldKeys, key_path
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
-from ledgermem.memory.erasure import ErasureReceipt, answer_keys, mentions, receipt, scan_detail
+from ledgermem.memory.erasure import (
+    ErasureReceipt, answer_keys, append_erasure, receipt, scan_detail, shred, to_erase,
+)
 from ledgermem.memory.cache import HotCache
 from ledgermem.memory.answering import NO_TOOLS, Answer, answer_with_tools, call_backend, with_pruned
 from ledgermem.memory.backends import Backend, Message
@@ -47,7 +49,7 @@ from ledgermem.memory.toolcalls import parse_tool_calls
 from ledgermem.memory.tools import ToolResult, page_in_target, paged_in_result, run_tool
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.disagreements import disagreement_lines
-from ledgermem.projections.materialise import LiveProjection, ProjectionStore, last_erasure_seq, projection_path
+from ledgermem.projections.materialise import LiveProjection, ProjectionStore, projection_path
 from ledgermem.projections.render import Rendered, clean_text, render
 from ledgermem.projections.state import EpisodeState, fold
 from ledgermem.projections.tokens import default_tokenizer
@@ -170,13 +172,7 @@ class Memory:
         return self.ledger.stream_version(self.stream)
 
     def _turn_key(self, event: Event) -> str | None:
-        if not self.state.config.personal_data:
-            return None
-        if isinstance(event, (IndexCreated, IndexFolded)):
-            return index_key(self.key_prefix, event.index_id)
-        if isinstance(event, SummaryCreated) and event.merged_from:
-            return merge_key(self.key_prefix, event.summary_id)
-        return turn_key(self.key_prefix, event.turn)
+        return seal_key(self.key_prefix, event, personal_data=self.state.config.personal_data)
 
     def _commit(
         self, events: Sequence[Event], key_for: KeyFor | None = None, *, check: bool = True,
@@ -228,7 +224,6 @@ class Memory:
     def erase(
         self, *, legal_basis: str, slot: str | None = None, value: str | None = None,
         record_id: str | None = None, subject: bool = False, exports: Sequence[Path] = (),
-        also: Iterable[str] = (), scan_residue: bool = True,
     ) -> ErasureReceipt:
         """Erase by slot (one value or all), by value, raw record, or the whole data subject; returns the receipt.
 
@@ -241,28 +236,15 @@ class Memory:
         the projection file is rebuilt into a new file, and the residue scan
         looks for the values everywhere they could survive, including the
         Parquet `exports` named (their rows, read with the remaining keys).
-        `also` adds values found in another stream of the same subject (a
-        baseline's copy of the dialogue is erased by the values its
-        three_layer stream names); `scan_residue=False` leaves the scan to
-        the caller that erases several streams.
+        What goes is decided by `gate.erasure.plan_erasure`; this only reads
+        the stream for it and carries the plan out.
         """
         self._finish_shredding()  # a retry after an interrupted erasure completes it
         request = Erase(legal_basis=legal_basis, key_prefix=self.key_prefix, slot=slot, value=value,
                         record_id=record_id, subject=subject)
-        extra = set(also)
-        if request.by_value:
-            check_erase(self.state, request)  # whether it is there is known only after the scan
-        elif not extra:
-            decide(self.state, request)  # refuse a bad request before scanning anything
-        values = values_to_erase(self.state, request) | extra
-        mentions = self._mentions(values)
-        events = decide(self.state, replace(request, mentions=tuple(sorted(mentions))))
-        recorded = self._commit(events, check=False)
-        self._finish_shredding()
-        if self.strict:
-            self.check(recorded)
-        if not scan_residue:
-            return replace(receipt(events, {}, (), 0), streams=(str(self.stream),))
+        plan = plan_erasure(request, [to_erase(self.ledger, self.stream, self.state)])
+        events = self.carry_out(plan)
+        values = set(plan.values)
         residue, shared, short = scan_detail(self.ledger, self.stream, self.projections, self.render().text,
                                              values, exports)
         if self.cache is not None:
@@ -270,28 +252,35 @@ class Memory:
         return replace(receipt(events, residue, tuple(residue), short), streams=(str(self.stream),),
                        shared_elsewhere=shared)
 
-    def _mentions(self, values: set[str]) -> set[str]:
-        """Keys of every sealed value of this stream whose plaintext contains a value being erased.
+    def carry_out(self, plan: ErasurePlan, copies: Sequence[StreamKey] = ()) -> tuple[Event, ...]:
+        """Append an erasure decided for this stream and its `copies` (theirs first), destroy every key the
+        plan names and rebuild the projection file once; returns this stream's events.
 
-        Value by value, not event by event: an event may seal its fields under
-        several keys (the episode's gold, each planted fact under its turn's key).
+        The copies are other systems' streams of the same episode, appended
+        to directly: they are not this memory's to fold.
         """
-        return {key_id for found in self.ledger.sealed_values(self.stream).values() for key_id, envelope in found
-                if mentions(self.ledger.unseal(envelope), values)}
+        for other in copies:
+            append_erasure(self.ledger, other, plan)
+        recorded = append_erasure(self.ledger, self.stream, plan)
+        try:
+            self._projection.apply(recorded)
+        except BaseException:
+            self._projection = LiveProjection(self.stream, self.ledger.read(stream=self.stream), self.projections)
+            raise
+        if self.cache is not None and recorded:
+            self.cache.store(self.stream, self.state, recorded[-1])
+        self._finish_shredding(plan.keys)
+        if self.strict:
+            self.check(recorded)
+        return plan.events_of(self.key_prefix)
 
-    def _finish_shredding(self) -> None:
-        """Destroy the keys that `key_shredded` events name, rebuild the projections, refold.
+    def _finish_shredding(self, keys: Iterable[str] = ()) -> None:
+        """Destroy the keys that `key_shredded` events name (and `keys`), rebuild the projections, refold.
 
         Idempotent: after a crash between the event and the key file's
         rewrite, reopening the memory completes the erasure.
         """
-        keys = self.ledger.keys
-        pending = [k for k in self.state.shredded_keys if keys is not None and k in keys]
-        if pending:
-            assert keys is not None
-            keys.shred(pending)
-        if pending or last_erasure_seq(self.ledger) > self.projections.erasure_mark():
-            self.projections.rebuild_from(self.ledger)
+        if shred(self.ledger, self.projections, [*self.state.shredded_keys, *keys]):
             self._projection = LiveProjection(self.stream, self.ledger.read(stream=self.stream), self.projections)
 
     # -- writing -------------------------------------------------------------------

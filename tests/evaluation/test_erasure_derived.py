@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +25,12 @@ from ledgermem.evaluation import erasure as run_erasure
 from tests.invoke import invoke_in
 from ledgermem.evaluation.erasure import erase_in_run
 from ledgermem.evaluation.outputs import FILES
-from ledgermem.projections.events import EpisodeGold, ProbeAsked, ProbeJudged
+from ledgermem.projections.events import EpisodeGold, KeyShredded, ProbeAsked, ProbeJudged
 from ledgermem.ledger.keys import ERASED, KeyStore
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory import erasure as memory_erasure
 from ledgermem.memory.erasure import keys_left, personal_texts
-from ledgermem.memory.memory import Memory
+from ledgermem.projections.materialise import ProjectionStore
 
 CONTACT = "Hey! Just letting you know my emergency contact is Lena Fischer"
 MOVED = "I moved near Akureyri lately."  # the fact grammar extracts nothing from it
@@ -274,23 +275,46 @@ def test_erasing_twice_gives_the_same_clean_receipt(run_dir: Path, how: tuple[st
         assert again[field] == first[field], field  # the whole state, not what the second call appended
 
 
+def test_every_stream_is_erased_by_one_decision_one_key_rewrite_and_one_rebuild(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: Counter[str] = Counter()
+    for owner, name in ((run_erasure, "plan_erasure"), (KeyStore, "shred"), (ProjectionStore, "rebuild_from")):
+        monkeypatch.setattr(owner, name, _counted(calls, name, getattr(owner, name)))
+    receipt = erase_in_run(run_dir / "ledger.duckdb", system="three_layer", episode="alice", legal_basis="b",
+                           subject=True)
+    assert receipt.clean, receipt.residue
+    assert {s.split("/")[1] for s in receipt.streams} == set(SYSTEMS)  # four streams erased...
+    assert calls == {"plan_erasure": 1, "shred": 1, "rebuild_from": 1}  # ...by one decision, carried out once
+
+
+def _counted(calls: Counter[str], name: str, real: Any) -> Any:
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls[name] += 1
+        return real(*args, **kwargs)
+
+    return counted
+
+
 def test_an_erasure_interrupted_between_streams_is_finished_by_the_next_call(
     run_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = Memory.erase
+    real = Ledger.append
     calls = []
 
-    def crash_after_one(self: Memory, **kwargs: Any) -> Any:
-        if calls:
-            raise KeyboardInterrupt("killed between two streams")
-        calls.append(self.stream)
-        return real(self, **kwargs)
+    def crash_after_one(self: Ledger, stream: StreamKey, events: Any, **kwargs: Any) -> Any:
+        if any(isinstance(e, KeyShredded) for e in events):  # one stream's part of the erasure
+            if calls:
+                raise KeyboardInterrupt("killed between two streams")
+            calls.append(stream)
+        return real(self, stream, events, **kwargs)
 
-    monkeypatch.setattr(Memory, "erase", crash_after_one)
+    monkeypatch.setattr(Ledger, "append", crash_after_one)
     with pytest.raises(KeyboardInterrupt):
         erase_in_run(run_dir / "ledger.duckdb", system="three_layer", episode="alice", legal_basis="b", subject=True)
+    assert len(calls) == 1  # one stream's erasure is in the ledger, the others' not
     assert "Lena Fischer" in rows_of(run_dir, "alice")  # half done: the derived files are the old ones
-    monkeypatch.setattr(Memory, "erase", real)
+    monkeypatch.setattr(Ledger, "append", real)
     receipt = erase_in_run(run_dir / "ledger.duckdb", system="three_layer", episode="alice", legal_basis="b",
                            subject=True)
     assert receipt.clean, receipt.residue
