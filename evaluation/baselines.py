@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, assert_never
+from typing import Any
 
 from ledgermem.evaluation.errors import BaselineError
 from ledgermem.gate.commands import StartEpisode
@@ -45,6 +45,7 @@ from ledgermem.ledger.events import (
     WindowEvicted,
 )
 from ledgermem.ledger.blocks import Block, blob_map, with_captions
+from ledgermem.ledger.compat import assert_never
 from ledgermem.ledger.keys import ERASED
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
 from ledgermem.memory.answering import call_backend, with_pruned

@@ -67,8 +67,11 @@ class Decider(Protocol[S]):
     it there instead of folding every event twice.
     """
 
-    system: str
-    projected: bool
+    @property
+    def system(self) -> str: ...
+
+    @property
+    def projected(self) -> bool: ...
 
     def initial(self) -> S: ...
 
@@ -142,6 +145,7 @@ class EpisodeShell(Generic[S]):
         if (config or MemoryConfig()).personal_data or Path(key_path(ledger.path)).exists():
             ledger.open_keys()
         history = list(ledger.read(stream=stream))
+        self._version = history[-1].stream_version if history else 0  # what the state has folded
         self._projection = LiveProjection(stream, history, self.projections)
         self._state: S = decider.initial()
         if not decider.projected:
@@ -164,7 +168,8 @@ class EpisodeShell(Generic[S]):
 
     @property
     def version(self) -> int:
-        return self.ledger.stream_version(self.stream)
+        """The stream version the state has folded: the next commit is expected at exactly this version."""
+        return self._version
 
     def _folded(self, events: Any) -> S:
         state = self._state
@@ -181,9 +186,16 @@ class EpisodeShell(Generic[S]):
 
     def _commit(self, events: Sequence[Event], key_for: KeyFor | None = None, *,
                 blobs: dict[str, bytes] | None = None) -> tuple[RecordedEvent, ...]:
-        """Append one transaction at the stream's expected version, then fold it into the state and projections."""
-        recorded = self.ledger.append(self.stream, list(events), expected_version=self.version,
+        """Append one transaction at the stream's expected version, then fold it into the state and projections.
+
+        A stream another writer appended to since this shell folded it is
+        refused (`ConcurrencyConflict`): a command is never decided on a
+        state that is not the stream's.
+        """
+        recorded = self.ledger.append(self.stream, list(events), expected_version=self._version,
                                       key_for=key_for or self._turn_key, blobs=blobs)
+        if recorded:
+            self._version = recorded[-1].stream_version
         if not self.decider.projected:
             self._state = self._folded(r.event for r in recorded)
         try:
