@@ -15,7 +15,7 @@ committed, so the live state and a replay of the ledger cannot drift.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from dataclasses import dataclass, replace
 
@@ -34,7 +34,9 @@ from ledgermem.ledger.events import (
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
 from ledgermem.memory.erasure import ErasureReceipt, mentions, receipt, scan_detail
 from ledgermem.memory.cache import HotCache
-from ledgermem.memory.answering import Answer, ToolRunner, after_their_calls, call_backend, converse, with_pruned
+from ledgermem.memory.answering import (
+    Answer, ToolRunner, ToolStep, after_their_calls, call_backend, converse, with_pruned,
+)
 from ledgermem.memory.backends import Backend, Message
 from ledgermem.memory.prompts import (
     respond_messages, summarizer_correction_messages, summarizer_messages, summarizer_pruned_lines,
@@ -350,7 +352,7 @@ class Memory(EpisodeShell[EpisodeState]):
                         visible=lambda text: split_memory_update(text).visible)
         return _Conversation(talk.text, tuple(_as_call(c) for c in talk.calls), talk.tool_events)
 
-    def _respond_tool(self, turn: int) -> Callable[[str, dict[str, str]], tuple[ToolResult, tuple[Event, ...]]]:
+    def _respond_tool(self, turn: int) -> ToolStep:
         """A live turn's tools: a page-in is recorded with this turn, right after the call that asked for it."""
         def step(name: str, args: dict[str, str]) -> tuple[ToolResult, tuple[Event, ...]]:
             if name == "page_in":
