@@ -53,7 +53,8 @@ from ledgermem.memory.backends import Backend
 from ledgermem.memory.prompts import (
     chain_summarizer_messages, rolling_pruned_lines, rolling_summary_messages, summarizer_pruned_lines,
 )
-from ledgermem.memory.shell import EpisodeShell
+from ledgermem.memory.shell import Decider, EpisodeShell
+from ledgermem.memory.three_layer import THREE_LAYER
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.materialise import ProjectionStore
 from ledgermem.projections.render import Item as RenderItem
@@ -352,6 +353,15 @@ class Baseline:
 
 FULL_CONTEXT, MEMGPT_STYLE, NAIVE_CHAIN = Baseline("full_context"), Baseline("memgpt_style"), Baseline("naive_chain")
 DECIDERS: dict[str, Baseline] = {d.system: d for d in (FULL_CONTEXT, MEMGPT_STYLE, NAIVE_CHAIN)}
+
+
+def decider_for(system: str) -> Decider[Any]:
+    """The decider of one of the four systems, by the name its streams record (`episode_started`'s config)."""
+    if system == THREE_LAYER.system:
+        return THREE_LAYER
+    if system not in DECIDERS:
+        raise BaselineError(f"unknown system {system!r}; systems: {THREE_LAYER.system}, {', '.join(BASELINES)}")
+    return DECIDERS[system]
 
 
 def summarizer_messages(state: BaselineState, *, turn: int, user: str, agent: str) -> list[dict[str, str]]:
