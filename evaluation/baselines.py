@@ -305,6 +305,8 @@ _DECIDE_TURN: dict[str, Callable[[BaselineState, BaselineTurn], tuple[Event, ...
 def decide_turn(state: BaselineState, cmd: BaselineTurn) -> tuple[Event, ...]:
     """The events of one turn for the baseline the state is. Pure."""
     _recorded(state, cmd)  # an episode that has not started has no kind yet
+    if state.kind not in _DECIDE_TURN:
+        raise BaselineError(f"turn {cmd.turn}: a {state.kind!r} state is no baseline's; baselines: {', '.join(BASELINES)}")
     return _DECIDE_TURN[state.kind](state, cmd)
 
 
@@ -328,9 +330,8 @@ class Baseline:
                     raise BaselineError(f"{self.system}: the episode has already started")
                 return decide(EpisodeState(), command)  # the episode starts as every system's does
             case BaselineTurn():
-                if state.kind != self.system:
-                    raise BaselineError(f"turn {command.turn}: a {state.kind or 'not started'!r} state is "
-                                        f"not {self.system!r}")
+                if state.started and state.kind != self.system:
+                    raise BaselineError(f"turn {command.turn}: a {state.kind!r} state is not {self.system!r}")
                 return _DECIDE_TURN[self.system](state, command)
             case _:
                 assert_never(command)

@@ -65,3 +65,12 @@ def test_decider_for_names_all_four_systems_and_refuses_any_other() -> None:
     assert {k: decider_for(k) for k in BASELINES} == DECIDERS and not any(d.projected for d in DECIDERS.values())
     with pytest.raises(BaselineError, match="unknown system 'rag'.*three_layer, full_context"):
         decider_for("rag")
+
+
+def test_a_turn_before_the_start_or_on_a_state_that_is_no_baselines_is_refused() -> None:
+    cmd = BaselineTurn(turn=1, user="hi", agent="hello")
+    with pytest.raises(BaselineError, match="has not started"):
+        DECIDERS["naive_chain"].decide(DECIDERS["naive_chain"].initial(), cmd)
+    three = fold([EpisodeStarted(turn=0, config=replace(CONFIG, system="three_layer").to_dict())])
+    with pytest.raises(BaselineError, match="'three_layer' state is no baseline's"):
+        decide_turn(three, cmd)
