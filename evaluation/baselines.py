@@ -19,40 +19,41 @@ baseline's run replays from the ledger exactly like this memory's. What a
 baseline deleted stays in the ledger for the audit; the baseline itself can
 no longer read it, which is what the diagnostics call "raw only".
 
-`decide_*` and `evolve` are pure; `BaselineMemory` is the impure shell.
+Each baseline is a decider (`FULL_CONTEXT`, `MEMGPT_STYLE`, `NAIVE_CHAIN`):
+its own `decide`, the shared pure `evolve` and `render`. `BaselineMemory`
+is the one episode shell (`memory.shell`) running one of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from ledgermem.evaluation.errors import BaselineError
 from ledgermem.gate.commands import StartEpisode
 from ledgermem.gate.decide import decide
-from ledgermem.gate.erasure import answer_key, seal_key
 from ledgermem.gate.summary_format import parse_summary
 from ledgermem.ledger.events import Event
 from ledgermem.projections.events import EpisodeStarted, Fact, LlmCalled, TurnRecorded, WindowEvicted
 from ledgermem.evaluation.events import BaselineDropped, BaselineWritten
 from ledgermem.ledger.blocks import Block, blob_map, with_captions
-from ledgermem.ledger.keys import ERASED, FieldKeys, key_path
+from ledgermem.ledger.compat import assert_never
+from ledgermem.ledger.keys import ERASED
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
-from ledgermem.memory.answering import Answer, answer_with_tools, call_backend, with_pruned
-from ledgermem.memory.erasure import answer_keys
+from ledgermem.memory.answering import call_backend, with_pruned
 from ledgermem.memory.backends import Backend
-from ledgermem.memory.factory import make_backend
 from ledgermem.memory.prompts import (
     chain_summarizer_messages, rolling_pruned_lines, rolling_summary_messages, summarizer_pruned_lines,
 )
+from ledgermem.memory.shell import Decider, EpisodeShell
+from ledgermem.memory.three_layer import THREE_LAYER
 from ledgermem.projections.config import MemoryConfig
-from ledgermem.projections.materialise import LiveProjection, ProjectionStore, projection_path
+from ledgermem.projections.materialise import ProjectionStore
 from ledgermem.projections.render import Item as RenderItem
 from ledgermem.projections.render import Part, Rendered, facts_tag, turn_line
-from ledgermem.projections.state import RawRecord, record_id_for
-from ledgermem.projections.tokens import count_tokens, default_tokenizer, truncate_to_tokens
+from ledgermem.projections.state import EpisodeState, RawRecord, record_id_for
+from ledgermem.projections.tokens import count_tokens, truncate_to_tokens
 
 BASELINES: tuple[str, ...] = ("full_context", "memgpt_style", "naive_chain")
 
@@ -224,44 +225,59 @@ def _bounded(state: BaselineState, text: str, limit: int) -> tuple[str, bool]:
     return truncate_to_tokens(text, limit, tok), True
 
 
-def decide_turn(state: BaselineState, cmd: BaselineTurn) -> tuple[Event, ...]:
-    """The events of one turn for this baseline. Pure."""
+def _recorded(state: BaselineState, cmd: BaselineTurn) -> tuple[list[Event], tuple[str, ...]]:
+    """What every baseline records of a turn: the raw turn, the window's evictions; and the evicted ids."""
     if not state.started:
         raise BaselineError(f"turn {cmd.turn}: the episode has not started")
     if cmd.turn <= state.turn:
         raise BaselineError(f"turn {cmd.turn}: turns must increase; the last was {state.turn}")
-    rid = record_id_for(cmd.turn)
-    events: list[Event] = [TurnRecorded(turn=cmd.turn, occurred_at=cmd.occurred_at, record_id=rid,
+    events: list[Event] = [TurnRecorded(turn=cmd.turn, occurred_at=cmd.occurred_at, record_id=record_id_for(cmd.turn),
                                         text=cmd.user, agent=cmd.agent, source=cmd.source, blocks=cmd.blocks)]
     evicted = to_evict(state)
     events += [WindowEvicted(turn=cmd.turn, record_id=r) for r in evicted]
-    if state.kind == "full_context":
-        return tuple(events)
+    return events, evicted
+
+
+def decide_full_context(state: BaselineState, cmd: BaselineTurn) -> tuple[Event, ...]:
+    """`full_context` remembers every raw turn and writes nothing else. Pure."""
+    events, _ = _recorded(state, cmd)
+    return tuple(events)
+
+
+def decide_naive_chain(state: BaselineState, cmd: BaselineTurn) -> tuple[Event, ...]:
+    """`naive_chain`: the window's evictions dropped, the summary appended, the oldest dropped past budget. Pure."""
+    events, evicted = _recorded(state, cmd)
     if cmd.summarizer is not None:
         events.append(cmd.summarizer)
     draft = parse_summary(cmd.summarizer.text) if cmd.summarizer is not None else None
-    if state.kind == "naive_chain":
-        if evicted:
-            events.append(BaselineDropped(turn=cmd.turn, dropped=evicted, reason="evicted"))
-        if draft is not None:
-            text, cut = _bounded(state, draft.text, state.config.summary_max_tokens)
-            events.append(BaselineWritten(turn=cmd.turn, summary_id=state.next_item_id(), text=text,
-                                          facts=draft.facts, raw_ids=(rid,), truncated=cut))
-        after = fold(events, state)
-        drop: list[str] = []
-        newest = after.items[-1].item_id if draft is not None else None
-        tokens = chain_tokens(after)
-        for item in after.items:
-            if tokens <= state.config.chain_budget:
-                break
-            if item.item_id == newest:
-                continue
-            drop.append(item.item_id)
-            tokens -= count_tokens(item_line(item, state.kind), state.config.tokenizer)
-        if drop:
-            events.append(BaselineDropped(turn=cmd.turn, dropped=tuple(drop), reason="budget"))
-        return tuple(events)
-    # memgpt_style: the evicted turns are folded into a new rolling summary, then deleted with the old one.
+    if evicted:
+        events.append(BaselineDropped(turn=cmd.turn, dropped=evicted, reason="evicted"))
+    if draft is not None:
+        text, cut = _bounded(state, draft.text, state.config.summary_max_tokens)
+        events.append(BaselineWritten(turn=cmd.turn, summary_id=state.next_item_id(), text=text,
+                                      facts=draft.facts, raw_ids=(record_id_for(cmd.turn),), truncated=cut))
+    after = fold(events, state)
+    drop: list[str] = []
+    newest = after.items[-1].item_id if draft is not None else None
+    tokens = chain_tokens(after)
+    for item in after.items:
+        if tokens <= state.config.chain_budget:
+            break
+        if item.item_id == newest:
+            continue
+        drop.append(item.item_id)
+        tokens -= count_tokens(item_line(item, state.kind), state.config.tokenizer)
+    if drop:
+        events.append(BaselineDropped(turn=cmd.turn, dropped=tuple(drop), reason="budget"))
+    return tuple(events)
+
+
+def decide_memgpt_style(state: BaselineState, cmd: BaselineTurn) -> tuple[Event, ...]:
+    """`memgpt_style`: the evicted turns folded into a new rolling summary, then deleted with the old one. Pure."""
+    events, evicted = _recorded(state, cmd)
+    if cmd.summarizer is not None:
+        events.append(cmd.summarizer)
+    draft = parse_summary(cmd.summarizer.text) if cmd.summarizer is not None else None
     if evicted:
         old = tuple(i.item_id for i in state.items)
         if draft is not None:
@@ -272,6 +288,74 @@ def decide_turn(state: BaselineState, cmd: BaselineTurn) -> tuple[Event, ...]:
             old = ()  # the summarizer gave nothing usable: keep the old summary, the turns are lost anyway
         events.append(BaselineDropped(turn=cmd.turn, dropped=(*old, *evicted), reason="rolled"))
     return tuple(events)
+
+
+_DECIDE_TURN: dict[str, Callable[[BaselineState, BaselineTurn], tuple[Event, ...]]] = {
+    "full_context": decide_full_context, "memgpt_style": decide_memgpt_style, "naive_chain": decide_naive_chain,
+}
+
+
+def decide_turn(state: BaselineState, cmd: BaselineTurn) -> tuple[Event, ...]:
+    """The events of one turn for the baseline the state is. Pure."""
+    _recorded(state, cmd)  # an episode that has not started has no kind yet
+    if state.kind not in _DECIDE_TURN:
+        raise BaselineError(f"turn {cmd.turn}: a {state.kind!r} state is no baseline's; baselines: {', '.join(BASELINES)}")
+    return _DECIDE_TURN[state.kind](state, cmd)
+
+
+BaselineCommand = StartEpisode | BaselineTurn
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """One baseline as a decider: its own turn decision over the shared state, `evolve` and `render`."""
+
+    system: str
+    projected = False  # its state is its own fold, not the projection store's
+
+    def initial(self) -> BaselineState:
+        return BaselineState()
+
+    def decide(self, state: BaselineState, command: BaselineCommand) -> tuple[Event, ...]:
+        match command:
+            case StartEpisode():
+                if state.started:
+                    raise BaselineError(f"{self.system}: the episode has already started")
+                return decide(EpisodeState(), command)  # the episode starts as every system's does
+            case BaselineTurn():
+                if state.started and state.kind != self.system:
+                    raise BaselineError(f"turn {command.turn}: a {state.kind!r} state is not {self.system!r}")
+                return _DECIDE_TURN[self.system](state, command)
+            case _:
+                assert_never(command)
+
+    def evolve(self, state: BaselineState, event: Event) -> BaselineState:
+        return evolve(state, event)
+
+    def render(self, state: BaselineState, budget: int | None = None) -> Rendered:
+        return render(state, budget)
+
+    def configure(self, config: MemoryConfig) -> MemoryConfig:
+        return replace(config, system=self.system)
+
+    def disagreements(self, state: BaselineState) -> Sequence[str]:
+        return ()  # a baseline shows no disagreement lines
+
+    def departed_summary(self, state: BaselineState, record_id: str, slot: str) -> str | None:
+        return None  # a baseline is asked about what it forgot by the raw record's id
+
+
+FULL_CONTEXT, MEMGPT_STYLE, NAIVE_CHAIN = Baseline("full_context"), Baseline("memgpt_style"), Baseline("naive_chain")
+DECIDERS: dict[str, Baseline] = {d.system: d for d in (FULL_CONTEXT, MEMGPT_STYLE, NAIVE_CHAIN)}
+
+
+def decider_for(system: str) -> Decider[Any]:
+    """The decider of one of the four systems, by the name its streams record (`episode_started`'s config)."""
+    if system == THREE_LAYER.system:
+        return THREE_LAYER
+    if system not in DECIDERS:
+        raise BaselineError(f"unknown system {system!r}; systems: {THREE_LAYER.system}, {', '.join(BASELINES)}")
+    return DECIDERS[system]
 
 
 def summarizer_messages(state: BaselineState, *, turn: int, user: str, agent: str) -> list[dict[str, str]]:
@@ -302,12 +386,10 @@ def summarizer_pruned(state: BaselineState, *, user: str, agent: str) -> int:
     return rolling_pruned_lines(_evicted_lines(state))
 
 
-# -- the impure shell -----------------------------------------------------------------
-
-KeyFor = Callable[[Event], str | FieldKeys | None]
+# -- the shell ------------------------------------------------------------------------
 
 
-class BaselineMemory:
+class BaselineMemory(EpisodeShell[BaselineState]):
     """One baseline's episode in one ledger stream; opening a stream with events resumes it."""
 
     def __init__(
@@ -324,50 +406,13 @@ class BaselineMemory:
     ) -> None:
         if kind not in BASELINES:
             raise BaselineError(f"unknown baseline {kind!r}; baselines: {', '.join(BASELINES)}")
-        self.ledger, self.stream, self.kind = ledger, stream, kind
-        self.max_tool_iterations = max_tool_iterations
-        self.projections = projections or ProjectionStore(projection_path(ledger.path))
-        self.key_prefix = str(stream)
-        if (config or MemoryConfig()).personal_data or Path(key_path(ledger.path)).exists():
-            ledger.open_keys()
-        history = list(ledger.read(stream=stream))
-        self._projection = LiveProjection(stream, history, self.projections)
-        self.state = fold(r.event for r in history)
-        if not self.state.started:
-            config = replace(config or MemoryConfig(), system=kind)
-            if config.tokenizer == "auto":
-                config = replace(config, tokenizer=default_tokenizer())
-            self._commit(decide(self._projection.projector.state, StartEpisode(config=config, lang=lang)))
-        elif self.state.kind != kind:
-            raise BaselineError(f"{stream} holds a {self.state.kind!r} memory, not {kind!r}")
-        tokenizer = self.state.config.tokenizer
-        self.backend = make_backend(backend, tokenizer=tokenizer) if isinstance(backend, str) else backend
+        self.kind = kind
+        super().__init__(ledger, stream, DECIDERS[kind], backend, config=config, lang=lang,
+                         max_tool_iterations=max_tool_iterations, projections=projections)
 
-    @property
-    def version(self) -> int:
-        return self.ledger.stream_version(self.stream)
-
-    def _turn_key(self, event: Event) -> str | None:
-        return seal_key(self.key_prefix, event, personal_data=self.state.config.personal_data)
-
-    def _commit(self, events: Sequence[Event], key_for: KeyFor | None = None,
-                blobs: dict[str, bytes] | None = None) -> tuple[RecordedEvent, ...]:
-        recorded = self.ledger.append(self.stream, list(events), expected_version=self.version,
-                                      key_for=key_for or self._turn_key, blobs=blobs)
-        self.state = fold((r.event for r in recorded), self.state)
-        try:
-            self._projection.apply(recorded)
-        except BaseException:
-            self._projection = LiveProjection(self.stream, self.ledger.read(stream=self.stream), self.projections)
-            raise
-        return recorded
-
-    def commit(self, events: Sequence[Event]) -> tuple[RecordedEvent, ...]:
-        """Append the events of one answer (one transaction, one key)."""
-        if not self.state.config.personal_data:
-            return self._commit(events, key_for=lambda e: None)
-        answer = answer_key(self.key_prefix, self.version + 1)
-        return self._commit(events, key_for=answer_keys(self.ledger, self.stream, self.key_prefix, answer, events))
+    def _opened(self) -> None:
+        if self.state.kind != self.kind:
+            raise BaselineError(f"{self.stream} holds a {self.state.kind!r} memory, not {self.kind!r}")
 
     def add_turn(
         self, user: str, agent: str, *, occurred_at: str | None = None, source: str | None = None,
@@ -383,13 +428,4 @@ class BaselineMemory:
             call = with_pruned(call, summarizer_pruned(self.state, user=user, agent=agent))
         cmd = BaselineTurn(turn=turn, user=user, agent=agent, occurred_at=occurred_at, source=source,
                            summarizer=call, blocks=refs)
-        return self._commit(decide_turn(self.state, cmd), blobs=blob_map(blocks))
-
-    def render(self, budget: int | None = None) -> Rendered:
-        return render(self.state, budget)
-
-    def answer(self, question: str, *, probe_id: str | None = None, budget: int | None = None,
-               today: str | None = None) -> Answer:
-        """The same answer contract and loop as `three_layer`, with no tools and no tool manual."""
-        return answer_with_tools(self.backend, self.render(budget), question, turn=self.state.turn, tools=None,
-                                 max_iterations=self.max_tool_iterations, probe_id=probe_id, today=today)
+        return self._commit(self.decider.decide(self.state, cmd), blobs=blob_map(blocks))

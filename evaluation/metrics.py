@@ -99,6 +99,8 @@ from ledgermem.evaluation.events import BaselineWritten, RunStarted, ProbeAnswer
 from ledgermem.ledger.keys import ERASED
 from ledgermem.ledger.store import Ledger, RecordedEvent
 from ledgermem.memory.memory import self_write_counts
+from ledgermem.memory.shell import Decider
+from ledgermem.memory.three_layer import THREE_LAYER
 from ledgermem.projections import render as three_render
 from ledgermem.projections.render import Rendered
 from ledgermem.projections.state import EpisodeState, evolve
@@ -442,8 +444,9 @@ class _Fold:
     """The state of one stream while its events are folded: this memory's, or a baseline's."""
 
     kind: str = "three_layer"
-    three: EpisodeState = field(default_factory=EpisodeState)
-    base: baselines.BaselineState = field(default_factory=baselines.BaselineState)
+    three: EpisodeState = field(default_factory=EpisodeState)  # folded for every system: its turns and raw records
+    system: Decider[Any] = THREE_LAYER
+    own: Any = None  # the state of a system that folds its own (a baseline's)
     gold: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     worth: set[tuple[str, str]] = field(default_factory=set)
     said: list[tuple[int, str]] = field(default_factory=list)  # (turn, user + agent text) of every raw turn
@@ -451,9 +454,11 @@ class _Fold:
     def apply(self, e: Event) -> None:
         if isinstance(e, EpisodeStarted):
             self.kind = str(e.config.get("system", "three_layer"))
+            self.system = baselines.decider_for(self.kind)
+            self.own = self.system.initial()
         self.three = evolve(self.three, e)  # type: ignore[arg-type]
-        if self.kind != "three_layer":
-            self.base = baselines.evolve(self.base, e)
+        if not self.system.projected:
+            self.own = self.system.evolve(self.own, e)
         if isinstance(e, EpisodeGold):
             for (slot, value), turn in zip(e.facts, e.fact_turns):
                 self.gold.setdefault(slot, []).append((turn, value))
@@ -465,13 +470,16 @@ class _Fold:
     def turn(self) -> int:
         return self.three.turn
 
+    @property
+    def state(self) -> Any:
+        """The system's own state: three_layer's is the episode state."""
+        return self.three if self.system.projected else self.own
+
     def stats(self) -> TurnStats:
-        return turn_stats(self.three) if self.kind == "three_layer" else _baseline_stats(self.base)
+        return turn_stats(self.three) if self.kind == "three_layer" else _baseline_stats(self.own)
 
     def rendered(self, budget: int | None) -> Rendered:
-        if self.kind == "three_layer":
-            return three_render.render(self.three, budget)
-        return baselines.render(self.base, budget)
+        return self.system.render(self.state, budget)
 
     def one_hop(self, gold: str) -> bool:
         """A tool of this system returns the gold value with one call by id (baselines have no tools)."""
@@ -493,7 +501,7 @@ class _Fold:
 
     def evidence(self, ids: tuple[str, ...], rendered: Rendered) -> tuple[int, int, int]:
         """(retained, reachable by exact id, in the prompt) counts of the evidence records."""
-        raw = self.three.raw if self.kind == "three_layer" else self.base.raw
+        raw = self.state.raw
         held = [r for r in ids if r in raw and raw[r].user != ERASED]
         reachable = len(held) if self.kind == "three_layer" else 0  # get_raw_record; baselines have no tools
         shown = sum(r in rendered.text for r in ids)

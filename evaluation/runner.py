@@ -40,6 +40,7 @@ from ledgermem.memory.prompts import today_line
 from ledgermem.memory.replay_backend import ReplayBackend
 from ledgermem.memory.cache import HotCache
 from ledgermem.memory.memory import Memory
+from ledgermem.memory.shell import MemorySystem
 from ledgermem.gate.attributes import table_for
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.materialise import ProjectionStore, projection_path
@@ -50,7 +51,6 @@ SYSTEMS = ("three_layer", *BASELINES)
 MEMORY_POINTS_PER_EPISODE = 2
 
 Progress = Callable[[str, int], None]  # (what, how many units done since the last call)
-AnyMemory = Memory | BaselineMemory
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -289,7 +289,7 @@ def _judge(opts: RunOptions, backend: Backend) -> StringJudge | LlmJudge:
 
 
 def open_memory(ledger: Ledger, projections: ProjectionStore, opts: RunOptions, system: str, ep: Episode,
-                backend: Backend) -> AnyMemory:
+                backend: Backend) -> MemorySystem:
     stream = StreamKey(opts.run_id, system, ep.episode_id)
     if system == "three_layer":
         return Memory(ledger, stream, backend, config=opts.memory, lang=ep.lang, projections=projections,
@@ -364,7 +364,7 @@ def run(dataset: Dataset, opts: RunOptions, progress: Progress | None = None) ->
     return RunResult(opts.run_id, path, metrics, outcomes, label, checkpoint=signed)
 
 
-def _run_or_keep_failure(memory: AnyMemory, system: str, ep: Episode, tick: Progress,
+def _run_or_keep_failure(memory: MemorySystem, system: str, ep: Episode, tick: Progress,
                          judge: StringJudge | LlmJudge, opts: RunOptions) -> bool:
     """Run one episode; False when it stopped at a failed LLM call (kept in the ledger, redone on resume)."""
     try:
@@ -419,7 +419,7 @@ def _gold_event(episode: Episode) -> EpisodeGold:
                        evidence=tuple(rid for rid in records if rid in cited))
 
 
-def run_episode(memory: AnyMemory, system: str, episode: Episode, tick: Progress, *,
+def run_episode(memory: MemorySystem, system: str, episode: Episode, tick: Progress, *,
                 judge: StringJudge | LlmJudge | None = None, memory_points: int = MEMORY_POINTS_PER_EPISODE) -> None:
     """Ingest the episode's turns, then ask its probes; continues where the ledger stops."""
     judge = judge or StringJudge()
@@ -451,7 +451,7 @@ def _guard_of(backend: object) -> FailureGuard | None:
     return backend.guard if isinstance(backend, GuardedBackend) else None
 
 
-def memory_point_probes(memory: AnyMemory, system: str, episode: Episode, count: int) -> list[Probe]:
+def memory_point_probes(memory: MemorySystem, system: str, episode: Episode, count: int) -> list[Probe]:
     """Probes generated after ingestion, naming an item that has left the system's working memory.
 
     The same planted facts for every system: values stated at least a window
@@ -475,10 +475,7 @@ def memory_point_probes(memory: AnyMemory, system: str, episode: Episode, count:
     out = []
     for n, (turn, slot, value) in enumerate(dict.fromkeys(picks)):
         rid = record_id_for(turn)
-        sid = None
-        if isinstance(memory, Memory):
-            sid = next((s.summary_id for s in memory.state.summaries.values()
-                        if rid in s.raw_ids and slot in dict(s.facts) and s.status != "active"), None)
+        sid = memory.departed_summary(rid, slot)
         if sid is not None:
             question = f"记忆{sid}（第{turn}轮）记录的{slot}是什么？" if zh else \
                 f"Which {slot} did memory {sid} (turn {turn}) record?"
@@ -490,7 +487,7 @@ def memory_point_probes(memory: AnyMemory, system: str, episode: Episode, count:
     return out
 
 
-def ask_probe(memory: AnyMemory, probe: Probe, judge: StringJudge | LlmJudge | None = None, *,
+def ask_probe(memory: MemorySystem, probe: Probe, judge: StringJudge | LlmJudge | None = None, *,
               lang: str | None = None) -> list[Event]:
     """Ask one probe; all its events, to be committed together. A dated probe is asked on its date."""
     judge = judge or StringJudge()

@@ -15,47 +15,40 @@ committed, so the live state and a replay of the ledger cannot drift.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from dataclasses import dataclass, replace
 
 from ledgermem.gate.admission import gate_verdict
-from ledgermem.gate.commands import LlmCall, PageIn, PinConstraint, RecordTurn, StartEpisode
+from ledgermem.gate.commands import LlmCall, PageIn, PinConstraint, RecordTurn
 from ledgermem.gate.decide import decide, reasons_against
-from ledgermem.gate.erasure import Erase, ErasurePlan, answer_key, plan_erasure, seal_key, turn_key
+from ledgermem.gate.erasure import Erase, ErasurePlan, plan_erasure, turn_key
 from ledgermem.gate.errors import CommandRejected, InvariantViolation
 from ledgermem.gate.invariants import check_i1, check_i2, check_i3, check_i5
 from ledgermem.gate.summary_format import parse_summary, split_memory_update
 from ledgermem.gate.validation import describe
 from ledgermem.ledger.blocks import Block, blob_map
 from ledgermem.ledger.events import Event
-from ledgermem.projections.events import (
-    ContextRendered, LlmCalled, PagedIn, SummaryCreated, ToolCalled,
-)
-from ledgermem.ledger.keys import FieldKeys, key_path
+from ledgermem.projections.events import ContextRendered, LlmCalled, PagedIn, SummaryCreated
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
-from ledgermem.memory.erasure import (
-    ErasureReceipt, answer_keys, append_erasure, receipt, scan_detail, shred, to_erase,
-)
+from ledgermem.memory.erasure import ErasureReceipt, append_erasure, receipt, scan_detail, shred, to_erase
 from ledgermem.memory.cache import HotCache
-from ledgermem.memory.answering import NO_TOOLS, Answer, answer_with_tools, call_backend, with_pruned
+from ledgermem.memory.answering import (
+    Answer, ToolRunner, ToolStep, after_their_calls, call_backend, converse, with_pruned,
+)
 from ledgermem.memory.backends import Backend, Message
-from ledgermem.memory.factory import make_backend
 from ledgermem.memory.prompts import (
     respond_messages, summarizer_correction_messages, summarizer_messages, summarizer_pruned_lines,
-    summarizer_retry_messages, tool_result_message,
+    summarizer_retry_messages,
 )
-from ledgermem.memory.toolcalls import parse_tool_calls
+from ledgermem.memory.shell import EpisodeShell, KeyFor
+from ledgermem.memory.three_layer import THREE_LAYER
 from ledgermem.memory.tools import ToolResult, page_in_target, paged_in_result, run_tool
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.disagreements import disagreement_lines
-from ledgermem.projections.materialise import LiveProjection, ProjectionStore, projection_path
+from ledgermem.projections.materialise import LiveProjection, ProjectionStore
 from ledgermem.projections.render import Rendered, clean_text, render
 from ledgermem.projections.state import EpisodeState, fold
-from ledgermem.projections.tokens import default_tokenizer
-
-
-KeyFor = Callable[[Event], str | FieldKeys | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,17 +84,6 @@ def _as_call(e: LlmCalled) -> LlmCall:
                    usage=e.usage, latency_ms=e.latency_ms, retries=e.retries, error=e.error, attempts=e.attempts)
 
 
-def _after_their_calls(events: Sequence[Event], tool_events: Sequence[tuple[Event, ...]]) -> list[Event]:
-    """Each call's tool calls placed right after the `llm_called` event that asked for them."""
-    pending = list(tool_events)
-    out: list[Event] = []
-    for e in events:
-        out.append(e)
-        if isinstance(e, LlmCalled) and pending:
-            out += pending.pop(0)
-    return out
-
-
 def self_write_counts(events: Iterable[Event]) -> dict[str, int]:
     """How each turn of one stream got its memory update, counted from the turn's `llm_called` events.
 
@@ -125,8 +107,8 @@ def self_write_counts(events: Iterable[Event]) -> dict[str, int]:
     }
 
 
-class Memory:
-    """One episode's memory in one ledger stream.
+class Memory(EpisodeShell[EpisodeState]):
+    """One episode's three-layer memory in one ledger stream: the episode shell around `three_layer`.
 
     Opening a stream that already has events resumes it from the ledger.
     """
@@ -145,49 +127,21 @@ class Memory:
         strict: bool = False,
         cache: HotCache | None = None,
     ) -> None:
-        self.ledger, self.stream, self.strict = ledger, stream, strict
+        self.strict = strict
         self.cache = cache  # a Redis hot cache of the rendered layers: written after each commit
-        self.tools, self.max_tool_iterations = tools, max_tool_iterations
-        self.projections = projections or ProjectionStore(projection_path(ledger.path))
-        self.key_prefix = str(stream)
-        if (config or MemoryConfig()).personal_data or Path(key_path(ledger.path)).exists():
-            ledger.open_keys()
-        self._projection = LiveProjection(stream, ledger.read(stream=stream), self.projections)
-        if not self.state.started:
-            config = config or MemoryConfig()
-            if config.tokenizer == "auto":
-                config = replace(config, tokenizer=default_tokenizer())
-            self._commit(decide(self.state, StartEpisode(config=config, lang=lang)))
+        self.tools = tools
+        super().__init__(ledger, stream, THREE_LAYER, backend, config=config, lang=lang,
+                         max_tool_iterations=max_tool_iterations, projections=projections)
+
+    def _opened(self) -> None:
         self._finish_shredding()
-        # A resumed episode keeps the tokenizer it was recorded with.
-        tokenizer = self.state.config.tokenizer
-        self.backend = make_backend(backend, tokenizer=tokenizer) if isinstance(backend, str) else backend
-
-    @property
-    def state(self) -> EpisodeState:
-        return self._projection.projector.state
-
-    @property
-    def version(self) -> int:
-        return self.ledger.stream_version(self.stream)
-
-    def _turn_key(self, event: Event) -> str | None:
-        return seal_key(self.key_prefix, event, personal_data=self.state.config.personal_data)
 
     def _commit(
         self, events: Sequence[Event], key_for: KeyFor | None = None, *, check: bool = True,
         blobs: dict[str, bytes] | None = None,
     ) -> tuple[RecordedEvent, ...]:
         self._finish_shredding()  # an erasure interrupted earlier in this process is completed first
-        recorded = self.ledger.append(self.stream, list(events), expected_version=self.version,
-                                      key_for=key_for or self._turn_key, blobs=blobs)
-        try:
-            self._projection.apply(recorded)
-        except BaseException:
-            # The ledger has the events, the projection file may not: refold and catch up from the
-            # ledger, so that the next commit starts from what is actually stored.
-            self._projection = LiveProjection(self.stream, self.ledger.read(stream=self.stream), self.projections)
-            raise
+        recorded = super()._commit(events, key_for, blobs=blobs)
         if self.cache is not None and recorded:
             self.cache.store(self.stream, self.state, recorded[-1])
         if self.strict and check:
@@ -211,13 +165,6 @@ class Memory:
         if violations:
             v = violations[0]
             raise InvariantViolation(v.invariant, v.seq, v.ids, v.message)
-
-    def commit(self, events: Sequence[Event]) -> tuple[RecordedEvent, ...]:
-        """Append the events of one answer (one transaction, one key) and evolve the live projection."""
-        if not self.state.config.personal_data:
-            return self._commit(events, key_for=lambda e: None)
-        answer = answer_key(self.key_prefix, self.version + 1)
-        return self._commit(events, key_for=answer_keys(self.ledger, self.stream, self.key_prefix, answer, events))
 
     # -- erasure ---------------------------------------------------------------------
 
@@ -342,7 +289,7 @@ class Memory:
             summarizer, attempts = self._summarize(turn, user, split.visible, source)
             command = replace(base, summarizer=summarizer, calls=(*talk.calls, *attempts),
                               rejected_self_write=update if refused else None)
-        events = _after_their_calls(decide(self.state, command), talk.tool_events)
+        events = after_their_calls(decide(self.state, command), talk.tool_events)
         recorded = self._commit([context, *events])
         self_written = update is not None and not refused and not gated
         return Reply(split.visible, recorded, self_written=self_written,
@@ -382,38 +329,19 @@ class Memory:
     def _converse(self, rendered: Rendered, user: str, turn: int) -> _Conversation:
         """The `respond` call, and the tool loop while it asks for tools; the final text is the reply."""
         messages = respond_messages(rendered, user, tools=self.tools, disagreements=disagreement_lines(self.state))
-        calls: list[LlmCall] = []
-        tool_events: list[tuple[Event, ...]] = []
-        for iteration in range(self.max_tool_iterations + 1):
-            call = self._call(messages, purpose="respond", turn=turn)
-            calls.append(_as_call(call.event))
-            # Tool calls are read from the visible part only: a block's FACTS are not arguments.
-            parsed = parse_tool_calls(split_memory_update(call.completion_text).visible)
-            if not parsed.calls and not parsed.unparsable:
-                return _Conversation(call.completion_text, tuple(calls), tuple(tool_events))
-            if iteration == self.max_tool_iterations:
-                break
-            messages.append({"role": "assistant", "content": call.completion_text})
-            asked: list[Event] = []
-            for bad in parsed.unparsable:
-                asked.append(ToolCalled(turn=turn, probe_id="", tool="?", args={}, ok=False,
-                                        text=f"could not parse a tool call: {bad}", parsed=False))
-                messages.append(tool_result_message("?", f"could not parse: {bad}"))
-            for tc in parsed.calls:
-                paged: tuple[Event, ...] = ()
-                if not self.tools:
-                    result = ToolResult(False, NO_TOOLS)
-                elif tc.name == "page_in":  # recorded with this turn, right after the call that asked for it
-                    result, paged = self._page_in_events(page_in_target(tc.args), turn)
-                else:
-                    result = self.tool(tc.name, tc.args)
-                asked.append(ToolCalled(turn=turn, probe_id="", tool=tc.name, args=tc.args, ok=result.ok,
-                                        text=result.text))
-                asked += paged
-                messages.append(tool_result_message(tc.name, result.text))
-            tool_events.append(tuple(asked))
-        # Out of tool iterations and still asking: no reply, never the call text.
-        return _Conversation("", tuple(calls), tuple(tool_events))
+        talk = converse(self.backend, messages, purpose="respond", turn=turn, max_iterations=self.max_tool_iterations,
+                        tools=self._respond_tool(turn) if self.tools else None,
+                        # Tool calls are read from the visible part only: a block's FACTS are not arguments.
+                        visible=lambda text: split_memory_update(text).visible)
+        return _Conversation(talk.text, tuple(_as_call(c) for c in talk.calls), talk.tool_events)
+
+    def _respond_tool(self, turn: int) -> ToolStep:
+        """A live turn's tools: a page-in is recorded with this turn, right after the call that asked for it."""
+        def step(name: str, args: dict[str, str]) -> tuple[ToolResult, tuple[Event, ...]]:
+            if name == "page_in":
+                return self._page_in_events(page_in_target(args), turn)
+            return self.tool(name, args), ()
+        return step
 
     # -- reading -------------------------------------------------------------------
 
@@ -461,15 +389,9 @@ class Memory:
         found = self.ledger.get_blob(sha256, key_ids={key})
         return found.state, found.data
 
-    def answer(self, question: str, *, probe_id: str | None = None, budget: int | None = None,
-               today: str | None = None) -> Answer:
-        """Answer with the tool loop; returns the answer and its events without appending them."""
-        return answer_with_tools(
-            self.backend, self.render(budget), question, turn=self.state.turn,
-            # A question changes nothing in the memory: its tool loop reads only (no page-in).
-            tools=self._read_tool if self.tools else None, max_iterations=self.max_tool_iterations,
-            probe_id=probe_id, today=today, disagreements=disagreement_lines(self.state),
-        )
+    def _answer_tools(self) -> ToolRunner | None:
+        # A question changes nothing in the memory: its tool loop reads only (no page-in).
+        return self._read_tool if self.tools else None
 
     def ask(self, question: str, *, budget: int | None = None) -> Answer:
         """Answer and record how: the live-agent entry point."""

@@ -30,9 +30,10 @@ from ledgermem.projections.events import (
 from ledgermem.evaluation.events import ProbeAnswered
 from ledgermem.ledger.keys import ERASED
 from ledgermem.ledger.store import RecordedEvent
-from ledgermem.projections import render as three_render
+from ledgermem.memory.shell import Decider
+from ledgermem.memory.three_layer import THREE_LAYER
 from ledgermem.projections.render import Rendered
-from ledgermem.projections.state import EpisodeState, evolve
+from ledgermem.projections.state import EpisodeState
 
 _TOOL_FOR_STATUS = {"archived": "get_archived_summary", "indexed": "expand_index", "active": "get_archived_summary"}
 
@@ -59,24 +60,22 @@ class _Fold:
     """The stream's memory (this one's or a baseline's) up to the probe's prompt."""
 
     kind: str = "three_layer"
-    three: EpisodeState = field(default_factory=EpisodeState)
-    base: baselines.BaselineState = field(default_factory=baselines.BaselineState)
+    system: Decider[Any] = THREE_LAYER
+    state: Any = field(default_factory=EpisodeState)  # the system's own state
     said: list[tuple[str, int, str]] = field(default_factory=list)  # (record id, turn, text) of every turn
 
     def apply(self, r: RecordedEvent) -> None:
         e = r.event
         if isinstance(e, EpisodeStarted):
             self.kind = str(e.config.get("system", "three_layer"))
+            self.system = baselines.decider_for(self.kind)
+            self.state = self.system.initial()
         if isinstance(e, TurnRecorded):
             self.said.append((e.record_id, e.turn, f"{e.text}\n{e.agent}"))
-        if self.kind == "three_layer":
-            self.three = evolve(self.three, e)  # type: ignore[arg-type]
-        else:
-            self.base = baselines.evolve(self.base, e)
+        self.state = self.system.evolve(self.state, e)
 
     def render(self, budget: int) -> Rendered:
-        return three_render.render(self.three, budget) if self.kind == "three_layer" else \
-            baselines.render(self.base, budget)
+        return self.system.render(self.state, budget)
 
     def locations(self, gold: str, rendered: Rendered) -> dict[str, list[dict[str, Any]]]:
         shown = [{"part": p.name, "id": i.item_id, "text": i.text}
@@ -85,12 +84,12 @@ class _Fold:
         hops: list[dict[str, Any]] = []
         readable: set[str] = set()
         if self.kind == "three_layer":
-            for s in self.three.summaries.values():
+            for s in self.state.summaries.values():
                 if s.summary_id not in in_prompt and any(v != ERASED and contains_value(gold, v) for _, v in s.facts):
                     tool = _TOOL_FOR_STATUS[s.status]
                     target = s.index_id if s.status == "indexed" and s.index_id else s.summary_id
                     hops.append({"id": s.summary_id, "layer": s.status, "tool": f"{tool}({target})"})
-            for r in self.three.raw.values():
+            for r in self.state.raw.values():
                 if r.user != ERASED:
                     readable.add(r.record_id)
                     if r.record_id not in in_prompt and contains_value(gold, f"{r.user}\n{r.agent}"):
