@@ -208,7 +208,10 @@ class Memory(EpisodeShell[EpisodeState]):
         """
         for other in copies:
             append_erasure(self.ledger, other, plan)
-        recorded = append_erasure(self.ledger, self.stream, plan)
+        own = plan.events_of(str(self.stream))  # at the version this shell folded, like any command
+        recorded = self.ledger.append(self.stream, list(own), expected_version=self._version) if own else ()
+        if recorded:
+            self._version = recorded[-1].stream_version
         try:
             self._projection.apply(recorded)
         except BaseException:

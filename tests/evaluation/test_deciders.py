@@ -18,7 +18,7 @@ from ledgermem.evaluation.baselines import (
 )
 from ledgermem.gate.commands import StartEpisode
 from ledgermem.gate.decide import decide
-from ledgermem.ledger.events import EpisodeStarted
+from ledgermem.projections.events import EpisodeStarted
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory.heuristic import HeuristicBackend
 from ledgermem.memory.three_layer import THREE_LAYER

@@ -14,7 +14,8 @@ from ledgermem.gate.commands import StartEpisode
 from ledgermem.ledger.blocks import Block
 from ledgermem.ledger.compat import assert_never
 from ledgermem.ledger.errors import ConcurrencyConflict
-from ledgermem.ledger.events import EpisodeStarted, Event, ToolCalled, TurnRecorded
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import EpisodeStarted, ToolCalled, TurnRecorded
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
 from ledgermem.memory.answering import NO_TOOLS
 from ledgermem.memory.backends import ScriptedBackend

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from ledgermem.gate.summary_format import split_memory_update
-from ledgermem.ledger.events import ContextRendered, Event, LlmCalled, PagedIn, ToolCalled
+from ledgermem.ledger.events import Event
+from ledgermem.projections.events import ContextRendered, LlmCalled, PagedIn, ToolCalled
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory import memory as memory_module
 from ledgermem.memory.answering import NO_TOOLS, converse
