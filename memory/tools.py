@@ -58,7 +58,9 @@ class Choice:
 
 
 def _summary_candidate(s: Summary, role: str, chosen: bool, value: str | None = None) -> Candidate:
+    """A summary as a candidate; its value is the one the call weighs, else all its facts."""
     status = "erased" if s.redacted else s.status
+    value = value if value is not None else "; ".join(f"{k}={v}" for k, v in s.facts)
     return Candidate(s.summary_id, "summary", status, role, chosen, s.turn, value, tuple(s.superseded_by))
 
 

@@ -129,6 +129,21 @@ def test_the_explorer_shows_layers_over_time_and_where_each_gold_value_was(brows
     settle(browser)
     assert texts(browser, "#gold-scale li.on") == ["in the prompt"]
 
+    # A probe that called tools: each call with its candidate table, as the API computes it.
+    tooled = next(p for p in probes if p["tool_calls"])
+    browser.find_element("css selector", f"#probe-list tr[data-probe='{tooled['probe_id']}']").click()
+    settle(browser)
+    calls = served.get(ep + "/tool-calls", probe=tooled["probe_id"]).json()["items"]
+    assert len(calls) == tooled["tool_calls"]
+    shown_calls = browser.find_elements("css selector", "#probe-calls .call")
+    assert [c.get_attribute("data-seq") for c in shown_calls] == [str(c["seq"]) for c in calls]
+    for call, node in zip(calls, shown_calls):
+        rows = node.find_elements("css selector", "table.candidates tbody tr[data-id]")
+        assert [(r.get_attribute("data-id"), "chosen" in (r.get_attribute("class") or "")) for r in rows] == \
+            [(c["item_id"], c["chosen"]) for c in call["candidates"]]
+        assert call["rule"] in node.find_element("css selector", ".rule").text
+        assert node.find_element("css selector", ".check").text.startswith("✓")
+
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
 
