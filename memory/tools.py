@@ -283,7 +283,7 @@ def get_predecessor_summary(state: EpisodeState, fact_key: str, exclude_value: s
         return ToolResult(False, choice.rule)
     chosen = next(c for c in choice.candidates if c.chosen)
     # The values before it, oldest first, one per change: "what was it originally" in one call.
-    shown = [c.value for c in choice.candidates if c.role in ("earlier", "earlier, the same value")]
+    shown = [str(c.value) for c in choice.candidates if c.role in ("earlier", "earlier, the same value")]
     history = [value for i, value in enumerate(shown) if i == 0 or shown[i - 1] != value]
     before = f"\nearlier values, oldest first: {' -> '.join(history)}" if len(history) > 1 else ""
     return ToolResult(True, f"fact_key={fact_key}; value={chosen.value}; "

@@ -7,15 +7,19 @@ not give) and the checks must catch it.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from ledgermem.ledger.blocks import Block
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory import tools
 from ledgermem.memory.backends import ScriptedBackend
-from ledgermem.memory.candidates import problems, tool_call_tables
+from ledgermem.ledger.events import ToolCalled
+from ledgermem.memory.candidates import problems, table, tool_call_tables
 from ledgermem.memory.memory import Memory
 from ledgermem.memory.tools import Choice, choice_problems, choose, run_tool
 from ledgermem.projections.config import MemoryConfig
@@ -118,6 +122,34 @@ def test_a_live_turns_calls_read_the_memory_before_the_turn() -> None:
     m.respond("what did I say in turn 2?")
     (call,) = tool_call_tables(m.ledger.read(stream=m.stream))
     assert call["ok"] is False and call["reproduced"] is True and "r0002" not in [c["item_id"] for c in call["candidates"]]
+
+
+def test_a_block_and_a_page_in_get_tables_and_say_why_they_are_not_recomputed() -> None:
+    data = b"\x89PNG not really"
+    sha = hashlib.sha256(data).hexdigest()
+    summaries = iter(["floor is 3F\n[FACTS: floor=3F]\n[OVERRIDES: none]",
+                      "floor is 7F\n[FACTS: floor=7F]\n[OVERRIDES: s0001]"])
+    replies = iter(['page_in(item_id="s0001")', "Done.\n<MEMORY_UPDATE>NONE</MEMORY_UPDATE>"])
+    backend = ScriptedBackend(lambda msgs, p: next(summaries, "NONE") if p == "summarize" else next(replies))
+    m = Memory(Ledger(":memory:"), StreamKey("r", "three_layer", "e"), backend,
+               config=replace(CONFIG, personal_data=False))
+    m.add_turn("my floor is 3F", "ok", blocks=(Block(mime="image/png", caption="the plan", data=data),
+                                               Block(mime="image/png", source="b.png")))
+    m.add_turn("my floor is 7F", "ok")
+    m.respond("bring back my old floor")
+    (paged,) = tool_call_tables(m.ledger.read(stream=m.stream))
+    assert paged["tool"] == "page_in" and paged["ok"] and paged["chosen"] == ["s0001"]
+    assert [c["status"] for c in paged["candidates"]] == ["archived"] and paged["problems"] == []
+    assert paged["reproduced"] is None and "gate" in paged["not_recomputed"]
+
+    # A block (read by id through `Memory.tool`, not the model's loop): every block is a candidate.
+    choice = choose(m.state, "get_block", {"block_id": sha})
+    assert [(c.item_id, c.chosen) for c in choice.candidates] == [(sha, True), ("r0001#2", False)]
+    assert choice.chosen == (sha,) and choice_problems(choice) == []
+    assert json.loads(m.tool("get_block", {"block_id": sha}).text)["block_id"] == sha
+    call = ToolCalled(turn=2, probe_id="p", tool="get_block", args={"block_id": sha}, ok=True, text="{}")
+    t = table(m.state, call, 99)
+    assert t["reproduced"] is None and "blob table" in t["not_recomputed"] and t["problems"] == []
 
 
 # -- must-fail controls ------------------------------------------------------------------------
