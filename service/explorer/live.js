@@ -74,7 +74,7 @@ async function liveWrite(action) {
     let answer;
     if (action === "ask") {
       answer = await liveApi("POST", "/api/memory/ask", { stream: live.stream, question: $("#live-question").value });
-      $("#live-answer").textContent = `A: ${answer.answer || "(no answer)"} (${answer.tool_calls.length} tool calls, seq ${answer.first_seq}-${answer.last_seq})`;
+      $("#live-answer").textContent = `A: ${answer.answer || "(no answer)"} (${answer.tool_calls.length} tool call${answer.tool_calls.length === 1 ? "" : "s"}, seq ${answer.first_seq}-${answer.last_seq})`;
     } else {
       const body = { stream: live.stream, user: $("#live-user").value, idempotency_key: freshKey() };
       if (action === "record") body.agent = $("#live-agent").value;

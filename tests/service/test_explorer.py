@@ -1,6 +1,7 @@
 """The run explorer end to end in headless Chromium (the system's chromium, driven by chromedriver).
 
-Set LEDGERMEM_UPDATE_SCREENSHOT=1 to write the screenshot docs/serving.md shows (docs/explorer.png).
+Set LEDGERMEM_UPDATE_SCREENSHOT=1 to write the screenshots the docs show (docs/explorer.png in serving.md,
+docs/explorer-live.png in service.md).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from tests.service.conftest import Served, require_binary
 
 ROOT = Path(__file__).resolve().parents[2]
 README_SHOT = ROOT / "docs" / "explorer.png"
+LIVE_SHOT = ROOT / "docs" / "explorer-live.png"
 SIZE = (1500, 1000)
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -174,6 +176,8 @@ def test_the_screenshot_is_a_valid_image_and_is_linked() -> None:
     assert README_SHOT.is_file(), "docs/explorer.png: run the browser test with LEDGERMEM_UPDATE_SCREENSHOT=1"
     check_png(README_SHOT, min_size=(1000, 600))
     assert "](explorer.png)" in (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
+    check_png(LIVE_SHOT, min_size=(1000, 600))
+    assert "](explorer-live.png)" in (ROOT / "docs" / "service.md").read_text(encoding="utf-8")
 
 
 # -- the live panel (`ledgermem live serve`) --------------------------------------------------------
@@ -237,6 +241,8 @@ def test_the_live_panel_records_and_asks_with_a_write_token_and_shows_each_candi
         assert candidate_rows(browser, "get_predecessor_summary") == expected == [("s0001", True), ("s0002", False)]
         why = browser.find_element("css selector", "#live-calls .call .rule").text
         assert calls[0]["rule"] in why
+        if os.environ.get("LEDGERMEM_UPDATE_SCREENSHOT"):
+            assert browser.save_screenshot(str(LIVE_SHOT))
 
         # The memory answers a live turn: its tool call's table is shown, and the memory updates.
         version = values["version"]
