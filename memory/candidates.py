@@ -44,7 +44,10 @@ def page_in_choice(state: EpisodeState, args: dict[str, str], ok: bool) -> Choic
 def table(state: EpisodeState, call: ToolCalled, seq: int, *, tools: bool = True) -> dict[str, Any]:
     """The candidate table of one recorded call, on the memory `state` it was made against."""
     args = {str(k): str(v) for k, v in call.args.items()}
-    if not tools:
+    erased = call.text == ERASED or ERASED in args.values()
+    if erased:
+        choice = Choice(call.tool, False, (), (), "the call was erased: its arguments and result are unreadable")
+    elif not tools:
         choice = Choice(call.tool, False, (), (), "this memory system has no tools")
     elif not call.parsed:
         choice = Choice(call.tool, False, (), (), "the call could not be parsed: no tool ran")
@@ -52,7 +55,6 @@ def table(state: EpisodeState, call: ToolCalled, seq: int, *, tools: bool = True
         choice = page_in_choice(state, args, call.ok)
     else:
         choice = choose(state, call.tool, args)
-    erased = call.text == ERASED or ERASED in args.values()
     reproduced: bool | None = None
     if tools and call.parsed and call.tool not in NOT_RECOMPUTED and not erased:
         again = run_tool(state, call.tool, args)
@@ -63,7 +65,7 @@ def table(state: EpisodeState, call: ToolCalled, seq: int, *, tools: bool = True
         "chosen": list(choice.chosen), "rule": choice.rule, "choice_ok": choice.ok, "reproduced": reproduced,
         "not_recomputed": NOT_RECOMPUTED.get(call.tool) if reproduced is None and not erased else
         ("the recorded call was erased" if erased else None),
-        "problems": choice_problems(choice) + ([] if choice.ok == call.ok or not tools or not call.parsed else
+        "problems": choice_problems(choice) + ([] if choice.ok == call.ok or erased or not tools or not call.parsed else
                                                [f"{call.tool}: recorded ok={call.ok}, the table says ok={choice.ok}"]),
     }
 

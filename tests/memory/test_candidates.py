@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -181,3 +182,26 @@ def test_control_a_recorded_result_the_memory_does_not_give_is_caught(monkeypatc
     assert table["reproduced"] is False and table["chosen"] == ["s0002"]
     assert problems([table]) == [f"seq {table['seq']}: get_predecessor_summary recorded a result the memory at "
                                  "that seq does not give"]
+
+
+def test_an_erased_call_says_so_instead_of_reporting_a_mismatch(tmp_path: Path) -> None:
+    m = _erasable(tmp_path)
+    m.ask("what was my floor before?")
+    (before,) = tool_call_tables(m.ledger.read(stream=m.stream))
+    assert before["reproduced"] is True and before["chosen"] == ["s0001"]
+    m.erase(legal_basis="GDPR art. 17", subject=True)
+    (after,) = tool_call_tables(m.ledger.read(stream=m.stream))
+    assert after["problems"] == [] and after["reproduced"] is None and after["candidates"] == []
+    assert after["not_recomputed"] == "the recorded call was erased" and "erased" in after["rule"]
+
+
+def _erasable(tmp_path: Path) -> Memory:
+    """A memory on a ledger file with a key store (so an erasure shreds), two floors recorded."""
+    said = iter(["floor is 3F\n[FACTS: floor=3F]\n[OVERRIDES: none]", "floor is 7F\n[FACTS: floor=7F]\n[OVERRIDES: s0001]"])
+    asked = iter(['get_predecessor_summary(fact_key="floor", exclude_value="7F")', "It was 3F."])
+    backend = ScriptedBackend(lambda msgs, p: next(said, "NONE") if p == "summarize" else next(asked, "I don't know."))
+    m = Memory(Ledger(tmp_path / "l.duckdb"), StreamKey("r", "three_layer", "e"), backend,
+               config=replace(CONFIG, personal_data=True))
+    m.add_turn("my floor is 3F", "ok")
+    m.add_turn("my floor is 7F", "ok")
+    return m
