@@ -52,7 +52,8 @@ def live_serve(folder: str, port: int, backend: str, quiet: bool, workers: int, 
 
     Every request under /api/memory/ needs 'Authorization: Bearer <token>'
     of a token whose namespace covers the stream and which holds the
-    tool's scope. The API is described at /openapi.json.
+    tool's scope. The API is described at /openapi.json; the explorer at /
+    records turns and asks questions with a token entered on the page.
 
     \b
     Example:
@@ -76,8 +77,8 @@ def live_serve(folder: str, port: int, backend: str, quiet: bool, workers: int, 
     bound = server.server_address[1]
     streams = len(store.ledger.streams())
     out.print(f"serving the live memory {folder} ({streams} stream{'s' if streams != 1 else ''}, "
-              f"{len(store.tokens.tokens())} token(s)) at http://127.0.0.1:{bound}/ : API under /api/memory/, "
-              "OpenAPI at /openapi.json", markup=False, soft_wrap=True)
+              f"{len(store.tokens.tokens())} token(s)) at http://127.0.0.1:{bound}/ : explorer at /, API under "
+              "/api/memory/, OpenAPI at /openapi.json", markup=False, soft_wrap=True)
     sys.stdout.flush()
     try:
         server.serve_forever(poll_interval=0.2)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ledgermem.ledger.blocks import block_id
@@ -29,6 +29,182 @@ class ToolResult:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One item a tool call could have returned: its id, the value it holds for the call, where it is, and
+    `role`, why it was or was not returned."""
+
+    item_id: str
+    kind: str  # summary | record | index | block
+    status: str
+    role: str
+    chosen: bool
+    turn: int | None = None
+    value: str | None = None
+    superseded_by: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """What a tool call considered (`candidates`), what it returned (`chosen`, ids in order) and the rule
+    that chose it. The tools build their results from it, so it cannot disagree with them; `ok` is
+    whether the call succeeds."""
+
+    tool: str
+    ok: bool
+    candidates: tuple[Candidate, ...]
+    chosen: tuple[str, ...]
+    rule: str
+
+
+def _summary_candidate(s: Summary, role: str, chosen: bool, value: str | None = None) -> Candidate:
+    """A summary as a candidate; its value is the one the call weighs, else all its facts."""
+    status = "erased" if s.redacted else s.status
+    value = value if value is not None else "; ".join(f"{k}={v}" for k, v in s.facts)
+    return Candidate(s.summary_id, "summary", status, role, chosen, s.turn, value, tuple(s.superseded_by))
+
+
+def archived_choice(state: EpisodeState, summary_id: str) -> Choice:
+    """The summary asked for and every successor `superseded_by` leads to; the last one is the live value."""
+    s = state.summaries.get(summary_id)
+    if s is None:
+        return Choice("get_archived_summary", False, (), (),
+                      f"no such id: no summary with id {summary_id!r} in this memory "
+                      "(its ids are the ones shown, like s0003)")
+    if s.redacted:
+        return Choice("get_archived_summary", False, (_summary_candidate(s, "asked for; erased", False),), (),
+                      f"summary {summary_id} was erased")
+    walked = [s]
+    seen = {s.summary_id}
+    while s.superseded_by:
+        nxt = state.summaries[s.superseded_by[-1]]
+        if nxt.summary_id in seen:
+            break
+        seen.add(nxt.summary_id)
+        walked.append(nxt)
+        s = nxt
+    rows = tuple(_summary_candidate(w, "asked for" if i == 0 else f"successor {i} (superseded_by)", True)
+                 for i, w in enumerate(walked))
+    rule = ("the summary by its exact id; it was not superseded" if len(walked) == 1 else
+            f"the summary by its exact id, then superseded_by followed forward {len(walked) - 1} time(s) to "
+            f"{walked[-1].summary_id}, whose facts are current")
+    return Choice("get_archived_summary", True, rows, tuple(w.summary_id for w in walked), rule)
+
+
+def raw_choice(state: EpisodeState, reference_id: str) -> Choice:
+    """The raw record with this exact id, if it exists and is readable."""
+    r = state.raw.get(reference_id)
+    if r is None:
+        return Choice("get_raw_record", False, (), (),
+                      f"no such id: no raw record with id {reference_id!r} in this memory "
+                      "(its ids are the ones shown, like r0007)")
+    erased = r.user == ERASED
+    row = Candidate(r.record_id, "record", "erased" if erased else "raw", "asked for" + ("; erased" if erased else ""),
+                    not erased, r.turn)
+    if erased:
+        return Choice("get_raw_record", False, (row,), (), f"raw record {reference_id} was erased")
+    return Choice("get_raw_record", True, (row,), (r.record_id,), "the raw record by its exact id, complete")
+
+
+def predecessor_choice(state: EpisodeState, fact_key: str, exclude_value: str) -> Choice:
+    """Every summary that ever recorded `fact_key` (in creation order, whatever its status) with the role it
+    plays: the newest occurrence of `exclude_value` is the anchor, restatements of it just before are
+    stepped over, and the newest different value before them is returned."""
+    tool = "get_predecessor_summary"
+    every = [(s, v) for s in state.summaries.values() for k, v in s.facts if k == fact_key]
+    erased = [_summary_candidate(s, "erased value: never returned", False, v) for s, v in every if v == ERASED]
+    obs = [(s, v) for s, v in every if v != ERASED]
+    if not obs:
+        return Choice(tool, False, tuple(erased), (), f"no summary records the slot {fact_key!r}")
+    anchor = max((i for i, (_, v) in enumerate(obs) if v == exclude_value), default=None)
+    start = anchor if anchor is not None else len(obs)
+    # Step back over restatements of the same value to the last different one.
+    while anchor is not None and start > 0 and obs[start - 1][1] == exclude_value:
+        start -= 1
+    pick = max((i for i, (_, v) in enumerate(obs[:start]) if v != exclude_value), default=None)
+
+    def role(i: int, v: str) -> str:
+        if anchor is not None and i > anchor:
+            return "newer: after the value became exclude_value"
+        if i == anchor:
+            return "anchor: the newest summary holding exclude_value"
+        if i >= start:
+            return "restated: exclude_value again, stepped over"
+        return "earlier, the same value" if v == exclude_value else "earlier"
+
+    rows = tuple(_summary_candidate(s, role(i, v), i == pick, v) for i, (s, v) in enumerate(obs)) + tuple(erased)
+    if pick is None:
+        return Choice(tool, False, rows, (), f"no earlier value of {fact_key!r} than {exclude_value!r}")
+    how = (f"the newest earlier value different from {exclude_value!r}, before its newest occurrence"
+           if anchor is not None else f"{exclude_value!r} was never a value of {fact_key!r}: the newest value")
+    return Choice(tool, True, rows, (obs[pick][0].summary_id,), how)
+
+
+def index_choice(state: EpisodeState, index_id: str) -> Choice:
+    """The members of the index entry, in order: summaries, or folded titles to expand in turn."""
+    entry = state.indexes.get(index_id)
+    if entry is None:
+        return Choice("expand_index", False, (), (),
+                      f"no such id: no index entry with id {index_id!r} in this memory "
+                      "(its ids are the ones shown, like i0001)")
+    rows = []
+    for m in entry.members:
+        if m in state.indexes:
+            child = state.indexes[m]
+            rows.append(Candidate(m, "index", f"folded title L{child.level}", "member: a title to expand in turn",
+                                  True))
+        else:
+            rows.append(_summary_candidate(state.summaries[m], f"member of {index_id}", True))
+    return Choice("expand_index", True, tuple(rows), tuple(entry.members),
+                  f"every member of {index_id}, in order (an index entry is returned whole)")
+
+
+def block_choice(state: EpisodeState, wanted: str) -> Choice:
+    """Every block of every raw record; the one whose id is `wanted` is returned."""
+    rows = [Candidate(block_id(ref, r.record_id, i), "block", "erased" if r.user == ERASED else str(ref.get("mime")),
+                      f"block {i} of {r.record_id}", block_id(ref, r.record_id, i) == wanted, r.turn)
+            for r in state.raw.values() for i, ref in enumerate(r.blocks)]
+    first = next((c for c in rows if c.chosen), None)
+    rows = [replace(c, chosen=c is first) for c in rows]  # two records carrying the same bytes: the first is read
+    if first is None:
+        return Choice("get_block", False, tuple(rows), (), f"no such id: no block with id {wanted!r} in this memory "
+                                                             "(get_raw_record lists a record's blocks)")
+    return Choice("get_block", True, tuple(rows), (first.item_id,),
+                  "the block by its exact id (its sha256, or <record>#<n>), from the first record holding it")
+
+
+def choose(state: EpisodeState, name: str, args: dict[str, str]) -> Choice:
+    """The candidate table of one read-tool call on `state`: what the tool does, as data."""
+    missing = [a for a in REQUIRED.get(name, ()) if not args.get(a)]
+    if name not in REQUIRED or name == "page_in" or missing:
+        return Choice(name, False, (), (), run_tool(state, name, args).text)
+    if name == "get_archived_summary":
+        return archived_choice(state, args["summary_id"])
+    if name == "get_raw_record":
+        return raw_choice(state, args["reference_id"])
+    if name == "get_predecessor_summary":
+        return predecessor_choice(state, args["fact_key"], args["exclude_value"])
+    if name == "get_block":
+        return block_choice(state, args["block_id"])
+    return index_choice(state, args["index_id"])
+
+
+def choice_problems(choice: Choice) -> list[str]:
+    """What is wrong with a candidate table (empty: nothing): every id returned must be a candidate marked
+    chosen, every candidate marked chosen returned, and a call that succeeds returns something."""
+    ids = [c.item_id for c in choice.candidates]
+    problems = [f"{choice.tool}: returned {i!r}, which is not among its candidates ({', '.join(ids) or 'none'})"
+                for i in choice.chosen if i not in ids]
+    marked = [c.item_id for c in choice.candidates if c.chosen]
+    problems += [f"{choice.tool}: candidate {i!r} is marked chosen but was not returned"
+                 for i in marked if i not in choice.chosen]
+    if choice.ok and not choice.chosen and choice.tool != "expand_index":
+        problems.append(f"{choice.tool}: the call succeeded but returned no candidate")
+    if not choice.ok and choice.chosen:
+        problems.append(f"{choice.tool}: the call failed but returned {', '.join(choice.chosen)}")
+    return problems
+
+
 def _describe(s: Summary) -> str:
     where = s.status + (f" ({s.archive_reason})" if s.archive_reason else "")
     where += f" under {s.index_id}" if s.index_id and s.status == "indexed" else ""
@@ -41,33 +217,21 @@ def _describe(s: Summary) -> str:
 
 def get_archived_summary(state: EpisodeState, summary_id: str) -> ToolResult:
     """Any summary by id; if it was superseded, walk `superseded_by` forward to the live successor."""
-    s = state.summaries.get(summary_id)
-    if s is None:
-        return ToolResult(False, f"no such id: no summary with id {summary_id!r} in this memory "
-                                 "(its ids are the ones shown, like s0003)")
-    if s.redacted:
-        return ToolResult(False, f"summary {summary_id} was erased")
-    lines = [_describe(s)]
-    seen = {s.summary_id}
-    while s.superseded_by:
-        nxt = state.summaries[s.superseded_by[-1]]
-        if nxt.summary_id in seen:
-            break
-        seen.add(nxt.summary_id)
-        lines.append(f"superseded by {_describe(nxt)}")
-        s = nxt
+    choice = archived_choice(state, summary_id)
+    if not choice.ok:
+        return ToolResult(False, choice.rule)
+    walked = [state.summaries[c.item_id] for c in choice.candidates]
+    lines = [_describe(walked[0])] + [f"superseded by {_describe(s)}" for s in walked[1:]]
     if len(lines) > 1:
-        lines.append(f"current: {facts_tag(s.facts)} from {s.summary_id}")
+        lines.append(f"current: {facts_tag(walked[-1].facts)} from {walked[-1].summary_id}")
     return ToolResult(True, "\n".join(lines))
 
 
 def get_raw_record(state: EpisodeState, reference_id: str) -> ToolResult:
-    r = state.raw.get(reference_id)
-    if r is None:
-        return ToolResult(False, f"no such id: no raw record with id {reference_id!r} in this memory "
-                                 "(its ids are the ones shown, like r0007)")
-    if r.user == ERASED:
-        return ToolResult(False, f"raw record {reference_id} was erased")
+    choice = raw_choice(state, reference_id)
+    if not choice.ok:
+        return ToolResult(False, choice.rule)
+    r = state.raw[choice.chosen[0]]
     when = f"; occurred_at {r.occurred_at}" if r.occurred_at else ""
     blocks = "".join(f"\nBLOCK {_block_line(r.record_id, i, b)}" for i, b in enumerate(r.blocks))
     return ToolResult(True, f"{r.record_id} [turn {r.turn}{when}]\nUSER: {r.user}\nAGENT: {r.agent}{blocks}")
@@ -114,30 +278,23 @@ def get_predecessor_summary(state: EpisodeState, fact_key: str, exclude_value: s
     Observations are every summary carrying the slot, in creation order,
     whatever its status: archived history is exactly what this tool reads.
     """
-    obs = [(s, v) for s in state.summaries.values() for k, v in s.facts if k == fact_key and v != ERASED]
-    if not obs:
-        return ToolResult(False, f"no summary records the slot {fact_key!r}")
-    anchor = max((i for i, (_, v) in enumerate(obs) if v == exclude_value), default=None)
-    start = anchor if anchor is not None else len(obs)
-    # Step back over restatements of the same value to the last different one.
-    while anchor is not None and start > 0 and obs[start - 1][1] == exclude_value:
-        start -= 1
-    earlier = [(s, v) for s, v in obs[:start] if v != exclude_value]
-    if not earlier:
-        return ToolResult(False, f"no earlier value of {fact_key!r} than {exclude_value!r}")
-    s, v = earlier[-1]
+    choice = predecessor_choice(state, fact_key, exclude_value)
+    if not choice.ok:
+        return ToolResult(False, choice.rule)
+    chosen = next(c for c in choice.candidates if c.chosen)
     # The values before it, oldest first, one per change: "what was it originally" in one call.
-    shown = obs[:start]
-    history = [value for i, (_, value) in enumerate(shown) if i == 0 or shown[i - 1][1] != value]
+    shown = [str(c.value) for c in choice.candidates if c.role in ("earlier", "earlier, the same value")]
+    history = [value for i, value in enumerate(shown) if i == 0 or shown[i - 1] != value]
     before = f"\nearlier values, oldest first: {' -> '.join(history)}" if len(history) > 1 else ""
-    return ToolResult(True, f"fact_key={fact_key}; value={v}; from {_describe(s)}{before}")
+    return ToolResult(True, f"fact_key={fact_key}; value={chosen.value}; "
+                            f"from {_describe(state.summaries[chosen.item_id])}{before}")
 
 
 def expand_index(state: EpisodeState, index_id: str) -> ToolResult:
-    entry = state.indexes.get(index_id)
-    if entry is None:
-        return ToolResult(False, f"no such id: no index entry with id {index_id!r} in this memory "
-                                 "(its ids are the ones shown, like i0001)")
+    choice = index_choice(state, index_id)
+    if not choice.ok:
+        return ToolResult(False, choice.rule)
+    entry = state.indexes[index_id]
     level = f" L{entry.level}" if entry.level > 1 else ""
     lines = [f"{entry.index_id} [INDEX{level} {entry.span}] {len(entry.members)} members"]
     for m in entry.members:

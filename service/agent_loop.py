@@ -29,7 +29,7 @@ from ledgermem.service.client import MemoryClient, MemoryServiceError
 from ledgermem.service.live_questions import LIVE_QUESTIONS, openai_tools
 
 #: The tools the model may call: those that only read, and never the listing of other streams.
-MODEL_TOOLS = tuple(q for q in LIVE_QUESTIONS if q.scope == "read" and q.name != "list_streams")
+MODEL_TOOLS = tuple(q for q in LIVE_QUESTIONS if q.scope == "read" and q.name not in ("list_streams", "tool_calls"))
 SYSTEM = ("You are a helpful assistant with a long-term memory. What you remember of this user is below; "
           "call the memory tools to look up an id or an earlier value before you answer.\n\n{memory}")
 

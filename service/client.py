@@ -91,6 +91,11 @@ class MemoryClient:
         return self.call("respond", stream=stream, user=user, idempotency_key=idempotency_key or uuid.uuid4().hex,
                          expected_version=expected_version, occurred_at=occurred_at)
 
+    def ask(self, stream: str, question: str, *, budget: int | None = None,
+            expected_version: int | None = None) -> dict[str, Any]:
+        """The memory answers a question (recorded, never retried): the answer and each tool call's candidate table."""
+        return self.call("ask", stream=stream, question=question, budget=budget, expected_version=expected_version)
+
     def erase(self, stream: str, legal_basis: str, *, slot: str | None = None, value: str | None = None,
               record_id: str | None = None, subject: bool = False) -> dict[str, Any]:
         return self.call("erase", stream=stream, legal_basis=legal_basis, slot=slot, value=value,
@@ -125,6 +130,10 @@ class MemoryClient:
 
     def expand_index(self, stream: str, index_id: str) -> dict[str, Any]:
         return self.call("expand_index", stream=stream, index_id=index_id)
+
+    def tool_calls(self, stream: str, *, turn: int | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """The stream's recorded tool calls, each with its candidate table."""
+        return list(self.call("tool_calls", stream=stream, turn=turn, limit=limit)["tool_calls"])
 
     def streams(self, namespace: str | None = None) -> list[dict[str, Any]]:
         return list(self.call("list_streams", namespace=namespace)["streams"])

@@ -27,6 +27,7 @@ from ledgermem.service import intake as fact_intake
 from ledgermem.service.audit_worker import AuditWorkers
 from ledgermem.service.catalog import DEADLINE, Catalog, Deadline, RunView, signature
 from ledgermem.service.probe_view import probe_detail, probe_rows
+from ledgermem.memory.candidates import tool_call_tables
 from ledgermem.service.errors import TooDeep
 from ledgermem.service.questions import (
     EP, PAGE, RUN, SEQ, SLOT, TURN, Arguments, AuditFailed, BadRequest, Conflict, NotFound, Param, Question,
@@ -247,6 +248,17 @@ def get_probe(svc: Service, args: Arguments) -> Any:
     return detail
 
 
+def tool_calls(svc: Service, args: Arguments) -> Any:
+    """Every tool call of an episode (of one probe or turn) with its candidate table, from the memory at its seq."""
+    with svc.catalog.open(args["run"]) as view:
+        ep = episode_of(view, args)
+        events = stream_events(view, ep)
+    if args["probe"] is not None and not any(getattr(r.event, "probe_id", None) == args["probe"] for r in events):
+        raise NotFound(f"episode {args['episode']!r} of run {args['run']!r} asked no probe {args['probe']!r}",
+                       "probe")
+    return page(tool_call_tables(events, probe_id=args["probe"], turn=args["turn"]), args)
+
+
 def layers(svc: Service, args: Arguments) -> Any:
     """Every layer of an episode at a point of its history, raw records paged: what the explorer shows."""
     one_of_seq_turn(args, required=False)
@@ -355,6 +367,11 @@ QUESTIONS: tuple[Question, ...] = (
              "One probe: its context manifest, prompt, tool calls, retrieval path, and where its gold value was "
              "(in the prompt, one hop away, raw only, gone).",
              (*EP, Param("probe", where="path", required=True, description="probe id")), get_probe),
+    Question("tool_calls", "GET", "/api/runs/{run}/episodes/{episode}/tool-calls",
+             "Every exact-id tool call with its candidate table: what the tool could have returned (from the "
+             "memory at that seq), what it returned, and the rule that chose it.",
+             (*EP, Param("probe", description="only this probe's calls"),
+              Param("turn", "integer", minimum=0, description="only this turn's calls"), *PAGE), tool_calls),
     Question("layers", "GET", "/api/runs/{run}/episodes/{episode}/layers",
              "Window, registry, index titles, active chain, indexed and archived summaries, and raw records "
              "(paged) at a seq or turn (default: now).", (*EP, SEQ, TURN, *PAGE), layers),
@@ -372,7 +389,7 @@ QUESTIONS: tuple[Question, ...] = (
 )
 BY_NAME = {q.name: q for q in QUESTIONS}
 #: Answers that fold or check a whole stream or run, remembered (up to REMEMBER) while the run's files stay the same.
-REMEMBERED = frozenset({"audit", "erasures", "list_probes", "probe"})
+REMEMBERED = frozenset({"audit", "erasures", "list_probes", "probe", "tool_calls"})
 REMEMBER = 64
 
 

@@ -49,6 +49,7 @@ IDLE = 30.0  # seconds a connection may stay silent (before its request, or whil
 MAX_WAITING = 1024  # silent connections kept; past that the oldest is closed
 STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
           "/explorer.js": ("explorer.js", "text/javascript; charset=utf-8"),
+          "/live.js": ("live.js", "text/javascript; charset=utf-8"),
           "/explorer.css": ("explorer.css", "text/css; charset=utf-8")}
 
 
@@ -477,7 +478,7 @@ class LiveHandler(Handler):
     """The live memory service's routes: every request under /api/ names its token, checked per tool."""
 
     service: Any  # a service.live_questions.LiveService
-    static: dict[str, tuple[str, str]] = {}  # no explorer: it reads recorded runs
+    static: dict[str, tuple[str, str]] = STATIC  # the explorer, whose live panel records and asks with a token
 
     def _authenticate(self) -> Any:
         return self.service.authenticate(self._bearer())

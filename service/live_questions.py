@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ledgermem.gate.errors import NothingToErase
+from ledgermem.memory.candidates import tool_call_tables
 from ledgermem.memory.memory import Memory
 from ledgermem.projections.state import fold
 from ledgermem.service.errors import BadRequest, Conflict, NotFound
@@ -93,7 +94,36 @@ def respond(ask: Ask, args: Arguments) -> Any:
     answer = _turn(ask, args, "respond", fields, write)
     if not answer["created"]:  # the reply of a retried turn is the one recorded with it
         answer["reply"] = ask.memory().state.raw[_record_of(ask.memory(), answer["turn"])].agent
+    answer["tool_calls"] = _tables(ask, (answer["first_seq"], answer["last_seq"]))
     return answer
+
+
+def _tables(ask: Ask, seqs: tuple[int, int] | None = None, turn: int | None = None) -> list[dict[str, Any]]:
+    """The candidate table of each tool call of the stream (within `seqs`, or of one turn)."""
+    return tool_call_tables(ask.store.ledger.read(stream=ask.memory().stream), seqs=seqs, turn=turn)
+
+
+def ask_question(ask: Ask, args: Arguments) -> Any:
+    """Answer a question from the memory with its read tools; the answer and its tool calls are recorded (a
+    question changes no value, but how it was answered is in the ledger), each call with its candidate table."""
+    memory = ask.memory()
+    _check_version(memory, args, ask.name)
+    with ask.store.writing(Write(ask.name, "ask", ask.token.token_id)):
+        answer = memory.ask(args["question"], budget=args["budget"])
+    # `Memory.ask` commits its events in one append, under the stream's lock: they are the stream's newest.
+    records = list(ask.store.ledger.read(stream=memory.stream))
+    mine = records[len(records) - len(answer.events):]
+    return {"created": True, "stream": ask.name, "version": memory.version, "turn": memory.state.turn,
+            "answer": answer.text, "llm_calls": answer.llm_calls, "first_seq": mine[0].seq, "last_seq": mine[-1].seq,
+            "token_id": ask.token.token_id,
+            "tool_calls": tool_call_tables(records, seqs=(mine[0].seq, mine[-1].seq))}
+
+
+def tool_calls(ask: Ask, args: Arguments) -> Any:
+    """The stream's recorded tool calls (of one turn, or the newest `limit`) with their candidate tables."""
+    memory = ask.memory()
+    tables = _tables(ask, turn=args["turn"])
+    return {"stream": ask.name, "version": memory.version, "tool_calls": tables[-args["limit"]:]}
 
 
 def _record_of(memory: Memory, turn: int) -> str:
@@ -217,6 +247,14 @@ LIVE_QUESTIONS: tuple[Question, ...] = (
        (STREAM, Param("user", required=True, max_length=32000, description="what the user said"), KEY, EXPECTED,
         Param("occurred_at", max_length=64, description="when the turn happened (ISO 8601)")),
        respond, "write"),
+    _q("ask", "POST", "/api/memory/ask",
+       "Answer a question from the stream's memory with its read tools, without recording a dialogue turn; how it "
+       "was answered (prompt, model calls, tool calls) is recorded, and each tool call comes with its candidate "
+       "table.",
+       (STREAM, Param("question", required=True, max_length=32000, description="the question"), EXPECTED,
+        Param("budget", "integer", minimum=16, maximum=1_000_000,
+              description="token budget of the prompt (default: the stream's)")),
+       ask_question, "write"),
     _q("render_memory", "GET", "/api/memory/render",
        "The stream's memory rendered for a prompt: pinned constraints, recent turns, current values, index "
        "titles and the summary chain, with the exact ids and token costs of each part.",
@@ -239,6 +277,12 @@ LIVE_QUESTIONS: tuple[Question, ...] = (
        "The summaries (or folded titles) under an index title by exact id (like i0001).",
        (STREAM, Param("index_id", required=True, max_length=64, description="index id, e.g. i0001")),
        _tool("expand_index", "index_id")),
+    _q("tool_calls", "GET", "/api/memory/tool-calls",
+       "The stream's recorded tool calls, each with its candidate table: what the tool could have returned (from "
+       "the memory at that seq), what it returned, and the rule that chose it.",
+       (STREAM, Param("turn", "integer", minimum=0, description="only this turn's calls"),
+        Param("limit", "integer", minimum=1, maximum=1000, default=100, description="the newest this many calls")),
+       tool_calls),
     _q("current_values", "GET", "/api/memory/values",
        "The stream's current-values registry: each slot's newest value and the summary it came from.",
        (STREAM,), current_values),
@@ -275,6 +319,7 @@ class LiveService:
     """Answers the live tools for authenticated tokens; `session(token)` binds one for the MCP server."""
 
     instructions = ("An agent's memory, per stream 'namespace/.../stream': record_turn or respond to write a turn, "
+                    "ask to answer a question from it, tool_calls for each tool call's candidate table, "
                     "render_memory for a prompt, get_archived_summary, get_raw_record, get_predecessor_summary and "
                     "expand_index by exact id, current_values, history and blame of a slot, get_value_as_of a time, erase with a legal basis, "
                     "list_streams.")

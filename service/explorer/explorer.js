@@ -1,5 +1,6 @@
 // The run explorer: an episode's layers at any point of its history, and every probe with its
-// context manifest, retrieval path and where its gold value was. Reads the audit API only.
+// context manifest, retrieval path, tool calls with their candidate tables, and where its gold value
+// was. Reads the audit API only; served by `ledgermem live serve`, the page is the live panel (live.js).
 // Every value from a run is untrusted text: it is put in the page with textContent, never as HTML.
 "use strict";
 
@@ -249,6 +250,8 @@ async function selectProbe(id, move = true) {
     }
     const path = $("#path");
     path.replaceChildren(...p.retrieval_path.map((s) => el("li", { "data-step": s.step }, el("span", { class: "step" }, s.step), " ", describe(s))));
+    const calls = await api(episodePath("tool-calls"), { system: state.system, probe: id, limit: 1000 });
+    showCalls($("#probe-calls"), calls.items);
     state.prompt = new Set(p.manifest ? p.manifest.item_ids : []);
     state.gold = new Set([...(p.gold_location.in_prompt || []), ...(p.gold_location.one_hop || []), ...(p.gold_location.raw_only || [])].map((i) => i.id));
     if (move && p.manifest) {
@@ -273,6 +276,35 @@ function describe(step) {
     case "answer": return `seq ${step.seq}: ${step.text} (${step.tool_calls} tool calls)`;
     case "judged": return `seq ${step.seq}: ${step.correct ? "correct" : "wrong"} by ${step.method}`;
     default: return JSON.stringify(step);
+  }
+}
+
+// -- tool calls and their candidate tables ----------------------------------------------------
+
+function callTitle(c) {
+  return `seq ${c.seq} ${c.tool}(${Object.entries(c.args).map(([k, v]) => `${k}=${v}`).join(", ")}) ${c.ok ? "ok" : "failed"}`;
+}
+
+function showCalls(container, calls) {
+  container.replaceChildren();
+  if (!calls.length) container.append(el("p", { class: "empty" }, "no tool calls"));
+  for (const c of calls) {
+    const rows = c.candidates.map((k) => el("tr", { class: k.chosen ? "chosen" : "", "data-id": k.item_id },
+      el("td", {}, el("span", { class: "id" }, k.item_id)), el("td", {}, k.status), el("td", {}, k.value ?? ""),
+      el("td", {}, (k.superseded_by || []).join(", ") || "—"), el("td", {}, k.role), el("td", {}, k.chosen ? "returned" : "")));
+    if (!rows.length) rows.push(el("tr", {}, el("td", { class: "empty", colSpan: 6 }, "no candidates")));
+    const problems = [...c.problems, ...(c.reproduced === false ? ["the memory at this seq does not give the recorded result"] : [])];
+    const check = problems.length ? el("p", { class: "check bad" }, "✗ " + problems.join("; "))
+      : el("p", { class: "check ok" }, c.reproduced ? "✓ the memory at this seq gives the recorded result"
+                                                     : "✓ table consistent" + (c.not_recomputed ? ` (${c.not_recomputed})` : ""));
+    container.append(el("div", { class: "call", "data-seq": c.seq, "data-tool": c.tool },
+      el("h5", {}, callTitle(c)),
+      el("p", { class: "rule" }, el("b", {}, "why: "), c.rule),
+      el("table", { class: "candidates" },
+        el("thead", {}, el("tr", {}, ...["id", "status", "value", "superseded_by", "role", "returned"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, ...rows)),
+      check,
+      el("details", {}, el("summary", {}, "result"), el("pre", {}, c.result))));
   }
 }
 
@@ -301,8 +333,23 @@ async function start() {
     $("#token-form").hidden = true;
     guarded(() => loadRuns(wanted()));
   });
-  await guarded(() => loadRuns(wanted()));
+  if (await isLive()) {
+    await guarded(startLive);
+  } else {
+    await guarded(() => loadRuns(wanted()));
+  }
   document.body.dataset.ready = "true";
+}
+
+async function isLive() {
+  // `ledgermem live serve` describes the memory API; `ledgermem serve` the audit API of recorded runs.
+  try {
+    const response = await fetch("/openapi.json");
+    const description = await response.json();
+    return "/api/memory/turns" in (description.paths || {});
+  } catch (error) {
+    return false;
+  }
 }
 
 async function guarded(work) {

@@ -34,7 +34,7 @@ def examples(served: Served) -> dict[str, dict[str, Any]]:
         "current_values": {**ep, "seq": 40}, "history": {**ep, "slot": slot}, "as_of": {**ep, "turn": 6},
         "blame": {**ep, "slot": slot}, "diff": {**ep, "from_seq": 10, "to_seq": 60},
         "manifest": {**ep, "probe": probe}, "list_probes": {**ep, "limit": 3},
-        "probe": {**ep, "probe": probe}, "layers": {**ep, "seq": 50, "limit": 4}, "timeline": ep,
+        "probe": {**ep, "probe": probe}, "tool_calls": {**ep, "probe": probe}, "layers": {**ep, "seq": 50, "limit": 4}, "timeline": ep,
     }
 
 

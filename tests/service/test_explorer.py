@@ -1,6 +1,7 @@
 """The run explorer end to end in headless Chromium (the system's chromium, driven by chromedriver).
 
-Set LEDGERMEM_UPDATE_SCREENSHOT=1 to write the screenshot docs/serving.md shows (docs/explorer.png).
+Set LEDGERMEM_UPDATE_SCREENSHOT=1 to write the screenshots the docs show (docs/explorer.png in serving.md,
+docs/explorer-live.png in service.md).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from tests.service.conftest import Served, require_binary
 
 ROOT = Path(__file__).resolve().parents[2]
 README_SHOT = ROOT / "docs" / "explorer.png"
+LIVE_SHOT = ROOT / "docs" / "explorer-live.png"
 SIZE = (1500, 1000)
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -129,6 +131,21 @@ def test_the_explorer_shows_layers_over_time_and_where_each_gold_value_was(brows
     settle(browser)
     assert texts(browser, "#gold-scale li.on") == ["in the prompt"]
 
+    # A probe that called tools: each call with its candidate table, as the API computes it.
+    tooled = next(p for p in probes if p["tool_calls"])
+    browser.find_element("css selector", f"#probe-list tr[data-probe='{tooled['probe_id']}']").click()
+    settle(browser)
+    calls = served.get(ep + "/tool-calls", probe=tooled["probe_id"]).json()["items"]
+    assert len(calls) == tooled["tool_calls"]
+    shown_calls = browser.find_elements("css selector", "#probe-calls .call")
+    assert [c.get_attribute("data-seq") for c in shown_calls] == [str(c["seq"]) for c in calls]
+    for call, node in zip(calls, shown_calls):
+        rows = node.find_elements("css selector", "table.candidates tbody tr[data-id]")
+        assert [(r.get_attribute("data-id"), "chosen" in (r.get_attribute("class") or "")) for r in rows] == \
+            [(c["item_id"], c["chosen"]) for c in call["candidates"]]
+        assert call["rule"] in node.find_element("css selector", ".rule").text
+        assert node.find_element("css selector", ".check").text.startswith("✓")
+
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
 
@@ -159,3 +176,103 @@ def test_the_screenshot_is_a_valid_image_and_is_linked() -> None:
     assert README_SHOT.is_file(), "docs/explorer.png: run the browser test with LEDGERMEM_UPDATE_SCREENSHOT=1"
     check_png(README_SHOT, min_size=(1000, 600))
     assert "](explorer.png)" in (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
+    check_png(LIVE_SHOT, min_size=(1000, 600))
+    assert "](explorer-live.png)" in (ROOT / "docs" / "service.md").read_text(encoding="utf-8")
+
+
+# -- the live panel (`ledgermem live serve`) --------------------------------------------------------
+
+def type_into(driver: Any, element_id: str, text: str) -> None:
+    box = driver.find_element("id", element_id)
+    box.clear()
+    box.send_keys(text)
+
+
+def use_token(driver: Any, secret: str, stream: str) -> None:
+    type_into(driver, "live-stream", stream)
+    type_into(driver, "live-token", secret)
+    driver.find_element("css selector", "#live-token-form button").click()
+    settle(driver)
+
+
+def live_values(driver: Any) -> dict[str, str]:
+    rows = driver.find_elements("css selector", "#live-values tbody tr[data-id]")
+    return {r.find_elements("tag name", "td")[0].text: r.find_elements("tag name", "td")[1].text for r in rows}
+
+
+def candidate_rows(driver: Any, tool: str) -> list[tuple[str, bool]]:
+    call = driver.find_elements("css selector", f"#live-calls .call[data-tool='{tool}']")[-1]
+    return [(r.get_attribute("data-id"), "chosen" in (r.get_attribute("class") or "").split())
+            for r in call.find_elements("css selector", "table.candidates tbody tr[data-id]")]
+
+
+def test_the_live_panel_records_and_asks_with_a_write_token_and_shows_each_candidate_table(
+        browser: Any, tmp_path: Path) -> None:
+    from tests.service.live_scripted import STREAM, TURNS, live_server
+
+    with live_server(tmp_path / "mem") as live:
+        browser.get(live.url + "/")
+        settle(browser)
+        assert browser.find_element("id", "live-panel").is_displayed()
+        assert not browser.find_element("id", "probes").is_displayed()  # no recorded runs here
+        assert "Enter a token" in browser.find_element("id", "live-need").text  # without one, it says what is needed
+
+        writer = live.secrets["writer"]
+        use_token(browser, writer, STREAM)
+        assert browser.find_element("id", "status").text.startswith("404")  # the stream does not exist yet
+        for user, agent in TURNS:
+            type_into(browser, "live-user", user)
+            type_into(browser, "live-agent", agent)
+            browser.find_element("id", "live-record").click()
+            settle(browser)
+        assert live_values(browser) == {"office": "floor 5"}
+        values = live.request("writer", "GET", "/api/memory/values", stream=STREAM).json()
+        assert live_values(browser) == {v["slot"]: v["value"] for v in values["values"]}
+        rendered = live.request("writer", "GET", "/api/memory/render", stream=STREAM).json()
+        assert browser.find_element("css selector", "#live-render pre").text.strip() == rendered["text"].strip()
+
+        type_into(browser, "live-question", "Where was my office before it moved?")
+        browser.find_element("css selector", "#live-ask-form button").click()
+        settle(browser)
+        assert "It was floor 3" in browser.find_element("id", "live-answer").text
+        calls = live.request("writer", "GET", "/api/memory/tool-calls", stream=STREAM).json()["tool_calls"]
+        assert len(calls) == 1 and calls[0]["problems"] == [] and calls[0]["reproduced"] is True
+        expected = [(c["item_id"], c["chosen"]) for c in calls[0]["candidates"]]
+        assert candidate_rows(browser, "get_predecessor_summary") == expected == [("s0001", True), ("s0002", False)]
+        why = browser.find_element("css selector", "#live-calls .call .rule").text
+        assert calls[0]["rule"] in why
+        if os.environ.get("LEDGERMEM_UPDATE_SCREENSHOT"):
+            assert browser.save_screenshot(str(LIVE_SHOT))
+
+        # The memory answers a live turn: its tool call's table is shown, and the memory updates.
+        version = values["version"]
+        type_into(browser, "live-user", "Where was my office before floor 5?")
+        browser.find_element("id", "live-respond").click()
+        settle(browser)
+        assert "reply: It was floor 3" in browser.find_element("id", "live-answer").text
+        assert candidate_rows(browser, "get_predecessor_summary") == expected
+        now = live.request("writer", "GET", "/api/memory/values", stream=STREAM).json()
+        assert now["version"] > version and now["turn"] == 4
+        assert browser.find_element("id", "live-version").text == f"version {now['version']} · turn 4"
+
+        # The token was held in the page's memory only.
+        stored = browser.execute_script("return JSON.stringify([Object.entries(localStorage), "
+                                        "Object.entries(sessionStorage), location.href, document.cookie])")
+        assert writer not in stored and writer.split("_")[-1] not in stored
+
+        # A fresh page with a read token reads the stream, and its write is refused with the 403 shown.
+        browser.get(live.url + "/")
+        settle(browser)
+        use_token(browser, live.secrets["reader"], STREAM)
+        assert live_values(browser) == {"office": "floor 5"}
+        before = live.store.ledger.last_seq
+        type_into(browser, "live-user", "My office moved to floor 9.")
+        browser.find_element("id", "live-record").click()
+        settle(browser)
+        refusal = browser.find_element("id", "live-answer").text
+        assert refusal.startswith("403") and "write" in refusal, refusal
+        assert live.store.ledger.last_seq == before and live_values(browser) == {"office": "floor 5"}
+
+        errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"
+                  and " 403 " not in e["message"] and " 404 " not in e["message"]]
+        assert not errors, errors

@@ -90,6 +90,8 @@ def test_an_mcp_client_records_turns_renders_and_calls_every_memory_tool(acme: L
         "expand_index": acme.call("expand_index", stream=S, index_id="i0001"),
         "list_streams": acme.call("list_streams"),
         "respond": acme.call("respond", stream=S, user="Which floor is my office on?", idempotency_key="q1"),
+        "ask": acme.call("ask", stream=S, question="Which floor is my office on?"),
+        "tool_calls": acme.call("tool_calls", stream=S),
     }
     first = results["history"]["structuredContent"]["values"][0]["summary_id"]
     results["get_archived_summary"] = acme.call("get_archived_summary", stream=S, summary_id=first)
