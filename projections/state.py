@@ -32,6 +32,7 @@ from ledgermem.ledger.events import (
     Event,
     Fact,
     FactErased,
+    FactExpired,
     IndexCreated,
     IndexFolded,
     KeyShredded,
@@ -42,6 +43,7 @@ from ledgermem.ledger.events import (
     ProbeAnswered,
     ProbeAsked,
     ProbeJudged,
+    RetentionApplied,
     RunFinished,
     RunStarted,
     SlotAliasSuspected,
@@ -264,6 +266,8 @@ EpisodeEvent = (
     | ProbeJudged
     | FactErased
     | KeyShredded
+    | FactExpired
+    | RetentionApplied
     | PagedIn
     | SlotAliasSuspected
 )
@@ -367,6 +371,8 @@ def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
             return state  # recorded for audit and metrics; the memory itself does not change
         case BaselineWritten() | BaselineDropped():
             return state  # a baseline's own memory: folded by the evaluation's baseline systems
+        case FactExpired() | RetentionApplied():
+            return state  # why a retention erasure happened: the `fact_erased`/`key_shredded` beside it change state
         case SlotAliasSuspected():
             return state  # for analysts (`anomalies`, the report): the gate stored the slot as written
         case _:

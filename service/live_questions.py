@@ -19,9 +19,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ledgermem.gate.errors import NothingToErase
+from ledgermem.ledger.events import FactExpired
 from ledgermem.memory.memory import Memory
 from ledgermem.service.errors import BadRequest, Conflict, NotFound
 from ledgermem.service.live import LiveStore, Write, request_hash
+from ledgermem.service.retention import apply_retention
 from ledgermem.service.questions import Arguments, Param, Question, error_body, jsonable
 from ledgermem.service.tokens import Token, split_address
 from ledgermem.temporal import Episode, as_of, instant, time_position
@@ -127,8 +129,13 @@ def history(ask: Ask, args: Arguments) -> Any:
     memory = ask.memory()
     state, slot = memory.state, args["slot"]
     current = state.current_values().get(slot)
+    expired = {(r.event.summary_id, r.event.slot): {"rule": r.event.rule, "policy": r.event.policy,
+                                                    "applied_at": r.event.applied_at, "seq": r.seq}
+               for r in ask.store.ledger.read(stream=memory.stream, event_types=["fact_expired"])
+               if isinstance(r.event, FactExpired)}
     values = [{"summary_id": s.summary_id, "turn": s.turn, "value": value, "status": s.status,
-               "current": current is not None and current[1] == s.summary_id and current[0] == value}
+               "current": current is not None and current[1] == s.summary_id and current[0] == value,
+               **({"expired": expired[(s.summary_id, k)]} if (s.summary_id, k) in expired else {})}
               for s in state.summaries.values() for k, value in s.facts if k == slot]
     if not values:
         slots = sorted(state.current_values())
@@ -186,6 +193,10 @@ def erase(ask: Ask, args: Arguments) -> Any:
             raise NotFound(str(exc), next(iter(chosen), "subject")) from None
     return {"stream": ask.name, "version": memory.version, "token_id": ask.token.token_id,
             "receipt": receipt.as_dict(), "clean": receipt.clean}
+
+
+def retention(ask: Ask, args: Arguments) -> Any:
+    return apply_retention(ask.store, ask.address, ask.token)
 
 
 def list_streams(ask: Ask, args: Arguments) -> Any:
@@ -260,6 +271,11 @@ LIVE_QUESTIONS: tuple[Question, ...] = (
         Param("record_id", max_length=64, description="erase this raw record and what derives from it"),
         Param("subject", "boolean", default=False, description="erase everything personal in the stream")),
        erase, "erase"),
+    _q("apply_retention", "POST", "/api/memory/retention/apply",
+       "Apply the retention policy of the stream's namespace now: raw turns beyond the newest kept and facts past "
+       "their expiry are crypto-shredded like an erasure, recorded as fact_expired and retention_applied events "
+       "with the policy; turns holding a pinned constraint are kept.",
+       (STREAM,), retention, "erase"),
     _q("list_streams", "GET", "/api/memory/streams",
        "The streams under a namespace (default: the token's own) with their versions.",
        (dataclasses.replace(STREAM, name="namespace", required=False,
@@ -274,7 +290,7 @@ class LiveService:
     instructions = ("An agent's memory, per stream 'namespace/.../stream': record_turn or respond to write a turn, "
                     "render_memory for a prompt, get_archived_summary, get_raw_record, get_predecessor_summary and "
                     "expand_index by exact id, current_values, history and blame of a slot, get_value_as_of a time, erase with a legal basis, "
-                    "list_streams.")
+                    "apply_retention (the namespace's policy), list_streams.")
     title = "ledgermem live memory API"
     scoped = True  # every operation needs a token covering its stream and holding its scope
     conflict = ("expected_version is not the stream's version (the answer's detail has the current one), or the "
