@@ -120,6 +120,95 @@ def live_mcp(folder: str, backend: str) -> None:
         store.close()
 
 
+@live_group.group("retention")
+def retention_group() -> None:
+    """Retention policies of a live folder's namespaces (in FOLDER/retention.json), applied by the server on
+    `POST /api/memory/retention/apply` (a token with the erase scope).
+
+    \b
+    Example:
+      ledgermem live retention set mem/ --namespace acme --keep-raw-turns 20 --expire-facts-after 30d
+    """
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    from ledgermem.gate.errors import CommandRejected
+    from ledgermem.gate.retention import parse_duration
+
+    if value is None:
+        return None
+    try:
+        return parse_duration(value, param.opts[0])
+    except CommandRejected as exc:
+        raise click.BadParameter(str(exc).split(": ", 1)[-1]) from None
+
+
+@retention_group.command("set")
+@click.argument("folder", type=click.Path(file_okay=False, exists=True))
+@click.option("--namespace", required=True, help="Namespace prefix the policy covers, e.g. 'acme' or 'acme/user-42'.")
+@click.option("--keep-raw-turns", type=click.IntRange(min=1), default=None,
+              help="Keep the raw text of the newest N turns of each stream; older turns expire.")
+@click.option("--expire-facts-after", "fact_ttl", callback=_duration, default=None, metavar="DURATION",
+              help="Expire a fact this long after the turn that stated it: 90s, 15m, 12h, 30d, 2w, 1d12h.")
+@fails_cleanly
+def retention_set(folder: str, namespace: str, keep_raw_turns: int | None, fact_ttl: int | None) -> None:
+    """Declare (or replace) the retention policy of a namespace; a stream follows its longest covering namespace.
+
+    Turns holding a pinned constraint never expire.
+
+    \b
+    Example:
+      ledgermem live retention set mem/ --namespace acme --keep-raw-turns 20 --expire-facts-after 30d
+    """
+    from ledgermem.gate.retention import RetentionPolicy
+    from ledgermem.service.retention import RetentionPolicies
+
+    policy = RetentionPolicy(namespace=namespace, raw_turns=keep_raw_turns, fact_ttl_seconds=fact_ttl)
+    RetentionPolicies(folder).set(policy)
+    out.print(policy.describe(), markup=False, soft_wrap=True)
+
+
+@retention_group.command("show")
+@click.argument("folder", type=click.Path(file_okay=False, exists=True))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@fails_cleanly
+def retention_show(folder: str, as_json: bool) -> None:
+    """The retention policies of a live folder.
+
+    \b
+    Example:
+      ledgermem live retention show mem/
+    """
+    from ledgermem.service.retention import RetentionPolicies
+
+    policies = [p for _, p in sorted(RetentionPolicies(folder).load().items())]
+    if as_json:
+        click.echo(json.dumps([p.as_dict() for p in policies]))
+        return
+    for p in policies:
+        out.print(p.describe(), markup=False, soft_wrap=True)
+    if not policies:
+        out.print("no retention policies: every stream keeps everything")
+
+
+@retention_group.command("clear")
+@click.argument("folder", type=click.Path(file_okay=False, exists=True))
+@click.option("--namespace", required=True, help="The namespace whose policy goes.")
+@fails_cleanly
+def retention_clear(folder: str, namespace: str) -> None:
+    """Remove the retention policy of a namespace (what already expired stays expired).
+
+    \b
+    Example:
+      ledgermem live retention clear mem/ --namespace acme
+    """
+    from ledgermem.service.retention import RetentionPolicies
+
+    if not RetentionPolicies(folder).clear(namespace):
+        raise ServeError(f"no retention policy for namespace {namespace!r} in {folder}")
+    out.print(f"removed the retention policy of {namespace!r}")
+
+
 @cli.group("token")
 def token_group() -> None:
     """Create, list and revoke the scoped tokens of a live memory.

@@ -16,7 +16,9 @@ from ledgermem.memory.errors import RunNotFound
 from ledgermem.evaluation.replay import pick_run
 from ledgermem.memory.runs import check_seq, open_run, resolve_run
 from ledgermem.ledger.store import StreamKey
-from ledgermem.temporal import Episode, anomalies, as_of, blame, diff, fact_history, manifest, postgres_ddl
+from ledgermem.temporal import (
+    Episode, anomalies, as_of, blame, diff, fact_history, instant, manifest, postgres_ddl, seq_at_time,
+)
 from ledgermem.temporal.queries import LAYERS
 
 
@@ -44,19 +46,45 @@ def run_connection(run: str, runs_dir: str, system: str, episode: str,
         yield ledger.conn, ep
 
 
+def at_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--at", "at", default=None, metavar="TIME",
+                        help="Wall-clock time with a timezone (ISO 8601, e.g. 2026-11-01T09:00Z), read from each "
+                             "event's recorded time.")(fn)
+
+
+class SeqOrTime(click.ParamType):
+    """A seq (an integer from 0) or an ISO 8601 time with a timezone."""
+
+    name = "SEQ|TIME"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | Any:
+        if isinstance(value, int) or str(value).strip().isdigit():
+            return int(value)
+        label = param.human_readable_name if param is not None else "value"
+        try:
+            return instant(str(value), label)
+        except ValueError as exc:
+            self.fail(str(exc).split(": ", 1)[-1], param, ctx)
+
+
 @cli.command("history")
 @episode_options
 @click.option("--slot", required=True)
+@at_option
 @fails_cleanly
-def history_cmd(run: str, episode: str, system: str, runs_dir: str, as_json: bool, slot: str) -> None:
-    """Every value a slot had, with the turn and seq interval in which it was current.
+def history_cmd(run: str, episode: str, system: str, runs_dir: str, as_json: bool, slot: str,
+                at: str | None) -> None:
+    """Every value a slot had, with the turn and seq interval in which it was current
+    (with --at: as the history stood at that time).
 
     \b
     Example:
       ledgermem history demo --episode syn-en-000 --slot "meeting time"
+      ledgermem history demo --episode syn-en-000 --slot "meeting time" --at 2026-11-01T09:00Z
     """
+    moment = instant(at) if at is not None else None
     with run_connection(run, runs_dir, system, episode) as (conn, ep):
-        rows = fact_history(conn, ep, slot)
+        rows = fact_history(conn, ep, slot, at=moment)
     emit(rows, as_json=as_json, title=f"history of {slot!r} in {episode}")
 
 
@@ -66,17 +94,22 @@ def history_cmd(run: str, episode: str, system: str, runs_dir: str, as_json: boo
               help="System time: after this seq (0 to the ledger's last seq).")
 @click.option("--turn", type=click.IntRange(min=0), default=None,
               help="Event time: after this dialogue turn (0: before the first).")
+@at_option
 @fails_cleanly
 def as_of_cmd(run: str, episode: str, system: str, runs_dir: str, as_json: bool,
-              seq: int | None, turn: int | None) -> None:
-    """Every layer of an episode's memory as it was at a seq or a turn.
+              seq: int | None, turn: int | None, at: str | None) -> None:
+    """Every layer of an episode's memory as it was at a seq, a turn or a wall-clock time.
 
     \b
     Example:
       ledgermem as-of demo --episode syn-en-000 --turn 10
+      ledgermem as-of demo --episode syn-en-000 --at 2026-11-01T09:00Z
     """
+    if sum(x is not None for x in (seq, turn, at)) != 1:
+        raise click.UsageError("give exactly one of --seq, --turn or --at")
+    moment = instant(at) if at is not None else None
     with run_connection(run, runs_dir, system, episode, {"--seq": seq}) as (conn, ep):
-        layers = as_of(conn, ep, seq=seq, turn=turn)
+        layers = as_of(conn, ep, seq=seq, turn=turn, at=moment)
 
     def human() -> None:
         for layer in LAYERS:
@@ -87,18 +120,22 @@ def as_of_cmd(run: str, episode: str, system: str, runs_dir: str, as_json: bool,
 
 @cli.command("diff")
 @episode_options
-@click.argument("seq_a", type=click.IntRange(min=0))
-@click.argument("seq_b", type=click.IntRange(min=0))
+@click.argument("seq_a", type=SeqOrTime())
+@click.argument("seq_b", type=SeqOrTime())
 @fails_cleanly
-def diff_cmd(run: str, episode: str, system: str, runs_dir: str, as_json: bool, seq_a: int, seq_b: int) -> None:
-    """What entered and left each layer between two seqs.
+def diff_cmd(run: str, episode: str, system: str, runs_dir: str, as_json: bool, seq_a: Any, seq_b: Any) -> None:
+    """What entered and left each layer between two points: each a seq or a wall-clock time with a timezone
+    (ISO 8601, read from each event's recorded time).
 
     \b
     Example:
       ledgermem diff demo --episode syn-en-000 30 60
+      ledgermem diff demo --episode syn-en-000 2026-11-01T09:00Z 2026-11-01T10:00Z
     """
-    with run_connection(run, runs_dir, system, episode, {"SEQ_A": seq_a, "SEQ_B": seq_b}) as (conn, ep):
-        changes = diff(conn, ep, seq_a, seq_b)
+    seqs = {k: v for k, v in (("SEQ_A", seq_a), ("SEQ_B", seq_b)) if isinstance(v, int)}
+    with run_connection(run, runs_dir, system, episode, seqs) as (conn, ep):
+        a, b = (v if isinstance(v, int) else seq_at_time(conn, ep, v) for v in (seq_a, seq_b))
+        changes = diff(conn, ep, a, b)
 
     def human() -> None:
         for layer, moved in changes.items():

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from ledgermem.ledger.events import ContextRendered, EpisodeStarted, ToolCalled
+from ledgermem.projections.events import ContextRendered, EpisodeStarted, ToolCalled
 from ledgermem.ledger.keys import ERASED
 from ledgermem.ledger.store import RecordedEvent
 from ledgermem.memory.tools import (

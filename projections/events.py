@@ -433,6 +433,44 @@ class KeyShredded(Event):
     pins: tuple[str, ...] = ()
 
 
+# --- episode stream: retention -----------------------------------------------------------
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FactExpired(Event):
+    """A fact expired under a retention policy (`rule`: fact_ttl or raw_turns); the erasure events follow it.
+
+    Never the value: the slot, the summary, the policy and when the fact was stated and expired.
+    """
+
+    event_type: ClassVar[str] = "fact_expired"
+    summary_id: str
+    slot: str
+    rule: str
+    policy: dict[str, Any]
+    stated_at: str | None
+    applied_at: str
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetentionApplied(Event):
+    """A retention policy was applied at `applied_at`: the turns it expired (each by its rule) and the keys shredded."""
+
+    event_type: ClassVar[str] = "retention_applied"
+    IDS: ClassVar[str | None] = "key_ids"
+    policy: dict[str, Any]
+    applied_at: str
+    key_ids: tuple[str, ...]
+    turns: tuple[int, ...]
+    rules: tuple[str, ...]
+    records: tuple[str, ...] = ()
+    summaries: tuple[str, ...] = ()
+    facts: int = 0
+    kept_pinned: tuple[int, ...] = ()
+
+
 # --- episode stream: page-in -------------------------------------------------------------
 
 
@@ -504,6 +542,8 @@ MEMORY_EVENTS: tuple[type[Event], ...] = (
     ProbeJudged,
     FactErased,
     KeyShredded,
+    FactExpired,
+    RetentionApplied,
     PagedIn,
     SlotAliasSuspected,
 )

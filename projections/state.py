@@ -30,6 +30,7 @@ from ledgermem.projections.events import (
     EpisodeStarted,
     Fact,
     FactErased,
+    FactExpired,
     IndexCreated,
     IndexFolded,
     KeyShredded,
@@ -39,6 +40,7 @@ from ledgermem.projections.events import (
     PagedIn,
     ProbeAsked,
     ProbeJudged,
+    RetentionApplied,
     SlotAliasSuspected,
     SummaryArchived,
     SummaryCreated,
@@ -255,6 +257,8 @@ EpisodeEvent = (
     | ProbeJudged
     | FactErased
     | KeyShredded
+    | FactExpired
+    | RetentionApplied
     | PagedIn
     | SlotAliasSuspected
 )
@@ -363,6 +367,8 @@ def evolve(state: EpisodeState, event: Event) -> EpisodeState:
             | CapacityMerged() | MergeRejected() | CompactionChecked() | SummaryRejected() | SummarySkipped()
         ):
             return state  # recorded for audit and metrics; the memory itself does not change
+        case FactExpired() | RetentionApplied():
+            return state  # why a retention erasure happened: the `fact_erased`/`key_shredded` beside it change state
         case SlotAliasSuspected():
             return state  # for analysts (`anomalies`, the report): the gate stored the slot as written
         case _:

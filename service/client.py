@@ -101,6 +101,10 @@ class MemoryClient:
         return self.call("erase", stream=stream, legal_basis=legal_basis, slot=slot, value=value,
                          record_id=record_id, subject=subject or None)
 
+    def apply_retention(self, stream: str) -> dict[str, Any]:
+        """Apply the retention policy of the stream's namespace now (a token with the erase scope)."""
+        return self.call("apply_retention", stream=stream)
+
     # -- reads -----------------------------------------------------------------------
 
     def render(self, stream: str, budget: int | None = None) -> dict[str, Any]:

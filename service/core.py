@@ -30,14 +30,15 @@ from ledgermem.service.probe_view import probe_detail, probe_rows
 from ledgermem.memory.candidates import tool_call_tables
 from ledgermem.service.errors import TooDeep
 from ledgermem.service.questions import (
-    EP, PAGE, RUN, SEQ, SLOT, TURN, Arguments, AuditFailed, BadRequest, Conflict, NotFound, Param, Question,
+    AT, EP, PAGE, RUN, SEQ, SLOT, TURN, Arguments, AuditFailed, BadRequest, Conflict, NotFound, Param, Question,
     ServiceError, Unavailable, error_body, jsonable,
 )
 from ledgermem.gate.invariants import audit, check_i5
 from ledgermem.projections.events import FactErased, KeyShredded
 from ledgermem.ledger.store import StreamKey
 from ledgermem.projections.state import EpisodeState, evolve
-from ledgermem.temporal import Episode, as_of, blame, diff, fact_history, install, manifest
+from ledgermem.temporal import Episode, as_of, blame, diff, fact_history, install, instant, manifest, seq_at_time
+from ledgermem.temporal.errors import TemporalError
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -129,14 +130,30 @@ def episode_of(view: RunView, args: Arguments) -> Episode:
 
 
 def one_of_seq_turn(args: Arguments, *, required: bool) -> None:
-    if args.get("seq") is not None and args.get("turn") is not None:
-        raise BadRequest("give seq or turn, not both", "seq")
-    if required and args.get("seq") is None and args.get("turn") is None:
-        raise BadRequest("give seq (system time) or turn (event time)", "seq")
+    given = [name for name in ("seq", "turn", "at") if args.get(name) is not None]
+    if len(given) > 1:
+        raise BadRequest(f"give one of seq, turn or at, not both {given[0]} and {given[1]}", given[0])
+    if required and not given:
+        raise BadRequest("give seq (system time) or turn (event time), or at (a wall-clock time)", "seq")
+
+
+def moment(args: Arguments) -> Any:
+    """The `at` parameter as naive UTC (None when absent); a time without a timezone is refused."""
+    if args.get("at") is None:
+        return None
+    try:
+        return instant(args["at"], "parameter 'at'")
+    except TemporalError as exc:
+        raise BadRequest(str(exc), "at") from None
 
 
 def position(view: RunView, ep: Episode, args: Arguments) -> dict[str, Any]:
-    """The seq and turn an as-of question is answered at (now, when neither is given)."""
+    """The seq and turn an as-of question is answered at (now, when none of seq, turn, at is given)."""
+    when = moment(args)
+    if when is not None:
+        seq = seq_at_time(view.conn, ep, when)
+        found = rows(view, "position_of_seq", {**ep.params(), "at": seq})[0]
+        return {"seq": seq, "turn": found["turn"] or 0, "by": "at", "at": when.isoformat() + "Z"}
     if args.get("turn") is not None:
         found = rows(view, "position_of_turn", {**ep.params(), "at": args["turn"]})[0]
         return {"seq": found["seq"] or 0, "turn": args["turn"], "by": "turn"}
@@ -202,14 +219,19 @@ def history(svc: Service, args: Arguments) -> Any:
     with svc.catalog.open(args["run"]) as view:
         ep = episode_of(view, args)
         need_slot(view, ep, args["slot"])
-        return {"slot": args["slot"], **page(fact_history(view.conn, ep, args["slot"]), args)}
+        when = moment(args)
+        found = fact_history(view.conn, ep, args["slot"], at=when)
+        return {"slot": args["slot"], **({"at": when.isoformat() + "Z"} if when is not None else {}),
+                **page(found, args)}
 
 
 def as_of_layers(svc: Service, args: Arguments) -> Any:
     one_of_seq_turn(args, required=True)
     with svc.catalog.open(args["run"]) as view:
         ep = episode_of(view, args)
-        return {"at": position(view, ep, args), **as_of(view.conn, ep, seq=args["seq"], turn=args["turn"])}
+        at = position(view, ep, args)
+        layers = as_of(view.conn, ep, turn=at["turn"]) if at["by"] == "turn" else as_of(view.conn, ep, seq=at["seq"])
+        return {"at": at, **layers}
 
 
 def blame_slot(svc: Service, args: Arguments) -> Any:
@@ -284,8 +306,14 @@ def timeline(svc: Service, args: Arguments) -> Any:
         ep = episode_of(view, args)
         turns = rows(view, "timeline_turns", ep.params())
         probes = rows(view, "timeline_probes", ep.params())
+        for row in (*turns, *probes):  # recorded times are naive UTC: say so, for the explorer's time axis
+            for key in ("first_at", "last_at"):
+                if row.get(key) is not None:
+                    row[key] = row[key].isoformat() + "Z"
+        times = [t[k] for t in turns for k in ("first_at", "last_at")] + [p["first_at"] for p in probes]
         return {"first_seq": min((t["first_seq"] for t in turns), default=0),
                 "last_seq": max([t["last_seq"] for t in turns] + [p["last_seq"] for p in probes], default=0),
+                "first_at": min(times, default=None), "last_at": max(times, default=None),
                 "turns": turns, "probes": probes, "live": view.live}
 
 
@@ -342,13 +370,15 @@ QUESTIONS: tuple[Question, ...] = (
              "Erasure receipts: what was erased and why, keys shredded, and whether it is still unreadable (I5).",
              (RUN, *PAGE), erasures),
     Question("current_values", "GET", "/api/runs/{run}/episodes/{episode}/values",
-             "The current-values registry of an episode, now or as of a seq or turn.",
-             (*EP, SEQ, TURN, *PAGE), current_values),
+             "The current-values registry of an episode, now or as of a seq, a turn or a wall-clock time.",
+             (*EP, SEQ, TURN, AT, *PAGE), current_values),
     Question("history", "GET", "/api/runs/{run}/episodes/{episode}/history",
-             "Every value a slot had, with the seq and turn interval in which it was current.",
-             (*EP, SLOT, *PAGE), history),
+             "Every value a slot had, with the seq and turn interval in which it was current (with at: as the "
+             "history stood at that wall-clock time).",
+             (*EP, SLOT, AT, *PAGE), history),
     Question("as_of", "GET", "/api/runs/{run}/episodes/{episode}/as-of",
-             "Every layer of an episode's memory as it was at a seq or a turn.", (*EP, SEQ, TURN), as_of_layers),
+             "Every layer of an episode's memory as it was at a seq, a turn or a wall-clock time.",
+             (*EP, SEQ, TURN, AT), as_of_layers),
     Question("blame", "GET", "/api/runs/{run}/episodes/{episode}/blame",
              "The summary, turn and raw record a slot's current value came from, through overrides and titles.",
              (*EP, SLOT), blame_slot),
@@ -374,7 +404,7 @@ QUESTIONS: tuple[Question, ...] = (
               Param("turn", "integer", minimum=0, description="only this turn's calls"), *PAGE), tool_calls),
     Question("layers", "GET", "/api/runs/{run}/episodes/{episode}/layers",
              "Window, registry, index titles, active chain, indexed and archived summaries, and raw records "
-             "(paged) at a seq or turn (default: now).", (*EP, SEQ, TURN, *PAGE), layers),
+             "(paged) at a seq, a turn or a wall-clock time (default: now).", (*EP, SEQ, TURN, AT, *PAGE), layers),
     Question("timeline", "GET", "/api/runs/{run}/episodes/{episode}/timeline",
              "The seqs of each turn and each probe of an episode: the axis of its history.", EP, timeline),
     Question("intake_fact", "POST", "/api/runs/{run}/episodes/{episode}/facts",

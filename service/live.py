@@ -196,6 +196,11 @@ class LiveStore:
             self._memories.popitem(last=False)
         return found
 
+    def reopen(self, address: tuple[str, ...], token: Token) -> Memory:
+        """The stream's memory opened again from the ledger: opening completes an erasure's key shredding."""
+        self._memories.pop(stream_key(address), None)
+        return self.memory(address, token)
+
     @contextmanager
     def holding(self, address: tuple[str, ...] | None) -> Iterator[None]:
         """The stream's lock (when the request names a stream), then the store's: always in this order."""

@@ -16,17 +16,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from datetime import datetime, timezone
 from typing import Any
 
 from ledgermem.gate.errors import NothingToErase
 from ledgermem.memory.candidates import tool_call_tables
+from ledgermem.projections.events import FactExpired
 from ledgermem.memory.memory import Memory
-from ledgermem.projections.state import fold
 from ledgermem.service.errors import BadRequest, Conflict, NotFound
 from ledgermem.service.live import LiveStore, Write, request_hash
+from ledgermem.service.retention import apply_retention
 from ledgermem.service.questions import Arguments, Param, Question, error_body, jsonable
 from ledgermem.service.tokens import Token, split_address
+from ledgermem.temporal import Episode, as_of, instant, time_position
+from ledgermem.temporal.errors import TemporalError
 
 STREAM = Param("stream", required=True, max_length=1100,
                description="stream address namespace/.../stream, e.g. 'acme/user-42/session-7'")
@@ -157,8 +159,13 @@ def history(ask: Ask, args: Arguments) -> Any:
     memory = ask.memory()
     state, slot = memory.state, args["slot"]
     current = state.current_values().get(slot)
+    expired = {(r.event.summary_id, r.event.slot): {"rule": r.event.rule, "policy": r.event.policy,
+                                                    "applied_at": r.event.applied_at, "seq": r.seq}
+               for r in ask.store.ledger.read(stream=memory.stream, event_types=["fact_expired"])
+               if isinstance(r.event, FactExpired)}
     values = [{"summary_id": s.summary_id, "turn": s.turn, "value": value, "status": s.status,
-               "current": current is not None and current[1] == s.summary_id and current[0] == value}
+               "current": current is not None and current[1] == s.summary_id and current[0] == value,
+               **({"expired": expired[(s.summary_id, k)]} if (s.summary_id, k) in expired else {})}
               for s in state.summaries.values() for k, value in s.facts if k == slot]
     if not values:
         slots = sorted(state.current_values())
@@ -183,29 +190,25 @@ def blame(ask: Ask, args: Arguments) -> Any:
             "turn": summary.turn, "status": summary.status, "overrides": list(summary.overrides), "raw": raw}
 
 
-def _instant(text: str) -> datetime:
-    """An ISO 8601 time as naive UTC (how the ledger records `recorded_at`); naive input is taken as UTC."""
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise BadRequest(f"parameter 'at': {text!r} is not an ISO 8601 time, e.g. 2026-11-01T09:00Z", "at") from None
-    return moment.astimezone(timezone.utc).replace(tzinfo=None) if moment.tzinfo else moment
-
-
 def value_as_of(ask: Ask, args: Arguments) -> Any:
-    """The slot's value as the memory held it at a wall-clock time: the stream's events recorded by then, folded.
+    """The slot's value as the memory held it at a wall-clock time: the projections as of the stream's last
+    event recorded by then (`temporal.seq_at_time`, as `ledgermem as-of --at` answers).
 
-    Events are read with today's keys, so a value erased since then reads as erased, never as it was.
+    The projections are rebuilt after every erasure, so a value erased since then reads as erased, never as it was.
     """
     memory = ask.memory()
-    at = _instant(args["at"])
-    records = [r for r in ask.store.ledger.read(stream=memory.stream) if r.recorded_at <= at]
-    state = fold([r.event for r in records])  # type: ignore[misc]
-    found = state.current_values().get(args["slot"])
-    return {"stream": ask.name, "slot": args["slot"], "at": at.isoformat() + "Z",
-            "seq": records[-1].seq if records else 0, "turn": state.turn,
-            "value": found[0] if found else None, "summary_id": found[1] if found else None,
-            "erased": args["slot"] in state.erased_without_value()}
+    try:
+        at = instant(args["at"], "parameter 'at'")
+    except TemporalError as exc:
+        raise BadRequest(str(exc), "at") from None
+    ep = Episode(memory.stream.run_id, memory.stream.system, memory.stream.episode_id)
+    position = time_position(ask.store.ledger.conn, ep, at)
+    registry = {r["slot"]: r for r in as_of(ask.store.projections.conn, ep, seq=position["seq"])["registry"]}
+    found = registry.get(args["slot"])
+    value = None if found is None or found["erased"] else found["value"]
+    return {"stream": ask.name, "slot": args["slot"], "at": at.isoformat() + "Z", **position,
+            "value": value, "summary_id": found["summary_id"] if value is not None and found else None,
+            "erased": bool(found and found["erased"]) or args["slot"] in memory.state.erased_without_value()}
 
 
 def erase(ask: Ask, args: Arguments) -> Any:
@@ -220,6 +223,10 @@ def erase(ask: Ask, args: Arguments) -> Any:
             raise NotFound(str(exc), next(iter(chosen), "subject")) from None
     return {"stream": ask.name, "version": memory.version, "token_id": ask.token.token_id,
             "receipt": receipt.as_dict(), "clean": receipt.clean}
+
+
+def retention(ask: Ask, args: Arguments) -> Any:
+    return apply_retention(ask.store, ask.address, ask.token)
 
 
 def list_streams(ask: Ask, args: Arguments) -> Any:
@@ -296,7 +303,8 @@ LIVE_QUESTIONS: tuple[Question, ...] = (
        "A slot's value as the memory held it at a wall-clock time (from each event's recorded time); a value "
        "erased since reads as erased.",
        (STREAM, Param("slot", required=True, max_length=200, description="slot name, e.g. 'office'"),
-        Param("at", required=True, max_length=64, description="ISO 8601 time, e.g. 2026-11-01T09:00Z")),
+        Param("at", required=True, max_length=64,
+              description="ISO 8601 time with a timezone, e.g. 2026-11-01T09:00Z")),
        value_as_of),
     _q("erase", "POST", "/api/memory/erase",
        "Erase a slot's values, a value, a raw record or the whole data subject from a stream, with a legal "
@@ -307,6 +315,11 @@ LIVE_QUESTIONS: tuple[Question, ...] = (
         Param("record_id", max_length=64, description="erase this raw record and what derives from it"),
         Param("subject", "boolean", default=False, description="erase everything personal in the stream")),
        erase, "erase"),
+    _q("apply_retention", "POST", "/api/memory/retention/apply",
+       "Apply the retention policy of the stream's namespace now: raw turns beyond the newest kept and facts past "
+       "their expiry are crypto-shredded like an erasure, recorded as fact_expired and retention_applied events "
+       "with the policy; turns holding a pinned constraint are kept.",
+       (STREAM,), retention, "erase"),
     _q("list_streams", "GET", "/api/memory/streams",
        "The streams under a namespace (default: the token's own) with their versions.",
        (dataclasses.replace(STREAM, name="namespace", required=False,
@@ -322,7 +335,7 @@ class LiveService:
                     "ask to answer a question from it, tool_calls for each tool call's candidate table, "
                     "render_memory for a prompt, get_archived_summary, get_raw_record, get_predecessor_summary and "
                     "expand_index by exact id, current_values, history and blame of a slot, get_value_as_of a time, erase with a legal basis, "
-                    "list_streams.")
+                    "apply_retention (the namespace's policy), list_streams.")
     title = "ledgermem live memory API"
     scoped = True  # every operation needs a token covering its stream and holding its scope
     conflict = ("expected_version is not the stream's version (the answer's detail has the current one), or the "

@@ -156,6 +156,8 @@ LIMIT = Param("limit", "integer", minimum=1, maximum=MAX_LIMIT, default=DEFAULT_
 OFFSET = Param("offset", "integer", minimum=0, default=0, description="first item of the page")
 SEQ = Param("seq", "integer", minimum=0, description="as of this seq (system time: the order of recording)")
 TURN = Param("turn", "integer", minimum=0, description="as of this dialogue turn (event time)")
+AT = Param("at", max_length=64, description="as of this wall-clock time, ISO 8601 with a timezone "
+           "(2026-11-01T09:00Z), read from each event's recorded time")
 SLOT = Param("slot", required=True, description="slot name, e.g. 'office floor'")
 PAGE = (LIMIT, OFFSET)
 EP = (RUN, EPISODE, SYSTEM)

@@ -20,14 +20,15 @@ GROUP BY ALL
 ORDER BY system, episode_id;
 
 -- name: timeline_turns
-SELECT turn, min(seq) AS first_seq, max(seq) AS last_seq, count(*) AS events
+SELECT turn, min(seq) AS first_seq, max(seq) AS last_seq, count(*) AS events,
+       min(recorded_at) AS first_at, max(recorded_at) AS last_at
 FROM events
 WHERE run_id = $run AND system = $system AND episode_id = $episode AND coalesce(probe_id, '') = ''
 GROUP BY turn
 ORDER BY turn;
 
 -- name: timeline_probes
-SELECT probe_id, min(seq) AS first_seq, max(seq) AS last_seq, min(turn) AS turn
+SELECT probe_id, min(seq) AS first_seq, max(seq) AS last_seq, min(turn) AS turn, min(recorded_at) AS first_at
 FROM events
 WHERE run_id = $run AND system = $system AND episode_id = $episode AND coalesce(probe_id, '') <> ''
 GROUP BY probe_id

@@ -8,13 +8,17 @@ identifiers ever substituted come from a fixed allow-list.
 
 Bitemporal: `seq` is system time (the order things were recorded), `turn`
 is event time (the dialogue turn they belong to). "As of turn T" is the
-state after all of turn T's events.
+state after all of turn T's events. Wall-clock time is read through system
+time: "as of 2026-11-01T09:00Z" is the state after the last of the
+episode's events whose recorded time (`events.recorded_at`, naive UTC) is
+not later (`seq_at_time`); before its first event that is the empty state.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -64,24 +68,66 @@ def _query(name: str, **fmt: str) -> str:
     return queries()[name].format(**fmt) if fmt else queries()[name]
 
 
-def fact_history(conn: duckdb.DuckDBPyConnection, ep: Episode, slot: str) -> list[dict[str, Any]]:
-    """Every value the slot had, with its seq and turn interval (NULL end = still current)."""
-    return _rows(conn, _query("fact_history"), {**ep.params(), "slot": slot})
+def instant(text: str, name: str = "--at") -> datetime:
+    """An ISO 8601 time with a timezone (`2026-11-01T09:00Z`, `...+02:00`) as naive UTC, how the ledger records
+    `recorded_at`; a time without a timezone is refused (it would mean a different instant on every machine)."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise TemporalError(f"{name}: {text!r} is not an ISO 8601 time, e.g. 2026-11-01T09:00Z") from None
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise TemporalError(f"{name}: {text!r} has no timezone; add one, e.g. {text.strip()}Z for UTC")
+    return moment.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def seq_at_time(conn: duckdb.DuckDBPyConnection, ep: Episode, at: datetime) -> int:
+    """The seq of the episode's last event recorded at or before `at` (0: none was): the system time that
+    answers a wall-clock question. `at` is naive UTC (`instant`) or carries its timezone; `conn` sees `events`."""
+    return time_position(conn, ep, at)["seq"]
+
+
+def time_position(conn: duckdb.DuckDBPyConnection, ep: Episode, at: datetime) -> dict[str, int]:
+    """`seq_at_time` with the turn of that event (0 and 0 before the episode's first event)."""
+    if at.tzinfo is not None:
+        at = at.astimezone(timezone.utc).replace(tzinfo=None)
+    found = _rows(conn, _query("seq_at_time"), {**ep.params(), "at": at})[0]
+    return {"seq": int(found["seq"] or 0), "turn": int(found["turn"] or 0)}
+
+
+def fact_history(conn: duckdb.DuckDBPyConnection, ep: Episode, slot: str, *,
+                 at: datetime | None = None) -> list[dict[str, Any]]:
+    """Every value the slot had, with its seq and turn interval (NULL end = still current).
+
+    With `at` (a wall-clock time), the history as it stood then: values recorded later are left out and a
+    value that was current then has an open end again.
+    """
+    rows = _rows(conn, _query("fact_history"), {**ep.params(), "slot": slot})
+    if at is None:
+        return rows
+    upto = seq_at_time(conn, ep, at)
+    kept = [r for r in rows if r["valid_from_seq"] <= upto]
+    for r in kept:
+        if r["valid_to_seq"] is not None and r["valid_to_seq"] > upto:
+            r["valid_to_seq"] = r["valid_to_turn"] = None
+    return kept
 
 
 def as_of(conn: duckdb.DuckDBPyConnection, ep: Episode, *, seq: int | None = None,
-          turn: int | None = None) -> dict[str, list[dict[str, Any]]]:
-    """Every layer of the memory as of a seq (system time) or a turn (event time).
+          turn: int | None = None, at: datetime | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Every layer of the memory as of a seq (system time), a turn (event time) or a wall-clock time.
 
     One statement for all layers: each layer's query is planned, run and
-    fetched once, and nothing is installed on the connection.
+    fetched once, and nothing is installed on the connection. A time is
+    turned into the seq of the last event recorded by then (`seq_at_time`).
     """
-    if (seq is None) == (turn is None):
-        raise TemporalError("as_of: give exactly one of seq or turn")
-    axis, at = ("seq", seq) if seq is not None else ("turn", turn)
+    if sum(x is not None for x in (seq, turn, at)) != 1:
+        raise TemporalError("as_of: give exactly one of seq, turn or at")
+    if at is not None:
+        seq = seq_at_time(conn, ep, at)
+    axis, point = ("seq", seq) if seq is not None else ("turn", turn)
     sql = _as_of_sql(axis)
     wanted = set(re.findall(r"\$(\w+)", sql))
-    params = {k: v for k, v in {**ep.params(), "at": at}.items() if k in wanted}
+    params = {k: v for k, v in {**ep.params(), "at": point}.items() if k in wanted}
     try:
         row = conn.execute(sql, params).fetchall()[0]
     except duckdb.CatalogException as exc:

@@ -20,6 +20,12 @@ FROM fact_versions
 WHERE run_id = $run AND system = $system AND episode_id = $episode AND slot = $slot
 ORDER BY valid_from_seq;
 
+-- name: seq_at_time
+-- The system time of a wall-clock question: the episode's last seq recorded at or before $at (naive UTC).
+SELECT max(seq) AS seq, max(turn) AS turn
+FROM events
+WHERE run_id = $run AND system = $system AND episode_id = $episode AND recorded_at <= $at;
+
 -- name: window_as_of
 SELECT w.record_id, r.turn, r.user_text, r.agent_text
 FROM {asof}('window_versions', $at) w

@@ -106,18 +106,37 @@ function axis() {
   return document.querySelector("input[name=axis]:checked").value;
 }
 
+// Where the slider stands on the chosen axis: a seq, a turn, or a recorded time in milliseconds (the time axis).
+function positionOn(at) {
+  if (!at) return null;
+  if (axis() === "at") return at.at ? Date.parse(at.at) : null;
+  return axis() === "seq" ? at.seq : at.turn;
+}
+
+function bounds() {
+  const t = state.timeline;
+  const turns = t.turns.map((x) => x.turn);
+  if (axis() === "at") return t.first_at ? [Date.parse(t.first_at), Date.parse(t.last_at)] : [0, 0];
+  return axis() === "seq" ? [t.first_seq, t.last_seq] : [Math.min(...turns, 0), Math.max(...turns, 0)];
+}
+
+// The slider's value as a parameter of the layers question: `at` goes as an ISO 8601 time in UTC.
+function sliderParam() {
+  const value = Number($("#slider").value);
+  return axis() === "at" ? new Date(value).toISOString() : String(value);
+}
+
 function setupSlider(position) {
   const t = state.timeline;
   const slider = $("#slider");
-  const turns = t.turns.map((x) => x.turn);
-  const [min, max] = axis() === "seq" ? [t.first_seq, t.last_seq] : [Math.min(...turns, 0), Math.max(...turns, 0)];
+  const [min, max] = bounds();
   slider.min = min;
   slider.max = max;
   slider.value = position !== undefined && position !== null ? Math.min(Math.max(position, min), max) : max;
   const marks = $("#marks");
   marks.replaceChildren();
   for (const p of t.probes) {
-    const at = axis() === "seq" ? p.first_seq : p.turn;
+    const at = axis() === "at" ? Date.parse(p.first_at) : axis() === "seq" ? p.first_seq : p.turn;
     const left = max > min ? ((at - min) / (max - min)) * 100 : 0;
     const mark = el("span", { title: p.probe_id });
     mark.style.left = `${left}%`; // through the CSSOM: the page's CSP allows no inline style attributes
@@ -128,20 +147,21 @@ function setupSlider(position) {
 async function loadEpisode(wanted = {}) {
   state.timeline = await api(episodePath("timeline"), { system: state.system });
   if (wanted.turn !== undefined && wanted.turn !== null) document.querySelector("input[value=turn]").checked = true;
-  setupSlider(axis() === "seq" ? wanted.seq : wanted.turn);
+  if (wanted.at) document.querySelector("input[value=at]").checked = true;
+  setupSlider(axis() === "at" ? (wanted.at ? Date.parse(wanted.at) : null) : axis() === "seq" ? wanted.seq : wanted.turn);
   await Promise.all([loadProbes(wanted.probe), loadLayers()]);
 }
 
 let timer = null;
 function sliderMoved() {
-  $("#position").textContent = `${axis()} ${$("#slider").value} …`;
+  $("#position").textContent = `${axis()} ${sliderParam()} …`;
   clearTimeout(timer);
   timer = setTimeout(loadLayers, 120);
 }
 
 function remember() {
   const params = new URLSearchParams({ run: state.run, system: state.system, episode: state.episode });
-  params.set(axis(), $("#slider").value);
+  params.set(axis(), sliderParam());
   if (state.probe) params.set("probe", state.probe);
   history.replaceState(null, "", "?" + params.toString());
 }
@@ -162,12 +182,12 @@ async function loadLayers(append = false) {
   const asked = ++state.layersAsked;
   if (!append) state.rawOffset = 0;
   const params = { system: state.system, limit: 50, offset: state.rawOffset };
-  params[axis()] = $("#slider").value;
+  params[axis()] = sliderParam();
   try {
     const layers = await api(episodePath("layers"), params);
     if (asked !== state.layersAsked) return; // the slider moved on: a newer answer is coming
     state.at = layers.at;
-    $("#position").textContent = `seq ${layers.at.seq} · turn ${layers.at.turn}`;
+    $("#position").textContent = `seq ${layers.at.seq} · turn ${layers.at.turn}${layers.at.at ? " · " + layers.at.at : ""}`;
     $("#layer-pinned").hidden = !layers.pinned; // a run recorded before pins existed has no such layer
     fill("pinned", layers.pinned || [], (r) => r.pin_id, (r) => `${r.kind}: ${r.text}`);
     fill("window", layers.window, (r) => r.record_id, (r) => `turn ${r.turn} USER: ${r.user_text} | AGENT: ${r.agent_text}`);
@@ -255,7 +275,11 @@ async function selectProbe(id, move = true) {
     state.prompt = new Set(p.manifest ? p.manifest.item_ids : []);
     state.gold = new Set([...(p.gold_location.in_prompt || []), ...(p.gold_location.one_hop || []), ...(p.gold_location.raw_only || [])].map((i) => i.id));
     if (move && p.manifest) {
-      // The layers as they were when this probe's prompt was rendered.
+      // The layers as they were when this probe's prompt was rendered (by its seq, when on the time axis).
+      if (axis() === "at") {
+        document.querySelector("input[name=axis][value=seq]").checked = true;
+        setupSlider(p.manifest.seq);
+      }
       const target = axis() === "seq" ? p.manifest.seq : p.manifest.turn;
       $("#slider").value = target;
       await loadLayers();
@@ -314,7 +338,7 @@ function wanted() {
   const q = new URLSearchParams(location.search);
   const number = (name) => (q.has(name) ? Number(q.get(name)) : null);
   return { run: q.get("run"), system: q.get("system"), episode: q.get("episode"), seq: number("seq"),
-           turn: number("turn"), probe: q.get("probe") };
+           turn: number("turn"), at: q.get("at"), probe: q.get("probe") };
 }
 
 async function start() {
@@ -323,7 +347,7 @@ async function start() {
   $("#episode").addEventListener("change", () => { state.episode = $("#episode").value; state.probe = null; $("#probe-detail").hidden = true; guarded(() => loadEpisode()); });
   $("#slider").addEventListener("input", sliderMoved);
   for (const radio of document.querySelectorAll("input[name=axis]")) {
-    radio.addEventListener("change", () => { setupSlider(axis() === "seq" ? state.at?.seq : state.at?.turn); loadLayers(); });
+    radio.addEventListener("change", () => { setupSlider(positionOn(state.at)); loadLayers(); });
   }
   $("#raw-more").addEventListener("click", () => loadLayers(true));
   $("#token-form").addEventListener("submit", (event) => {

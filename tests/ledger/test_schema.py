@@ -20,6 +20,7 @@ from ledgermem.projections.events import (
     EpisodeGold,
     EpisodeStarted,
     FactErased,
+    FactExpired,
     IndexCreated,
     IndexFolded,
     KeyShredded,
@@ -30,6 +31,7 @@ from ledgermem.projections.events import (
     PagedIn,
     ProbeAsked,
     ProbeJudged,
+    RetentionApplied,
     SlotAliasSuspected,
     SummaryArchived,
     SummaryCreated,
@@ -176,6 +178,12 @@ SAMPLE_EVENTS: tuple[Event, ...] = (
                      origin="detected", record_id="r-0002", anchors=("预算上限", "500元")),
     ConstraintReinjected(turn=13, pin_id="p-0002", reason="not in the rendered prompt after compaction"),
     PagedIn(turn=14, until_turn=17, summary_id="s-0001"),
+    FactExpired(turn=15, summary_id="s-0001", slot="居住城市", rule="fact_ttl",
+                policy={"namespace": "acme", "raw_turns": None, "fact_ttl_seconds": 86400},
+                stated_at="2026-11-01T09:00:00Z", applied_at="2026-11-02T09:00:01Z"),
+    RetentionApplied(turn=15, policy={"namespace": "acme", "raw_turns": 2, "fact_ttl_seconds": None},
+                     applied_at="2026-11-02T09:00:01Z", key_ids=("r/s/e#turn:1",), turns=(1,), rules=("raw_turns",),
+                     records=("r-0001",), summaries=("s-0001",), facts=1, kept_pinned=(2,)),
 )
 
 

@@ -19,7 +19,7 @@ from ledgermem.ledger.blocks import Block
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory import tools
 from ledgermem.memory.backends import ScriptedBackend
-from ledgermem.ledger.events import ToolCalled
+from ledgermem.projections.events import ToolCalled
 from ledgermem.memory.candidates import problems, table, tool_call_tables
 from ledgermem.memory.memory import Memory
 from ledgermem.memory.tools import Choice, choice_problems, choose, run_tool

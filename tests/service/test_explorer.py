@@ -11,6 +11,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,17 @@ def test_the_explorer_shows_layers_over_time_and_where_each_gold_value_was(brows
     browser.find_element("css selector", "input[name=axis][value=turn]").click()
     move_slider(browser, 6)
     assert registry(browser) == then
+
+    # The time axis: the slider at turn 6's last recorded time (in milliseconds) shows what the API answers then.
+    sixth = next(t for t in timeline["turns"] if t["turn"] == 6)
+    browser.find_element("css selector", "input[name=axis][value=at]").click()
+    millis = int(datetime.fromisoformat(sixth["last_at"].replace("Z", "+00:00")).timestamp() * 1000)
+    move_slider(browser, millis)
+    slider_time = datetime.fromtimestamp(millis / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+    by_time = served.get(ep + "/as-of", at=slider_time).json()
+    assert by_time["at"]["by"] == "at" and by_time["at"]["turn"] >= 5
+    assert registry(browser) == {r["slot"]: r["value"] for r in by_time["registry"]}
+    assert browser.find_element("id", "position").text.startswith(f"seq {by_time['at']['seq']} · turn ")
 
     # A probe whose gold value left the prompt: one exact-id call away.
     probes = served.get(ep + "/probes").json()["items"]

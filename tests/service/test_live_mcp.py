@@ -96,6 +96,7 @@ def test_an_mcp_client_records_turns_renders_and_calls_every_memory_tool(acme: L
     first = results["history"]["structuredContent"]["values"][0]["summary_id"]
     results["get_archived_summary"] = acme.call("get_archived_summary", stream=S, summary_id=first)
     results["erase"] = acme.call("erase", stream=S, legal_basis="GDPR art. 17", value="Lyon")
+    results["apply_retention"] = acme.call("apply_retention", stream=S)  # no policy declared: nothing expires
     assert set(results) | {"record_turn"} == {q.name for q in LIVE_QUESTIONS}
     assert not any(r["isError"] for r in results.values()), {k: r for k, r in results.items() if r["isError"]}
     content = {k: r["structuredContent"] for k, r in results.items()}
@@ -107,6 +108,8 @@ def test_an_mcp_client_records_turns_renders_and_calls_every_memory_tool(acme: L
     assert content["blame"]["value"] == "floor 5" and content["blame"]["raw"][0]["record_id"] == "r0003"
     assert "floor 5" in content["respond"]["reply"]
     assert content["erase"]["receipt"]["keys_shredded"]
+    assert content["apply_retention"]["policy"] is None and content["apply_retention"]["applied"] is False
+    assert by_name["apply_retention"]["annotations"]["destructiveHint"] is True
     assert [s["stream"] for s in content["list_streams"]["streams"]] == [S]
     assert json.loads(results["current_values"]["content"][0]["text"]) == content["current_values"]
 
