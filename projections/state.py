@@ -289,7 +289,7 @@ def evolve(state: EpisodeState, event: EpisodeEvent) -> EpisodeState:
             )
             window = (*state.window, rec.record_id) if event.remember else state.window
             paged = state.paged_in
-            if any(p.until_turn <= event.turn for p in paged.values()):  # expiry by turn, no clock
+            if paged and any(p.until_turn <= event.turn for p in paged.values()):  # expiry by turn, no clock
                 paged = {k: p for k, p in paged.items() if p.until_turn > event.turn}
             return replace(state, turn=event.turn, raw={**state.raw, rec.record_id: rec}, window=window,
                            paged_in=paged)
