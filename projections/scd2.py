@@ -16,7 +16,7 @@ Vocabulary (dbt snapshots): `version_id` = hash(key, seq), `valid_from_seq`,
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping, Reversible
+from collections.abc import Callable, Iterable, Iterator, Mapping, Reversible
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -302,6 +302,7 @@ class Projector:
         self._current: dict[str, dict[Key, Attrs]] = snapshot(self.state)
         self._open: dict[str, dict[Key, dict[str, Any]]] = {t: {} for t in TABLE_NAMES}
         self.history: dict[str, list[dict[str, Any]]] | None = {t: [] for t in TABLE_NAMES} if keep_history else None
+        self._prefix = {t: "\x1f".join([*stream, t, ""]) for t in TABLE_NAMES}
 
     def apply(self, seq: int, event: EpisodeEvent) -> Delta:
         delta = Delta()
@@ -314,7 +315,12 @@ class Projector:
             self._apply(r.seq, r.event, total)  # type: ignore[arg-type]
         return total
 
-    def _apply(self, seq: int, event: EpisodeEvent, delta: Delta) -> None:
+    def replay(self, recorded: Iterable[RecordedEvent]) -> None:
+        """`apply_all` for a fold that keeps its history and needs no delta (a rebuild)."""
+        for r in recorded:
+            self._apply(r.seq, r.event, None)  # type: ignore[arg-type]
+
+    def _apply(self, seq: int, event: EpisodeEvent, delta: Delta | None) -> None:
         before = self.state
         try:
             self.state = evolve(before, event)
@@ -323,47 +329,48 @@ class Projector:
         self.last_seq = seq
         if self.state is before:
             return
-        for name, keys in touched(before, self.state, event).items():
+        state, turn = self.state, event.turn
+        for table, keys in touched(before, state, event).items():
             if keys is EVERY_KEY:
-                self._compare_all(_SPECS[name], seq, event.turn, delta)
+                self._compare_all(table, seq, turn, delta)
             else:
                 for key in keys:
-                    self._compare(_SPECS[name], key, row_of(self.state, name, key), seq, event.turn, delta)
+                    self._compare(table, key, row_of(state, table, key), seq, turn, delta)
 
-    def _compare_all(self, spec: TableSpec, seq: int, turn: int, delta: Delta) -> None:
-        current = self._current[spec.name]
-        new = snapshot_table(self.state, spec.name)
+    def _compare_all(self, table: str, seq: int, turn: int, delta: Delta | None) -> None:
+        current = self._current[table]
+        new = snapshot_table(self.state, table)
         for key in [k for k in current if k not in new]:
-            self._compare(spec, key, None, seq, turn, delta)
+            self._compare(table, key, None, seq, turn, delta)
         for key, attrs in new.items():
-            self._compare(spec, key, attrs, seq, turn, delta)
+            self._compare(table, key, attrs, seq, turn, delta)
 
-    def _compare(self, spec: TableSpec, key: Key, attrs: Attrs | None, seq: int, turn: int, delta: Delta) -> None:
-        current = self._current[spec.name]
+    def _compare(self, table: str, key: Key, attrs: Attrs | None, seq: int, turn: int, delta: Delta | None) -> None:
+        current = self._current[table]
         old = current.get(key)
         if old == attrs:
             return
-        opened = self._open[spec.name]
+        opened = self._open[table]
         if old is not None:
             row = opened.pop(key)
             row["valid_to_seq"], row["valid_to_turn"] = seq, turn
-            delta.closed.setdefault(spec.name, []).append((row["version_id"], seq, turn))
+            if delta is not None:
+                delta.closed.setdefault(table, []).append((row["version_id"], seq, turn))
             del current[key]
-        if attrs is not None:
-            row = self._row(spec, key, attrs, seq, turn)
-            opened[key], current[key] = row, attrs
-            delta.opened.setdefault(spec.name, []).append(row)
-            if self.history is not None:
-                self.history[spec.name].append(row)
-
-    def _row(self, spec: TableSpec, key: Key, attrs: Attrs, seq: int, turn: int) -> dict[str, Any]:
-        cells = [convert(value) for convert, value in zip(_CONVERTERS[spec.name], attrs)]
-        vid = version_id(self.stream, spec.name, key, seq)
-        return dict(zip(_COLUMNS[spec.name], (*self.stream, *key, *cells, vid, seq, None, turn, None)))
-
-
-def _same(value: Any) -> Any:
-    return value
+        if attrs is None:
+            return
+        converters = _CONVERTERS[table]
+        cells = attrs if converters is None else [
+            value if convert is None else convert(value) for convert, value in zip(converters, attrs)]
+        material = f"{self._prefix[table]}{key[0]}\x1f{seq}" if len(key) == 1 else \
+            "\x1f".join([*self.stream, table, *map(str, key), str(seq)])
+        vid = hashlib.sha256(material.encode("utf-8")).hexdigest()[:20]  # `version_id`, its prefix made once
+        row = dict(zip(_COLUMNS[table], (*self.stream, *key, *cells, vid, seq, None, turn, None)))
+        opened[key], current[key] = row, attrs
+        if delta is not None:
+            delta.opened.setdefault(table, []).append(row)
+        if self.history is not None:
+            self.history[table].append(row)
 
 
 def _as_list(value: Any) -> Any:
@@ -374,13 +381,17 @@ def _as_facts(value: Any) -> Any:
     return [{"slot": k, "value": v} for k, v in value]
 
 
-def _converter(name: str, kind: pa.DataType) -> Any:
-    """How a state value becomes its Arrow cell, decided once per column."""
+def _converter(name: str, kind: pa.DataType) -> Callable[[Any], Any] | None:
+    """How a state value becomes its Arrow cell (None: as it is), decided once per column."""
     if name in ("facts", "inferences"):
         return _as_facts
-    return _as_list if pa.types.is_list(kind) else _same
+    return _as_list if pa.types.is_list(kind) else None
 
 
-_SPECS = {spec.name: spec for spec in TABLES}
+def _converters(spec: TableSpec) -> tuple[Callable[[Any], Any] | None, ...] | None:
+    found = tuple(_converter(n, kind) for n, kind in spec.attrs)
+    return None if all(c is None for c in found) else found
+
+
 _COLUMNS = {spec.name: tuple(arrow_schema(spec).names) for spec in TABLES}
-_CONVERTERS = {spec.name: tuple(_converter(n, kind) for n, kind in spec.attrs) for spec in TABLES}
+_CONVERTERS = {spec.name: _converters(spec) for spec in TABLES}
