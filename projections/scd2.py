@@ -185,27 +185,40 @@ def _fact_row(state: EpisodeState, slot: str) -> Attrs | None:
     return (None, None, True) if erased else None
 
 
+def _summary_row(state: EpisodeState, k: Any) -> Attrs | None:
+    s = state.summaries.get(k)
+    return None if s is None else _summary_attrs(s)
+
+
+def _index_row(state: EpisodeState, k: Any) -> Attrs | None:
+    e = state.indexes.get(k)
+    return None if e is None else _index_attrs(state, e)
+
+
+def _raw_row(state: EpisodeState, k: Any) -> Attrs | None:
+    r = state.raw.get(k)
+    return None if r is None else _raw_attrs(r)
+
+
+def _window_row(state: EpisodeState, k: Any) -> Attrs | None:
+    return (state.raw[k].turn,) if k in state.window else None
+
+
+def _pin_row(state: EpisodeState, k: Any) -> Attrs | None:
+    p = state.pins.get(k)
+    return None if p is None else _pin_attrs(p)
+
+
+_ROW_OF: dict[str, Callable[[EpisodeState, Any], Attrs | None]] = {
+    "summary_versions": _summary_row, "fact_versions": _fact_row, "index_versions": _index_row,
+    "raw_records": _raw_row, "window_versions": _window_row, "pin_versions": _pin_row,
+}
+
+
 def row_of(state: EpisodeState, table: str, key: Key) -> Attrs | None:
     """The current row of one key of one table (None: no such row); `snapshot(state)[table].get(key)`."""
     (k,) = key
-    match table:
-        case "summary_versions":
-            s = state.summaries.get(k)
-            return None if s is None else _summary_attrs(s)
-        case "fact_versions":
-            return _fact_row(state, k)
-        case "index_versions":
-            e = state.indexes.get(k)
-            return None if e is None else _index_attrs(state, e)
-        case "raw_records":
-            r = state.raw.get(k)
-            return None if r is None else _raw_attrs(r)
-        case "window_versions":
-            return (state.raw[k].turn,) if k in state.window else None
-        case "pin_versions":
-            p = state.pins.get(k)
-            return None if p is None else _pin_attrs(p)
-    raise KeyError(table)
+    return _ROW_OF[table](state, k)
 
 
 #: Keys an event may have changed, per table; `EVERY_KEY` compares the table's whole snapshot.
@@ -334,8 +347,9 @@ class Projector:
             if keys is EVERY_KEY:
                 self._compare_all(table, seq, turn, delta)
             else:
+                row = _ROW_OF[table]
                 for key in keys:
-                    self._compare(table, key, row_of(state, table, key), seq, turn, delta)
+                    self._compare(table, key, row(state, key[0]), seq, turn, delta)
 
     def _compare_all(self, table: str, seq: int, turn: int, delta: Delta | None) -> None:
         current = self._current[table]
