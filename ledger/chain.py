@@ -202,27 +202,6 @@ def _walk(reader: duckdb.DuckDBPyConnection, lookup: duckdb.DuckDBPyConnection, 
         stream.close()  # frees the cursor
 
 
-def walk_rows(walk: ChainWalk, rows: pa.Table) -> bool:
-    """Continue `walk` over `rows` (the events columns in seq order, held in memory, e.g. an import's batch).
-
-    True when every row follows; False as soon as one does not or is in
-    doubt, without saying which or why: only a walk of the stored table
-    (`check_chain`) reports the first row that breaks the chain.
-    """
-    with duckdb.connect() as conn:
-        conn.execute("SET enable_progress_bar = false")
-        conn.register("events", rows)
-        stream = conn.sql(_queries()["rows"]).to_arrow_reader(_BATCH_ROWS)
-        try:
-            doubts: list[_Row] = []
-            for batch in stream:
-                if walk.feed(batch, doubts, in_order=True) is not None or doubts:
-                    return False
-            return True
-        finally:
-            stream.close()
-
-
 def _changed(row: _Row, in_order: bool) -> VerifyReport:
     if not in_order:
         raise _NotInSeqOrder  # a repeat stored later would come first in seq order

@@ -34,7 +34,6 @@ import fcntl
 import json
 import os
 import shutil
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -49,7 +48,7 @@ import pyarrow.parquet as pq
 
 from ledgermem.ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledgermem.ledger.keys import KeyStore
-from ledgermem.ledger.chain import ChainWalk, VerifyReport, check_chain, walk_rows
+from ledgermem.ledger.chain import VerifyReport, check_chain
 from ledgermem.ledger.schema import BLOBS_SCHEMA, GENESIS_HASH, blobs_ddl, events_arrow_schema, events_ddl
 from ledgermem.ledger.store import FORMAT_VERSION, Ledger, StreamKey
 
@@ -501,26 +500,22 @@ class ParquetLedger(Ledger):
             raise LedgerNotFound(f"{self.path}: a Parquet export holds no keys; pass keys=KeyStore(...)")
         return self.keys
 
-    def verify(self, walk: ChainWalk | None = None) -> VerifyReport:
-        """The hash chain (whole, or what a part of a ledger allows), then the manifest's counts and anchors.
-
-        `walk` is `Ledger.verify`'s, for a complete export; a part is always walked here.
-        """
-        report = super().verify(walk) if self.complete else self._verify_part()
+    def verify(self) -> VerifyReport:
+        """The hash chain (whole, or what a part of a ledger allows), then the manifest's counts and anchors."""
+        report = super().verify() if self.complete else self._verify_part()
         if not report.ok:
             return report
         return self._anchor_problem(report.events, self.conn) or self._file_problem(report.events) or report
 
-    def verify_copy(self, copy: Ledger, walk: ChainWalk | None = None) -> VerifyReport:
+    def verify_copy(self, copy: Ledger) -> VerifyReport:
         """`verify()` of this (complete) export, read from `copy`, a ledger holding exactly its rows and streams.
 
-        An import checks the rows it wrote rather than the Parquet files: the
-        files are read once, in seq order, the order the chain is walked in,
-        and `walk` is the chain walked over those rows while they were
-        written (without it, the copy's stored rows are walked). Only the
-        files' row counts are read from the export itself.
+        An import checks the file it wrote rather than the Parquet files it
+        read: the files are read once, and the copy is stored in seq order,
+        the order the chain is walked in (the files are in partition order).
+        Only the files' row counts are read from the export itself.
         """
-        report = copy.verify(walk)
+        report = copy.verify()
         if not report.ok:
             return report
         return self._anchor_problem(report.events, copy.conn) or self._file_problem(report.events) or report
@@ -651,19 +646,12 @@ def _place_ledger(from_: str | os.PathLike[str], target: Path, run_id: str | Non
         streams = source.conn.execute("SELECT * FROM streams ORDER BY stream_no").fetchall()
         blobs = source.conn.execute("SELECT sha256, key_id, size, data FROM blobs ORDER BY sha256, key_id").fetchall()
 
-        def check(copy: Ledger, walk: ChainWalk | None) -> None:
-            report = source.verify_copy(copy, walk)
+        def check(copy: Ledger) -> None:
+            report = source.verify_copy(copy)
             if not report.ok:
                 raise LedgerCorrupt(f"{from_}: seq {report.first_broken_seq}: {report.reason}; nothing imported")
 
-        with source.conn.cursor() as reader:
-            rows = None if select_sql is None else reader.sql(f"{select_sql} ORDER BY seq").to_arrow_reader(
-                _IMPORT_BATCH_ROWS)
-            try:
-                _write_new_ledger(target, rows, streams, check, blobs)
-            finally:
-                if rows is not None:
-                    rows.close()
+        _write_new_ledger(target, select_sql, streams, check, blobs)
     return False
 
 
@@ -679,72 +667,28 @@ def _check_same_events(target: Path, source: ParquetLedger, from_: str | os.Path
         )
 
 
-_IMPORT_BATCH_ROWS = 262_144  # rows an import copies and walks at a time: its memory, beyond DuckDB's
-
-
 def _write_new_ledger(
-    target: Path, rows: pa.RecordBatchReader | None, streams: list[Any], check: Callable[[Ledger, ChainWalk | None], None],
+    target: Path, select_sql: str | None, streams: list[Any], check: Callable[[Ledger], None],
     blobs: list[Any] | None = None,
 ) -> None:
-    """Build the file beside `target`, `check` it, and rename it in, so a failed import leaves nothing behind.
-
-    The rows come in seq order, a batch at a time; while DuckDB writes a
-    batch into the new file (a thread of its own: DuckDB releases the
-    interpreter), this thread walks the hash chain over the same rows, so
-    the chain is checked without reading the copy back. A batch the walk
-    cannot vouch for (a break, a row in doubt) leaves the check to a walk
-    of the stored copy, which names the first row that breaks the chain.
-    """
+    """Build the file beside `target`, `check` it, and rename it in, so a failed import leaves nothing behind."""
     partial = target.with_name(f".{target.name}{_PARTIAL}{uuid.uuid4().hex}")
     try:
         with Ledger(partial) as ledger:
-            schema = events_arrow_schema()
-            walk: ChainWalk | None = ChainWalk()
             ledger.conn.begin()
-            for batch in rows if rows is not None else ():
-                table = pa.Table.from_batches([batch]).cast(schema)  # the events table's types: the copy is exact
-                writer = _Insert(ledger.conn, table)
-                writer.start()
-                try:
-                    if walk is not None and not walk_rows(walk, table):
-                        walk = None
-                finally:
-                    writer.join()
-                writer.raise_failure()
+            if select_sql is not None:
+                ledger.conn.execute(f"INSERT INTO events {select_sql} ORDER BY seq")
             if streams:
                 ledger.conn.executemany("INSERT INTO streams VALUES (?, ?, ?, ?, ?)", [list(s) for s in streams])
             if blobs:
                 ledger.conn.executemany("INSERT INTO blobs VALUES (?, ?, ?, ?)", [list(b) for b in blobs])
             ledger.conn.commit()
-            check(ledger, walk)
+            check(ledger)
             ledger.conn.execute("CHECKPOINT")
         os.replace(partial, target)
     finally:
         for leftover in (partial, Path(f"{partial}.wal")):
             leftover.unlink(missing_ok=True)
-
-
-class _Insert(threading.Thread):
-    """One batch of rows inserted into the new ledger's `events`, beside the chain walk."""
-
-    def __init__(self, conn: duckdb.DuckDBPyConnection, table: pa.Table) -> None:
-        super().__init__(name="ledger-import-insert", daemon=True)
-        self.conn, self.table = conn, table
-        self.failure: BaseException | None = None
-
-    def run(self) -> None:
-        try:
-            self.conn.register("_import_rows", self.table)
-            try:
-                self.conn.execute("INSERT INTO events SELECT * FROM _import_rows")
-            finally:
-                self.conn.unregister("_import_rows")
-        except BaseException as exc:  # handed to the importing thread
-            self.failure = exc
-
-    def raise_failure(self) -> None:
-        if self.failure is not None:
-            raise self.failure
 
 
 # -- interrupted imports -----------------------------------------------------------------

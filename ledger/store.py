@@ -26,7 +26,7 @@ import duckdb
 import pyarrow as pa
 
 from ledgermem.ledger.chain import VerifyReport as VerifyReport  # re-exported: where callers have always found it
-from ledgermem.ledger.chain import ChainWalk, check_chain
+from ledgermem.ledger.chain import check_chain
 from ledgermem.ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledgermem.ledger.events import TYPED_COLUMNS, Event
 from ledgermem.ledger.blocks import is_sha256
@@ -504,15 +504,14 @@ class Ledger:
                     return f"seq {seq}: block {sha} has no row in the blobs table"
         return None
 
-    def verify(self, walk: ChainWalk | None = None) -> VerifyReport:
+    def verify(self) -> VerifyReport:
         """Recompute the hash chain and check seq and stream-version contiguity.
 
         The report names the first row, in seq order, that breaks the chain
         (see `ledger.chain`), or a stream whose declared version its events
-        do not reach. `walk`: the chain already walked, without a break, over
-        exactly the rows this ledger holds (an import walks them as it copies).
+        do not reach.
         """
-        walk = check_chain(self.conn) if walk is None else walk
+        walk = check_chain(self.conn)
         if walk.broken is not None:
             return walk.broken
         n, expected_seq, versions = walk.rows, walk.last_seq + 1, walk.versions

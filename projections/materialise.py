@@ -302,18 +302,20 @@ def rebuild(ledger: Ledger, run_id: str | None = None) -> History:
 
 def fold_history(streams: Iterable[tuple[StreamKey, Iterable[RecordedEvent]]]) -> History:
     """Every projection's full history, folded from each episode stream's events (in seq order)."""
-    out: History = {spec.name: [] for spec in TABLES}
+    folded: list[tuple[tuple[str, str, str], History]] = []
     for stream, events in streams:
         projector = Projector(stream.as_tuple(), keep_history=True)
         projector.replay(events)
         assert projector.history is not None
-        for name, rows in projector.history.items():
-            out[name].extend(rows)
-    return {spec.name: _sorted(out[spec.name], order_keys(spec)) for spec in TABLES}
-
-
-def _sorted(rows: list[dict[str, Any]], keys: list[str]) -> list[dict[str, Any]]:
-    return sorted(rows, key=itemgetter(*keys))
+        folded.append((stream.as_tuple(), projector.history))
+    # `order_keys` order: streams in order, then each stream's rows by key; a stream's history is already
+    # in seq order, and a stable sort by the key keeps it within each key.
+    folded.sort(key=itemgetter(0))
+    out: History = {spec.name: [] for spec in TABLES}
+    for _, history in folded:
+        for spec in TABLES:
+            out[spec.name].extend(sorted(history[spec.name], key=itemgetter(*(n for n, _ in spec.key))))
+    return out
 
 
 def _stream_ends(ledger: Ledger) -> dict[StreamKey, int]:
