@@ -347,9 +347,11 @@ class Projector:
             if keys is EVERY_KEY:
                 self._compare_all(table, seq, turn, delta)
             else:
-                row = _ROW_OF[table]
+                row, current = _ROW_OF[table], self._current[table]
                 for key in keys:
-                    self._compare(table, key, row(state, key[0]), seq, turn, delta)
+                    attrs = row(state, key[0])
+                    if current.get(key) != attrs:
+                        self._compare(table, key, attrs, seq, turn, delta)
 
     def _compare_all(self, table: str, seq: int, turn: int, delta: Delta | None) -> None:
         current = self._current[table]
