@@ -52,13 +52,12 @@ DIAGNOSES: dict[str, str] = {
         "columns for the payload fields the staging parses; fewer window passes over the records' events."
     ),
     "rebuild_fold": (
-        "`projections/scd2.py` `Projector.apply` calls `snapshot(state)` after every event that changes the "
-        "state, rebuilding every table of the episode (raw records, summaries, registry, titles, window) as "
-        "dicts of tuples, and `_diff` compares the old and new snapshots key by key: the cost of an event "
-        "grows with the size of its episode's state, so a rebuild is quadratic in episode length. Reading and "
-        "decoding the events (`ledger/store.py` `Ledger.read` → `_recorded` → `ledger/schema.py` `decode`, "
-        "`_thaw` with `typing.get_origin` per field) is the rest. Candidates, not applied: let the event say "
-        "which keys it touched and diff only those; resolve the per-class field plan of `decode` once."
+        "`projections/scd2.py` `Projector` compares only the rows an event can have changed (`touched`, read "
+        "off the event; a title's live-member count makes an archival compare every title) and builds one "
+        "dict per new version, with its `version_id` (SHA-256); what is left is `projections/state.py` "
+        "`evolve` (a new frozen state per changing event, copying the mapping it changes) and the Python "
+        "calls per row. Reading and decoding the events (`ledger/store.py` `Ledger.read` → "
+        "`ledger/schema.py` `decode`) is not in the timed fold; the note gives it."
     ),
     "as_of": (
         "`temporal/queries.py` `as_of` is one statement for every layer (`temporal/temporal.sql` `as_of`) and "

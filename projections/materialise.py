@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -176,7 +177,7 @@ class ProjectionStore:
             return why
         for stream in lagging:
             projector = Projector(stream.as_tuple(), keep_history=True)
-            projector.apply_all(ledger.read(stream=stream))
+            projector.replay(ledger.read(stream=stream))
             assert projector.history is not None
             self.replace_stream(stream, projector.history, projector.last_seq)
         return why
@@ -283,7 +284,7 @@ class LiveProjection:
         self.projector.apply_all(events)
         if store.last_seq(stream) < self.projector.last_seq:
             full = Projector(stream.as_tuple(), keep_history=True)
-            full.apply_all(events)
+            full.replay(events)
             assert full.history is not None
             store.replace_stream(stream, full.history, full.last_seq)
 
@@ -294,20 +295,27 @@ class LiveProjection:
 
 def rebuild(ledger: Ledger, run_id: str | None = None) -> History:
     """Every projection's full history, folded from the ledger alone."""
-    out: History = {spec.name: [] for spec in TABLES}
-    for stream, _ in ledger.streams(run_id):
-        if not stream.episode_id:
-            continue
+    return fold_history(
+        (stream, ledger.read(stream=stream)) for stream, _ in ledger.streams(run_id) if stream.episode_id
+    )
+
+
+def fold_history(streams: Iterable[tuple[StreamKey, Iterable[RecordedEvent]]]) -> History:
+    """Every projection's full history, folded from each episode stream's events (in seq order)."""
+    folded: list[tuple[tuple[str, str, str], History]] = []
+    for stream, events in streams:
         projector = Projector(stream.as_tuple(), keep_history=True)
-        projector.apply_all(ledger.read(stream=stream))
+        projector.replay(events)
         assert projector.history is not None
-        for name, rows in projector.history.items():
-            out[name].extend(rows)
-    return {spec.name: _sorted(out[spec.name], order_keys(spec)) for spec in TABLES}
-
-
-def _sorted(rows: list[dict[str, Any]], keys: list[str]) -> list[dict[str, Any]]:
-    return sorted(rows, key=lambda r: tuple(r[c] for c in keys))
+        folded.append((stream.as_tuple(), projector.history))
+    # `order_keys` order: streams in order, then each stream's rows by key; a stream's history is already
+    # in seq order, and a stable sort by the key keeps it within each key.
+    folded.sort(key=itemgetter(0))
+    out: History = {spec.name: [] for spec in TABLES}
+    for _, history in folded:
+        for spec in TABLES:
+            out[spec.name].extend(sorted(history[spec.name], key=itemgetter(*(n for n, _ in spec.key))))
+    return out
 
 
 def _stream_ends(ledger: Ledger) -> dict[StreamKey, int]:
@@ -330,7 +338,7 @@ def _fill(store: ProjectionStore, ledger: Ledger) -> None:
         if not stream.episode_id:
             continue
         projector = Projector(stream.as_tuple(), keep_history=True)
-        projector.apply_all(ledger.read(stream=stream))
+        projector.replay(ledger.read(stream=stream))
         assert projector.history is not None
         store.replace_stream(stream, projector.history, projector.last_seq)
     store.conn.execute("DELETE FROM projection_meta WHERE key = ?", [_FILLING])

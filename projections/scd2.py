@@ -1,10 +1,12 @@
 """SCD-2 read models: every version of every row, with the interval it was valid.
 
 `snapshot(state)` is the current row of every key of every table (pure).
-`Projector` folds events through `evolve` and turns consecutive snapshots
-into versions: a key that appears opens a version, a key whose attributes
-change closes its version and opens the next, a key that disappears is
-closed. History is only ever closed, never edited.
+`Projector` folds events through `evolve` and versions what each event
+changed: a key that appears opens a version, a key whose attributes change
+closes its version and opens the next, a key that disappears is closed.
+The keys it compares are read off the event (`touched`), so its history is
+the diff of consecutive snapshots at the cost of the rows that changed.
+History is only ever closed, never edited.
 
 Vocabulary (dbt snapshots): `version_id` = hash(key, seq), `valid_from_seq`,
 `valid_to_seq` (NULL while current), and the same interval in event time,
@@ -14,15 +16,31 @@ Vocabulary (dbt snapshots): `version_id` = hash(key, seq), `valid_from_seq`,
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Reversible
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
+from ledgermem.projections.events import (
+    ConstraintPinned,
+    ConstraintReinjected,
+    FactErased,
+    IndexCreated,
+    IndexFolded,
+    KeyShredded,
+    OverrideRejected,
+    PagedIn,
+    SummaryArchived,
+    SummaryCreated,
+    SummaryOverridden,
+    TurnRecorded,
+    WindowEvicted,
+)
+from ledgermem.ledger.keys import ERASED
 from ledgermem.ledger.store import RecordedEvent, StreamKey
 from ledgermem.projections.errors import EvolveError
-from ledgermem.projections.state import EpisodeEvent, EpisodeState, evolve
+from ledgermem.projections.state import EpisodeEvent, EpisodeState, IndexEntry, Pin, RawRecord, Summary, evolve
 
 Key = tuple[Any, ...]
 Attrs = tuple[Any, ...]
@@ -102,35 +120,160 @@ def order_keys(spec: TableSpec) -> list[str]:
     return [*(n for n, _ in STREAM_COLS), *(n for n, _ in spec.key), "valid_from_seq"]
 
 
+def _summary_attrs(s: Summary) -> Attrs:
+    return (
+        s.turn, s.text, tuple(s.facts), s.overrides, s.raw_ids, s.status,
+        s.archive_reason, s.superseded_by, s.index_id, tuple(s.inferences), s.merged_from,
+    )
+
+
+def _index_attrs(state: EpisodeState, e: IndexEntry) -> Attrs:
+    # A title's live members are the summaries still indexed under it, through the titles folded under it.
+    live = sum(s.status == "indexed" for s in state.index_summaries(e))
+    return (e.turn, e.title, e.members, e.level, live, e.folded_into)
+
+
+def _raw_attrs(r: RawRecord) -> Attrs:
+    return (r.turn, r.occurred_at, r.user, r.agent, r.source, r.remember)
+
+
+def _pin_attrs(p: Pin) -> Attrs:
+    return (p.kind, p.turn, p.text, p.origin, p.record_id, p.summary_id, p.reinjected, p.shown)
+
+
+def snapshot_table(state: EpisodeState, table: str) -> dict[Key, Attrs]:
+    """Current row of every key of one table, as plain tuples. Pure."""
+    match table:
+        case "summary_versions":
+            return {(s.summary_id,): _summary_attrs(s) for s in state.summaries.values()}
+        case "fact_versions":
+            facts: dict[Key, Attrs] = {
+                (slot,): (value, sid, False) for slot, (value, sid) in state.current_values().items()
+            }
+            facts.update({(slot,): (None, None, True) for slot in state.erased_without_value()})
+            return facts
+        case "index_versions":
+            return {(e.index_id,): _index_attrs(state, e) for e in state.indexes.values()}
+        case "raw_records":
+            return {(r.record_id,): _raw_attrs(r) for r in state.raw.values()}
+        case "window_versions":
+            return {(rid,): (state.raw[rid].turn,) for rid in state.window}
+        case "pin_versions":
+            return {(p.pin_id,): _pin_attrs(p) for p in state.pins.values()}
+    raise KeyError(table)
+
+
 def snapshot(state: EpisodeState) -> dict[str, dict[Key, Attrs]]:
     """Current row of every key of every table, as plain tuples. Pure."""
-    summaries = {
-        (s.summary_id,): (
-            s.turn, s.text, tuple(s.facts), s.overrides, s.raw_ids, s.status,
-            s.archive_reason, s.superseded_by, s.index_id, tuple(s.inferences), s.merged_from,
-        )
-        for s in state.summaries.values()
-    }
-    facts: dict[Key, Attrs] = {(slot,): (value, sid, False) for slot, (value, sid) in state.current_values().items()}
-    facts.update({(slot,): (None, None, True) for slot in state.erased_without_value()})
-    # A title's live members are the summaries still indexed under it, through the titles folded under it.
-    indexes = {
-        (e.index_id,): (
-            e.turn, e.title, e.members, e.level, sum(s.status == "indexed" for s in state.index_summaries(e)),
-            e.folded_into,
-        )
-        for e in state.indexes.values()
-    }
-    raw = {(r.record_id,): (r.turn, r.occurred_at, r.user, r.agent, r.source, r.remember) for r in state.raw.values()}
-    window = {(rid,): (state.raw[rid].turn,) for rid in state.window}
-    pins = {
-        (p.pin_id,): (p.kind, p.turn, p.text, p.origin, p.record_id, p.summary_id, p.reinjected, p.shown)
-        for p in state.pins.values()
-    }
-    return {
-        "summary_versions": summaries, "fact_versions": facts, "index_versions": indexes,
-        "raw_records": raw, "window_versions": window, "pin_versions": pins,
-    }
+    return {name: snapshot_table(state, name) for name in TABLE_NAMES}
+
+
+def _newest_first(summaries: Mapping[str, Summary]) -> Iterator[Summary]:
+    values = summaries.values()
+    return reversed(values) if isinstance(values, Reversible) else reversed(list(values))
+
+
+def _fact_row(state: EpisodeState, slot: str) -> Attrs | None:
+    """One slot's registry row, as `snapshot` has it: the newest surviving value, else erased, else none."""
+    erased = False
+    for s in _newest_first(state.summaries):
+        for k, v in reversed(s.facts):
+            if k == slot:
+                if v != ERASED:
+                    return (v, s.summary_id, False)
+                erased = True
+    return (None, None, True) if erased else None
+
+
+def _summary_row(state: EpisodeState, k: Any) -> Attrs | None:
+    s = state.summaries.get(k)
+    return None if s is None else _summary_attrs(s)
+
+
+def _index_row(state: EpisodeState, k: Any) -> Attrs | None:
+    e = state.indexes.get(k)
+    return None if e is None else _index_attrs(state, e)
+
+
+def _raw_row(state: EpisodeState, k: Any) -> Attrs | None:
+    r = state.raw.get(k)
+    return None if r is None else _raw_attrs(r)
+
+
+def _window_row(state: EpisodeState, k: Any) -> Attrs | None:
+    return (state.raw[k].turn,) if k in state.window else None
+
+
+def _pin_row(state: EpisodeState, k: Any) -> Attrs | None:
+    p = state.pins.get(k)
+    return None if p is None else _pin_attrs(p)
+
+
+_ROW_OF: dict[str, Callable[[EpisodeState, Any], Attrs | None]] = {
+    "summary_versions": _summary_row, "fact_versions": _fact_row, "index_versions": _index_row,
+    "raw_records": _raw_row, "window_versions": _window_row, "pin_versions": _pin_row,
+}
+
+
+def row_of(state: EpisodeState, table: str, key: Key) -> Attrs | None:
+    """The current row of one key of one table (None: no such row); `snapshot(state)[table].get(key)`."""
+    (k,) = key
+    return _ROW_OF[table](state, k)
+
+
+#: Keys an event may have changed, per table; `EVERY_KEY` compares the table's whole snapshot.
+Touched = dict[str, Iterable[Key] | None]
+EVERY_KEY = None
+
+
+def _slots(*summaries: Summary | None) -> list[Key]:
+    return [(slot,) for s in summaries if s is not None for slot, _ in s.facts]
+
+
+def touched(before: EpisodeState, after: EpisodeState, event: EpisodeEvent) -> Touched:
+    """The rows `event` can have changed, read off the event: the projector compares only these.
+
+    Everything else is shared, unchanged, between `before` and `after`
+    (`evolve` copies only what it changes). A title's live-member count
+    depends on the status of every summary under it, so an event that
+    moves a summary in or out of an index compares every title; an event
+    this table does not know compares every table.
+    """
+    match event:
+        case TurnRecorded():
+            rid = [(event.record_id,)]
+            return {"raw_records": rid, "window_versions": rid}
+        case WindowEvicted():
+            return {"window_versions": [(event.record_id,)]}
+        case SummaryCreated():
+            old = before.summaries.get(event.summary_id)
+            out: Touched = {"summary_versions": [(event.summary_id,)],
+                            "fact_versions": _slots(old, after.summaries[event.summary_id])}
+            if old is not None:  # an id written again may leave the titles it was under
+                out["index_versions"] = EVERY_KEY
+            return out
+        case SummaryArchived() | SummaryOverridden():
+            return {"summary_versions": [(event.summary_id,)], "index_versions": EVERY_KEY}
+        case IndexCreated():
+            return {"summary_versions": [(m,) for m in event.members], "index_versions": EVERY_KEY}
+        case IndexFolded():
+            return {"index_versions": EVERY_KEY}
+        case ConstraintPinned() | ConstraintReinjected():
+            return {"pin_versions": [(event.pin_id,)]}
+        case FactErased():
+            return {"summary_versions": [(event.summary_id,)], "fact_versions": [(event.slot,)]}
+        case KeyShredded():
+            return {
+                "raw_records": [(r,) for r in event.records],
+                "summary_versions": [(s,) for s in event.summaries],
+                "fact_versions": _slots(*(after.summaries.get(s) for s in event.summaries)),
+                "index_versions": [(i,) for i in event.indexes],
+                "pin_versions": [(p,) for p in event.pins],
+            }
+        case OverrideRejected() | PagedIn():
+            return {}  # a counter and render-time working memory: no table holds them
+        case _:
+            return {name: EVERY_KEY for name in TABLE_NAMES}
 
 
 def version_id(stream: tuple[str, str, str], table: str, key: Key, seq: int) -> str:
@@ -156,17 +299,41 @@ class Delta:
 
 
 class Projector:
-    """Folds one stream's events into its state and its SCD-2 versions."""
+    """Folds one stream's events into its state and its SCD-2 versions.
+
+    Each event costs what it changes: `touched` names the rows it can have
+    changed, and only those are compared with their open versions (a
+    version closes and the next opens when the row differs). The result is
+    the diff of consecutive snapshots (`snapshot`), which the tests check
+    at every seq.
+    """
 
     def __init__(self, stream: tuple[str, str, str], *, keep_history: bool = False) -> None:
         self.stream = stream
         self.state = EpisodeState()
         self.last_seq = 0
-        self._current = snapshot(self.state)
+        self._current: dict[str, dict[Key, Attrs]] = snapshot(self.state)
         self._open: dict[str, dict[Key, dict[str, Any]]] = {t: {} for t in TABLE_NAMES}
         self.history: dict[str, list[dict[str, Any]]] | None = {t: [] for t in TABLE_NAMES} if keep_history else None
+        self._prefix = {t: "\x1f".join([*stream, t, ""]) for t in TABLE_NAMES}
 
     def apply(self, seq: int, event: EpisodeEvent) -> Delta:
+        delta = Delta()
+        self._apply(seq, event, delta)
+        return delta
+
+    def apply_all(self, recorded: Iterable[RecordedEvent]) -> Delta:
+        total = Delta()
+        for r in recorded:
+            self._apply(r.seq, r.event, total)  # type: ignore[arg-type]
+        return total
+
+    def replay(self, recorded: Iterable[RecordedEvent]) -> None:
+        """`apply_all` for a fold that keeps its history and needs no delta (a rebuild)."""
+        for r in recorded:
+            self._apply(r.seq, r.event, None)  # type: ignore[arg-type]
+
+    def _apply(self, seq: int, event: EpisodeEvent, delta: Delta | None) -> None:
         before = self.state
         try:
             self.state = evolve(before, event)
@@ -174,50 +341,73 @@ class Projector:
             raise EvolveError(f"seq {seq}: {exc}") from exc
         self.last_seq = seq
         if self.state is before:
-            return Delta()
-        after = snapshot(self.state)
-        delta = Delta()
-        for spec in TABLES:
-            self._diff(spec, self._current[spec.name], after[spec.name], seq, event.turn, delta)
-        self._current = after
-        return delta
+            return
+        state, turn = self.state, event.turn
+        for table, keys in touched(before, state, event).items():
+            if keys is EVERY_KEY:
+                self._compare_all(table, seq, turn, delta)
+            else:
+                row, current = _ROW_OF[table], self._current[table]
+                for key in keys:
+                    attrs = row(state, key[0])
+                    if current.get(key) != attrs:
+                        self._compare(table, key, attrs, seq, turn, delta)
 
-    def apply_all(self, recorded: Iterable[RecordedEvent]) -> Delta:
-        total = Delta()
-        for r in recorded:
-            total.merge(self.apply(r.seq, r.event))  # type: ignore[arg-type]
-        return total
-
-    def _diff(
-        self, spec: TableSpec, old: dict[Key, Attrs], new: dict[Key, Attrs], seq: int, turn: int, delta: Delta
-    ) -> None:
-        opened = self._open[spec.name]
-        for key, attrs in old.items():
-            if new.get(key) != attrs:
-                row = opened.pop(key)
-                row["valid_to_seq"], row["valid_to_turn"] = seq, turn
-                delta.closed.setdefault(spec.name, []).append((row["version_id"], seq, turn))
+    def _compare_all(self, table: str, seq: int, turn: int, delta: Delta | None) -> None:
+        current = self._current[table]
+        new = snapshot_table(self.state, table)
+        for key in [k for k in current if k not in new]:
+            self._compare(table, key, None, seq, turn, delta)
         for key, attrs in new.items():
-            if old.get(key) != attrs:
-                row = self._row(spec, key, attrs, seq, turn)
-                opened[key] = row
-                delta.opened.setdefault(spec.name, []).append(row)
-                if self.history is not None:
-                    self.history[spec.name].append(row)
+            self._compare(table, key, attrs, seq, turn, delta)
 
-    def _row(self, spec: TableSpec, key: Key, attrs: Attrs, seq: int, turn: int) -> dict[str, Any]:
-        row: dict[str, Any] = dict(zip((n for n, _ in STREAM_COLS), self.stream))
-        row.update(zip((n for n, _ in spec.key), key))
-        for (name, _), value in zip(spec.attrs, attrs):
-            row[name] = _cell(name, value)
-        row.update(
-            version_id=version_id(self.stream, spec.name, key, seq),
-            valid_from_seq=seq, valid_to_seq=None, valid_from_turn=turn, valid_to_turn=None,
-        )
-        return row
+    def _compare(self, table: str, key: Key, attrs: Attrs | None, seq: int, turn: int, delta: Delta | None) -> None:
+        current = self._current[table]
+        old = current.get(key)
+        if old == attrs:
+            return
+        opened = self._open[table]
+        if old is not None:
+            row = opened.pop(key)
+            row["valid_to_seq"], row["valid_to_turn"] = seq, turn
+            if delta is not None:
+                delta.closed.setdefault(table, []).append((row["version_id"], seq, turn))
+            del current[key]
+        if attrs is None:
+            return
+        converters = _CONVERTERS[table]
+        cells = attrs if converters is None else [
+            value if convert is None else convert(value) for convert, value in zip(converters, attrs)]
+        material = f"{self._prefix[table]}{key[0]}\x1f{seq}" if len(key) == 1 else \
+            "\x1f".join([*self.stream, table, *map(str, key), str(seq)])
+        vid = hashlib.sha256(material.encode("utf-8")).hexdigest()[:20]  # `version_id`, its prefix made once
+        row = dict(zip(_COLUMNS[table], (*self.stream, *key, *cells, vid, seq, None, turn, None)))
+        opened[key], current[key] = row, attrs
+        if delta is not None:
+            delta.opened.setdefault(table, []).append(row)
+        if self.history is not None:
+            self.history[table].append(row)
 
 
-def _cell(name: str, value: Any) -> Any:
-    if name in ("facts", "inferences"):
-        return [{"slot": k, "value": v} for k, v in value]
+def _as_list(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
+
+
+def _as_facts(value: Any) -> Any:
+    return [{"slot": k, "value": v} for k, v in value]
+
+
+def _converter(name: str, kind: pa.DataType) -> Callable[[Any], Any] | None:
+    """How a state value becomes its Arrow cell (None: as it is), decided once per column."""
+    if name in ("facts", "inferences"):
+        return _as_facts
+    return _as_list if pa.types.is_list(kind) else None
+
+
+def _converters(spec: TableSpec) -> tuple[Callable[[Any], Any] | None, ...] | None:
+    found = tuple(_converter(n, kind) for n, kind in spec.attrs)
+    return None if all(c is None for c in found) else found
+
+
+_COLUMNS = {spec.name: tuple(arrow_schema(spec).names) for spec in TABLES}
+_CONVERTERS = {spec.name: _converters(spec) for spec in TABLES}
