@@ -28,7 +28,7 @@ import pyarrow as pa
 from ledgermem.ledger.chain import VerifyReport as VerifyReport  # re-exported: where callers have always found it
 from ledgermem.ledger.chain import check_chain
 from ledgermem.ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
-from ledgermem.ledger.events import TYPED_COLUMNS, Event
+from ledgermem.ledger.events import TYPED_COLUMNS, Event, KeyShredded
 from ledgermem.ledger.blocks import is_sha256
 from ledgermem.ledger.keys import SEALED, FieldKeys, KeyStore, key_path
 from ledgermem.ledger.schema import (
@@ -119,6 +119,9 @@ def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
 
 class Ledger:
     """An append-only event ledger in DuckDB. Open one writer per file."""
+
+    # The seq of the last `key_shredded` event: read once, then kept by `append` (this is the only writer).
+    _last_shredded: int | None = None
 
     def __init__(
         self,
@@ -264,7 +267,18 @@ class Ledger:
             raise
         self._streams[stream] = (stream_no, expected_version + len(events))
         self._last_seq, self._last_hash = recorded[-1].seq, recorded[-1].hash
+        shredded = [r.seq for r in recorded if isinstance(r.event, KeyShredded)]
+        if shredded and self._last_shredded is not None:
+            self._last_shredded = shredded[-1]
         return recorded
+
+    def last_shredded_seq(self) -> int:
+        """The seq of the ledger's last `key_shredded` event (0: none); queried once, then kept in step by `append`."""
+        if self._last_shredded is None:
+            row = self.conn.execute("SELECT max(seq) FROM events WHERE event_type = ?",
+                                    [KeyShredded.event_type]).fetchone()
+            self._last_shredded = int(row[0]) if row and row[0] is not None else 0
+        return self._last_shredded
 
     def _encode(self, event: Event, key_for: Callable[[Event], str | FieldKeys | None] | None) -> Any:
         choice = key_for(event) if key_for is not None and type(event).PERSONAL else None
