@@ -51,15 +51,19 @@ CASE_IDS: tuple[str, ...] = (
     "replay_memory_sql_large",
     "replay_memory_fold",
     "run_workers",
+    "run_turns_three_layer",
+    "run_turns_all",
+    "run_memory",
     "serve_concurrency",
     "cli_startup",
 )
 FAMILIES: tuple[str, ...] = (
     "turn_overhead", "bulk_import", "rebuild_sql", "rebuild_fold", "as_of", "verify", "replay_memory",
-    "run_workers", "serve_concurrency", "cli_startup",
+    "run_workers", "run_turns", "run_memory", "serve_concurrency", "cli_startup",
 )
-TURN_MS_TARGET = 2.0
+TURN_RATIO_TARGET = 1.3  # a turn's median over the median of a bare transaction inserting its rows
 TURN_GROWTH_LIMIT = 1.25  # median at the longest length over median at the shortest
+RUN_PEAK_MIB_TARGET = 120
 IMPORT_SHARE_TARGET = 0.60
 SQL_RATE_TARGET = 1_000_000
 FOLD_RATE_TARGET = 100_000
@@ -85,6 +89,7 @@ class Sizes:
     memory_sql_sizes: tuple[int, int]
     memory_fold_sizes: tuple[int, int]
     workers_run: tuple[int, int, float] = (16, 6, 0.2)  # episodes, turns each, model latency (s) per call
+    whole_run: tuple[int, int, int] = (6, 120, 3)  # episodes, turns each, samples
     serve_run: tuple[int, int, int] = (8, 48, 300)  # episodes, turns each, /values requests per measure
 
 
@@ -97,7 +102,7 @@ QUICK = Sizes(
     turn_lengths=(10, 100, 500), turn_samples=5, sealed_length=100, import_events=20_000, runs=5,
     sql_sizes=(20_000, 100_000), fold_events=10_000, as_of_events=100_000, as_of_queries=25,
     verify_events=20_000, memory_sql_sizes=(20_000, 100_000), memory_fold_sizes=(5_000, 20_000),
-    workers_run=(4, 4, 0.05), serve_run=(3, 16, 60),
+    workers_run=(4, 4, 0.05), serve_run=(3, 16, 60), whole_run=(2, 40, 1),
 )
 
 
@@ -252,8 +257,8 @@ def turn_overhead(ctx: Context) -> list[Case]:
             title=f"`Memory.add_turn` at turn {length} (backend excluded; values in clear)",
             size=f"turns {length}–{length + s.turn_samples - 1}", kind="timed", display="ms", unit="ms/turn",
             work=1, samples_s=spent, baseline="bare DuckDB transaction inserting the turn's rows",
-            baseline_s=bare, target=f"≤ {TURN_MS_TARGET:g} ms median; no growth with length",
-            extra={"events_per_turn": rows},
+            baseline_s=bare, target=f"≤ ×{TURN_RATIO_TARGET:g} the bare transaction; no growth with length",
+            extra={"events_per_turn": rows, "mean_ms": 1000 * sum(spent) / len(spent)},
         )
         span = f"{min(rows)}" if min(rows) == max(rows) else f"{min(rows)}–{max(rows)}"
         case.notes.append(f"{span} events per turn")
@@ -261,7 +266,7 @@ def turn_overhead(ctx: Context) -> list[Case]:
     first, longest = cases[0], cases[-1]
     growth = longest.median_s() / first.median_s()
     for case in cases:
-        case.met = case.median_s() * 1000 <= TURN_MS_TARGET and growth <= TURN_GROWTH_LIMIT
+        case.met = (case.ratio() or float("inf")) <= TURN_RATIO_TARGET and growth <= TURN_GROWTH_LIMIT
     longest.notes.append(f"growth turn {s.turn_lengths[-1]} vs {s.turn_lengths[0]}: ×{growth:.2f} "
                          f"(limit ×{TURN_GROWTH_LIMIT})")
     longest.extra["growth"] = growth
@@ -286,10 +291,11 @@ def turn_overhead(ctx: Context) -> list[Case]:
         title=f"`Memory.add_turn` at turn {s.sealed_length}, personal data sealed (the default)",
         size=f"turns {s.sealed_length}–{s.sealed_length + s.turn_samples - 1}", kind="timed", display="ms",
         unit="ms/turn", work=1, samples_s=spent, baseline="bare DuckDB transaction inserting the turn's rows",
-        baseline_s=bare, target=f"≤ {TURN_MS_TARGET:g} ms median", extra={"events_per_turn": rows},
+        baseline_s=bare, target=f"≤ ×{TURN_RATIO_TARGET:g} the bare transaction",
+        extra={"events_per_turn": rows, "mean_ms": 1000 * sum(spent) / len(spent)},
     )
-    case.met = case.median_s() * 1000 <= TURN_MS_TARGET
-    case.notes.append("adds AES-GCM sealing and a key-store commit per turn")
+    case.met = (case.ratio() or float("inf")) <= TURN_RATIO_TARGET
+    case.notes.append("adds AES-GCM sealing; turn keys are made 64 ahead, one key-store commit per 64 turns")
     memory.ledger.close()
     memory.projections.close()
     return [*cases, case]
@@ -618,6 +624,58 @@ def run_workers(ctx: Context) -> list[Case]:
                                   latency_s=latency, runs=ctx.sizes.runs)]
 
 
+def runprobe(folder: Path, *args: str) -> dict[str, Any]:
+    """Run `benchmarks.runprobe` (one `ledgermem run ARGS` in FOLDER) in a child process; what it measured."""
+    cmd = [sys.executable, "-m", "ledgermem.benchmarks.runprobe", str(folder), *args]
+    done = subprocess.run(cmd, cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"run probe {' '.join(args)} failed:\n{done.stderr[-2000:]}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def run_turns(ctx: Context) -> list[Case]:
+    """A whole offline run (heuristic backend, synthetic en + zh data), all-in wall time per ingested turn."""
+    episodes, turns, samples = ctx.sizes.whole_run
+    cases = []
+    for which, systems in (("three_layer", "three_layer"), ("all", "all")):
+        case = Case(
+            case=f"run_turns_{which}", family="run_turns",
+            title=f"`ledgermem run --systems {systems}`: all-in time per turn (heuristic backend, child process)",
+            size=f"{episodes} episodes × {turns} turns, synthetic en + zh", kind="timed", display="ms",
+            unit="ms/turn", target="— (reported; compared side by side with the earlier implementation)",
+        )
+        for i in range(samples):
+            folder = ctx.fresh(f"run_turns_{which}_{i}")
+            probe = runprobe(folder, "--run-id", "bench", "--systems", systems, "--episodes", str(episodes),
+                             "--turns", str(turns))
+            case.work = probe["turns"]
+            case.samples_s.append(probe["seconds"])
+            case.extra.setdefault("probes", []).append(probe)
+            ctx.log(f"run_turns_{which}: {probe['seconds']:.1f} s, {probe['turns']} turns, "
+                    f"{1000 * probe['seconds'] / probe['turns']:.1f} ms a turn, peak {probe['peak_mib']:.0f} MiB")
+        case.samples_s = [s / case.work for s in case.samples_s]  # one sample: seconds per turn
+        case.work = 1
+        case.notes.append("ingestion, probes, metrics and derived files included; the time is per ingested turn")
+        cases.append(case)
+    return cases
+
+
+def run_memory(ctx: Context) -> list[Case]:
+    """Peak resident set of the default job, `ledgermem run`, against what it holds before its first turn."""
+    probe = runprobe(ctx.fresh("run_memory"), "--run-id", "bench")
+    case = Case(
+        case="run_memory", family="run_memory", title="`ledgermem run` (the default job): peak RSS, child process",
+        size=f"{probe['turns']} turns", kind="memory", display="mib", unit="MiB peak RSS", value=probe["peak_mib"],
+        target=f"≤ {RUN_PEAK_MIB_TARGET} MiB", extra=probe,
+    )
+    case.met = probe["peak_mib"] <= RUN_PEAK_MIB_TARGET
+    stages = probe["stages"]
+    case.notes.append(f"{stages['package']:.0f} MiB once the package is imported (Python, DuckDB, pyarrow), "
+                      f"{stages['cli']:.0f} MiB with the CLI's modules, {stages['tokenizer']:.0f} MiB with the "
+                      f"tokenizer loaded: the floor before the first turn; {probe['seconds']:.1f} s")
+    return [case]
+
+
 def serve_concurrency(ctx: Context) -> list[Case]:
     episodes, turns, samples = ctx.sizes.serve_run
     return [serve_load.serve_concurrency(ctx.fresh("serve_concurrency"), ctx.log, episodes=episodes, turns=turns,
@@ -637,6 +695,8 @@ RUNNERS: dict[str, Callable[[Context], list[Case]]] = {
     "as_of": as_of_case,
     "verify": verify_case,
     "run_workers": run_workers,
+    "run_turns": run_turns,
+    "run_memory": run_memory,
     "serve_concurrency": serve_concurrency,
     "cli_startup": cli_startup,
 }

@@ -61,6 +61,7 @@ class _Pending:
     """One stream's versions not yet in the file: rows opened (closed already when that came later), closes of
     rows the file holds, and the seq they bring the stream to."""
 
+    base: int  # the stream's mark in the file when these versions began to wait: they follow from it
     last_seq: int = 0
     opened: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # table -> version_id -> row
     closed: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)  # table -> version_id -> (seq, turn)
@@ -260,6 +261,11 @@ class ProjectionStore:
         return {StreamKey(r, s, e): int(n) for r, s, e, n in self.conn.execute(
             "SELECT run_id, system, episode_id, last_seq FROM projection_state").fetchall()}
 
+    def _marks_in_file(self) -> dict[StreamKey, int]:
+        """The marks as the file holds them, pending versions aside."""
+        return {StreamKey(r, s, e): int(n) for r, s, e, n in self._conn.execute(
+            "SELECT run_id, system, episode_id, last_seq FROM projection_state").fetchall()}
+
     def require_current(self, ledger: Ledger) -> None:
         """Refuse a projection file that is not a whole fold of `ledger`, naming the command that rebuilds it."""
         why = self.behind(ledger)
@@ -272,8 +278,9 @@ class ProjectionStore:
     def last_seq(self, stream: StreamKey) -> int:
         """The seq this stream's versions reach, those still pending included."""
         pending = self._pending.get(stream)
-        if pending is not None:
-            return pending.last_seq
+        return pending.last_seq if pending is not None else self._stored_seq(stream)
+
+    def _stored_seq(self, stream: StreamKey) -> int:
         row = self._conn.execute(
             f"SELECT last_seq FROM projection_state WHERE {_THE_STREAM}",
             list(stream.as_tuple()),
@@ -294,7 +301,9 @@ class ProjectionStore:
     def write(self, stream: StreamKey, delta: Delta, last_seq: int) -> None:
         """Close and open versions and move the stream's high-water mark: kept in the process until `flush`,
         which writes them (and the mark) in one transaction."""
-        pending = self._pending.setdefault(stream, _Pending())
+        pending = self._pending.get(stream)
+        if pending is None:
+            pending = self._pending[stream] = _Pending(base=self._stored_seq(stream))
         self._pending_rows += pending.add(delta, last_seq)
         if self._pending_rows >= self.flush_rows:
             self.flush()
@@ -308,14 +317,19 @@ class ProjectionStore:
 
         A failed write keeps them pending (the file is unchanged), so a
         later flush retries them all and never closes a row it did not insert.
+        A stream whose mark in the file moved since its versions began to
+        wait (another store of the same file caught it up from the ledger)
+        has them dropped: the file already holds them, written once.
         """
         if not self._pending:
             return
-        pending, rows = self._pending, self._pending_rows
+        waiting, rows = self._pending, self._pending_rows
         self._pending, self._pending_rows = {}, 0
         conn = self._conn
         conn.begin()
         try:
+            in_file = self._marks_in_file()
+            pending = {k: p for k, p in waiting.items() if in_file.get(k, 0) == p.base}
             for spec in TABLES:
                 self._insert(spec, [r for p in pending.values() for r in p.opened.get(spec.name, {}).values()])
                 closes = [(vid, seq, turn) for p in pending.values()
@@ -327,17 +341,18 @@ class ProjectionStore:
                                  "valid_to_turn = c.valid_to_turn FROM _proj_closes c "
                                  f"WHERE {spec.name}.version_id = c.version_id")
                     conn.unregister("_proj_closes")
-            marks = [(*k.as_tuple(), p.last_seq) for k, p in pending.items()]
-            conn.register("_proj_marks", pa.Table.from_arrays(
-                [pa.array(c, type=t) for c, t in zip(zip(*marks), _MARKS.types)], schema=_MARKS))
-            conn.execute("DELETE FROM projection_state s USING _proj_marks m WHERE "
-                         + " AND ".join(f"s.{c} = m.{c}" for c in StreamKey.COLUMNS))
-            conn.execute("INSERT INTO projection_state SELECT * FROM _proj_marks")
-            conn.unregister("_proj_marks")
+            if pending:
+                marks = [(*k.as_tuple(), p.last_seq) for k, p in pending.items()]
+                conn.register("_proj_marks", pa.Table.from_arrays(
+                    [pa.array(c, type=t) for c, t in zip(zip(*marks), _MARKS.types)], schema=_MARKS))
+                conn.execute("DELETE FROM projection_state s USING _proj_marks m WHERE "
+                             + " AND ".join(f"s.{c} = m.{c}" for c in StreamKey.COLUMNS))
+                conn.execute("INSERT INTO projection_state SELECT * FROM _proj_marks")
+                conn.unregister("_proj_marks")
             conn.commit()
         except BaseException:
             conn.rollback()
-            self._pending, self._pending_rows = pending, rows
+            self._pending, self._pending_rows = waiting, rows
             raise
 
     def _drop_pending(self, stream: StreamKey | None = None) -> None:
