@@ -48,7 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     os.chdir(folder)
     started = time.perf_counter()
-    cli.main(args=["run", *run_args], prog_name="ledgermem", standalone_mode=False)
+    try:
+        cli.main(args=["run", *run_args], prog_name="ledgermem", standalone_mode=False)
+    except SystemExit as exc:  # the command's own exit: 0 when the run finished
+        if exc.code not in (0, None):
+            raise
     seconds = time.perf_counter() - started
     peak = _peak_mib()
     from ledgermem.ledger.store import Ledger
