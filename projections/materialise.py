@@ -3,8 +3,8 @@
 The projections live beside the ledger, not in it: they hold decrypted
 values, and after an erasure the only way to get plaintext out of a DuckDB
 file is to write a new file and delete the old one (SPEC §8). DuckDB cannot
-write two database files in one transaction, so a turn commits to the
-ledger first and to the projections second; each stream's high-water mark
+write two database files in one transaction, so the ledger is committed
+first and the projections after it (see below); each stream's high-water mark
 (`projection_state.last_seq`) is written with its rows, and a projection
 that is behind its ledger after a crash is caught up from the events on
 open for writing. A read-only open checks the marks instead
