@@ -167,9 +167,9 @@ def test_the_last_erasure_seq_is_kept_by_the_ledger(tmp_path: Path) -> None:
         assert ledger.last_shredded_seq() == 0
         ledger.append(StreamKey("run", "three_layer", "other"),
                       [KeyShredded(turn=1, key_ids=("k",), legal_basis="b", request="r")], expected_version=0)
-        assert ledger.last_shredded_seq() == ledger.last_seq == ledger.conn.execute(query).fetchone()[0]
+        assert ledger.last_shredded_seq() == ledger.last_seq == ledger.conn.execute(query).fetchall()[0][0]
         m.add_turn(*TURNS[3])  # the erasure is seen without a query: the projection file is rebuilt
         assert store.erasure_mark() == ledger.last_shredded_seq()
         assert store.behind(ledger) is None
     with Ledger(path) as reopened:
-        assert reopened.last_shredded_seq() == reopened.conn.execute(query).fetchone()[0] > 0
+        assert reopened.last_shredded_seq() == reopened.conn.execute(query).fetchall()[0][0] > 0
