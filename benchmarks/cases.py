@@ -6,8 +6,10 @@ target also profiles one run, so the report can say where the time goes.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -58,15 +60,19 @@ CASE_IDS: tuple[str, ...] = (
     "replay_memory_sql_large",
     "replay_memory_fold",
     "run_workers",
+    "run_turns_three_layer",
+    "run_turns_all",
+    "run_memory",
     "serve_concurrency",
     "cli_startup",
 )
 FAMILIES: tuple[str, ...] = (
     "turn_overhead", "bulk_import", "rebuild_sql", "rebuild_fold", "as_of", "verify", "replay_memory",
-    "run_workers", "serve_concurrency", "cli_startup",
+    "run_workers", "run_turns", "run_memory", "serve_concurrency", "cli_startup",
 )
-TURN_MS_TARGET = 2.0
+TURN_RATIO_TARGET = 1.3  # a turn's median over the median of a bare transaction inserting its rows
 TURN_GROWTH_LIMIT = 1.25  # median at the longest length over median at the shortest
+RUN_PEAK_MIB_TARGET = 120
 IMPORT_SHARE_TARGET = 0.60
 SQL_RATE_TARGET = 1_000_000
 FOLD_RATE_TARGET = 200_000
@@ -92,6 +98,8 @@ class Sizes:
     memory_sql_sizes: tuple[int, int]
     memory_fold_sizes: tuple[int, int]
     workers_run: tuple[int, int, float] = (16, 6, 0.2)  # episodes, turns each, model latency (s) per call
+    whole_run: tuple[int, int, int] = (6, 120, 5)  # episodes, turns each, samples
+    default_run: tuple[str, ...] = ()  # `ledgermem run` arguments of the peak-memory case: the default job
     serve_run: tuple[int, int, int] = (8, 48, 300)  # episodes, turns each, /values requests per measure
 
 
@@ -104,7 +112,8 @@ QUICK = Sizes(
     turn_lengths=(10, 100, 500), turn_samples=5, sealed_length=100, import_events=20_000, runs=5,
     sql_sizes=(20_000, 100_000), fold_events=10_000, as_of_events=100_000, as_of_queries=25,
     verify_events=20_000, memory_sql_sizes=(20_000, 100_000), memory_fold_sizes=(5_000, 20_000),
-    workers_run=(4, 4, 0.05), serve_run=(3, 16, 60),
+    workers_run=(4, 4, 0.05), serve_run=(3, 16, 60), whole_run=(1, 12, 5),
+    default_run=("--episodes", "2", "--turns", "12"),
 )
 
 
@@ -259,8 +268,8 @@ def turn_overhead(ctx: Context) -> list[Case]:
             title=f"`Memory.add_turn` at turn {length} (backend excluded; values in clear)",
             size=f"turns {length}–{length + s.turn_samples - 1}", kind="timed", display="ms", unit="ms/turn",
             work=1, samples_s=spent, baseline="bare DuckDB transaction inserting the turn's rows",
-            baseline_s=bare, target=f"≤ {TURN_MS_TARGET:g} ms median; no growth with length",
-            extra={"events_per_turn": rows},
+            baseline_s=bare, target=f"≤ ×{TURN_RATIO_TARGET:g} the bare transaction; no growth with length",
+            extra={"events_per_turn": rows, "mean_ms": 1000 * sum(spent) / len(spent)},
         )
         span = f"{min(rows)}" if min(rows) == max(rows) else f"{min(rows)}–{max(rows)}"
         case.notes.append(f"{span} events per turn")
@@ -268,7 +277,7 @@ def turn_overhead(ctx: Context) -> list[Case]:
     first, longest = cases[0], cases[-1]
     growth = longest.median_s() / first.median_s()
     for case in cases:
-        case.met = case.median_s() * 1000 <= TURN_MS_TARGET and growth <= TURN_GROWTH_LIMIT
+        case.met = (case.ratio() or float("inf")) <= TURN_RATIO_TARGET and growth <= TURN_GROWTH_LIMIT
     longest.notes.append(f"growth turn {s.turn_lengths[-1]} vs {s.turn_lengths[0]}: ×{growth:.2f} "
                          f"(limit ×{TURN_GROWTH_LIMIT})")
     longest.extra["growth"] = growth
@@ -293,10 +302,11 @@ def turn_overhead(ctx: Context) -> list[Case]:
         title=f"`Memory.add_turn` at turn {s.sealed_length}, personal data sealed (the default)",
         size=f"turns {s.sealed_length}–{s.sealed_length + s.turn_samples - 1}", kind="timed", display="ms",
         unit="ms/turn", work=1, samples_s=spent, baseline="bare DuckDB transaction inserting the turn's rows",
-        baseline_s=bare, target=f"≤ {TURN_MS_TARGET:g} ms median", extra={"events_per_turn": rows},
+        baseline_s=bare, target=f"≤ ×{TURN_RATIO_TARGET:g} the bare transaction",
+        extra={"events_per_turn": rows, "mean_ms": 1000 * sum(spent) / len(spent)},
     )
-    case.met = case.median_s() * 1000 <= TURN_MS_TARGET
-    case.notes.append("adds AES-GCM sealing and a key-store commit per turn")
+    case.met = (case.ratio() or float("inf")) <= TURN_RATIO_TARGET
+    case.notes.append("adds AES-GCM sealing; turn keys are made 64 ahead, one key-store commit per 64 turns")
     memory.ledger.close()
     memory.projections.close()
     return [*cases, case]
@@ -641,6 +651,99 @@ def run_workers(ctx: Context) -> list[Case]:
                                   latency_s=latency, runs=ctx.sizes.runs)]
 
 
+def runprobe(folder: Path, *args: str) -> dict[str, Any]:
+    """Run `benchmarks.runprobe` (one `ledgermem run ARGS` in FOLDER) in a child process; what it measured."""
+    cmd = [sys.executable, "-m", "ledgermem.benchmarks.runprobe", str(folder), *args]
+    done = subprocess.run(cmd, cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"run probe {' '.join(args)} failed:\n{done.stderr[-2000:]}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _bare_commits(ledger_path: Path, target: Path) -> float:
+    """Seconds to write a run's events into a bare DuckDB file the way the run committed them: one
+    transaction per commit (the rows of one stream sharing one `recorded_at`), nothing else."""
+    with duckdb.connect(str(ledger_path), read_only=True) as source:
+        table = source.sql("SELECT * FROM events ORDER BY seq").to_arrow_table()
+    keys = list(zip(table.column("stream_no").to_pylist(), table.column("recorded_at").to_pylist()))
+    bounds = [0, *(i for i in range(1, len(keys)) if keys[i] != keys[i - 1]), len(keys)]
+    conn = duckdb.connect(str(target))
+    conn.execute(events_ddl())
+    started = time.perf_counter()
+    for lo, hi in zip(bounds, bounds[1:]):
+        _bare_insert_turn(conn, table.slice(lo, hi - lo))
+    seconds = time.perf_counter() - started
+    conn.close()
+    return seconds
+
+
+def _cli_run(runs_dir: Path, *args: str) -> tuple[float, int]:
+    """Seconds one `ledgermem run ARGS` takes in this process (its output discarded), and the turns it ingested."""
+    from ledgermem.cli.commands import cli
+
+    with open(os.devnull, "w", encoding="utf-8") as sink, contextlib.redirect_stdout(sink):
+        started = time.perf_counter()
+        try:
+            cli.main(args=["run", "--runs-dir", str(runs_dir), *args], prog_name="ledgermem", standalone_mode=False)
+        except SystemExit as exc:  # the command's own exit: 0 when the run finished
+            if exc.code not in (0, None):
+                raise RuntimeError(f"ledgermem run {' '.join(args)} exited with {exc.code}") from None
+        seconds = time.perf_counter() - started
+    turns = 0
+    for path in runs_dir.glob("*/ledger.duckdb"):
+        with duckdb.connect(str(path), read_only=True) as conn:
+            row = conn.execute("SELECT count(*) FROM events WHERE event_type = 'turn_recorded'").fetchone()
+            turns += int(row[0]) if row else 0
+    return seconds, turns
+
+
+def run_turns(ctx: Context) -> list[Case]:
+    """A whole offline run (heuristic backend, synthetic en + zh data), all-in wall time per ingested turn."""
+    episodes, turns, samples = ctx.sizes.whole_run
+    cases = []
+    for which, systems in (("three_layer", "three_layer"), ("all", "all")):
+        case = Case(
+            case=f"run_turns_{which}", family="run_turns",
+            title=f"`ledgermem run --systems {systems}`: all-in time per turn (heuristic backend)",
+            size=f"{episodes} episodes × {turns} turns, synthetic en + zh", kind="timed", display="ms",
+            unit="ms/turn", baseline="the run's commits replayed as bare DuckDB transactions (one per commit)",
+            target="— (reported; compared side by side with the earlier implementation)",
+        )
+        for i in range(samples):
+            folder = ctx.fresh(f"run_turns_{which}_{i}")
+            seconds, done = _cli_run(folder / "runs", "--run-id", "bench", "--systems", systems,
+                                     "--episodes", str(episodes), "--turns", str(turns), "--json")
+            bare = _bare_commits(folder / "runs" / "bench" / "ledger.duckdb", folder / "bare.duckdb")
+            case.samples_s.append(seconds / done)
+            case.baseline_s.append(bare / done)
+            case.extra["turns"] = done
+            ctx.log(f"run_turns_{which}: {seconds:.1f} s for {done} turns ({1000 * seconds / done:.1f} ms a turn; "
+                    f"its commits bare {1000 * bare / done:.1f} ms a turn)")
+        case.notes.append("ingestion, probes, metrics and derived files included, per ingested turn; the baseline "
+                          "is the floor of a design that makes each commit durable")
+        cases.append(case)
+    return cases
+
+
+def run_memory(ctx: Context) -> list[Case]:
+    """Peak resident set of the default job, `ledgermem run`, against what it holds before its first turn."""
+    args = ctx.sizes.default_run
+    probe = runprobe(ctx.fresh("run_memory"), "--run-id", "bench", *args)
+    case = Case(
+        case="run_memory", family="run_memory",
+        title=f"`ledgermem run{' ' + ' '.join(args) if args else ''}` (the default job"
+              f"{', smaller' if args else ''}): peak RSS, child process",
+        size=f"{probe['turns']} turns", kind="memory", display="mib", unit="MiB peak RSS", value=probe["peak_mib"],
+        target=f"≤ {RUN_PEAK_MIB_TARGET} MiB", extra=probe,
+    )
+    case.met = probe["peak_mib"] <= RUN_PEAK_MIB_TARGET
+    stages = probe["stages"]
+    case.notes.append(f"{stages['package']:.0f} MiB once the package is imported (Python, DuckDB, pyarrow), "
+                      f"{stages['cli']:.0f} MiB with the CLI's modules, {stages['tokenizer']:.0f} MiB with the "
+                      f"tokenizer loaded: the floor before the first turn; {probe['seconds']:.1f} s")
+    return [case]
+
+
 def serve_concurrency(ctx: Context) -> list[Case]:
     episodes, turns, samples = ctx.sizes.serve_run
     return [serve_load.serve_concurrency(ctx.fresh("serve_concurrency"), ctx.log, episodes=episodes, turns=turns,
@@ -660,6 +763,8 @@ RUNNERS: dict[str, Callable[[Context], list[Case]]] = {
     "as_of": as_of_case,
     "verify": verify_case,
     "run_workers": run_workers,
+    "run_turns": run_turns,
+    "run_memory": run_memory,
     "serve_concurrency": serve_concurrency,
     "cli_startup": cli_startup,
 }

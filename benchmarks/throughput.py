@@ -96,7 +96,7 @@ def notes(extra: dict[str, Any]) -> str:
         f"{extra['workers']} workers: ×{extra['speedup']:.1f} the one-worker throughput (medians); "
         f"{extra['calls_per_run']} model calls a run, {extra['serial_latency_floor_s']:.1f} s of latency in a row "
         f"for one worker, which spends {extra['own_work_s']:.1f} s more on its own work (HTTP, deciding, "
-        "folding, two DuckDB commits per step); the part of that done under the writer lock is what many "
+        "folding, one durable DuckDB commit per step); the part of that done under the writer lock is what many "
         f"workers cannot overlap; every sample's ledger equals the one-worker ledger stream by stream; load "
         f"average {load} on {os.cpu_count()} cores"
     )

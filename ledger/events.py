@@ -57,6 +57,9 @@ class Event:
     #: Fields holding a data subject's values: sealed when the stream holds personal data.
     PERSONAL: ClassVar[tuple[str, ...]] = ()
     SPARSE: ClassVar[tuple[str, ...]] = ()
+    #: True for an event that records destroyed keys: the ledger keeps the seq of the last one (what the
+    #: projections compare their erasure mark with) without knowing which event type that is.
+    SHREDS_KEYS: ClassVar[bool] = False
 
     turn: int = 0
     occurred_at: str | None = None

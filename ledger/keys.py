@@ -13,12 +13,19 @@ with the key id as associated data so a value cannot be moved to another key.
 Each value names its own key, so one event may seal its fields under
 different keys (`FieldKeys`): a probe's gold value under the key of the turn
 that stated it, its question under the answer's key.
+
+Keys are made durable before anything is sealed with them, and a commit of
+the key file per turn would double what a turn costs. A key id that ends in
+a number (`...#turn:17`) is one of a series, and the next `AHEAD` ids of
+its series are made in the same transaction, so most turns find their key
+already stored. A key made ahead that is never used seals nothing.
 """
 
 from __future__ import annotations
 
 import base64
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +39,9 @@ from ledgermem.ledger.errors import LedgerCorrupt, LedgerLocked
 PREFIX = "enc1:"
 ERASED = "[erased]"  # a sealed value whose key was shredded
 SEALED = "[sealed]"  # a sealed value read without the key store
+AHEAD = 64  # ids of a numbered series made with the first one missing (one key-file commit per 64 turns)
+_ROWS_PER_INSERT = 256
+_SERIES = re.compile(r"^(.*:)(\d+)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,15 +111,41 @@ class KeyStore:
         return len(self._keys)
 
     def ensure(self, key_ids: Iterable[str]) -> None:
-        """Create the keys that do not exist yet, durably, before anything is sealed with them."""
-        new = {k: AESGCM.generate_key(bit_length=256) for k in dict.fromkeys(key_ids) if k not in self._keys}
-        if not new:
+        """Create the keys that do not exist yet, durably (one transaction), before anything is sealed with them.
+
+        A missing id of a numbered series (`prefix:N`) brings the next
+        `AHEAD - 1` ids of its series that do not exist yet with it.
+        """
+        missing = [k for k in dict.fromkeys(key_ids) if k not in self._keys]
+        if not missing:
             return
+        wanted = dict.fromkeys(missing)
+        for k in missing:
+            series = _SERIES.match(k)
+            if series is not None:
+                head, n = series.group(1), int(series.group(2))
+                wanted.update(dict.fromkeys(f"{head}{i}" for i in range(n + 1, n + AHEAD)))
+        new = {k: AESGCM.generate_key(bit_length=256) for k in wanted if k not in self._keys}
         if self.read_only:
             raise LedgerLocked(f"{self.path}: the key store is read-only")
-        if self._conn is not None:
-            self._conn.executemany("INSERT INTO keys VALUES (?, ?)", [[k, v] for k, v in new.items()])
+        self._store(new)
         self._keys.update(new)
+
+    def _store(self, new: Mapping[str, bytes]) -> None:
+        """Insert keys in one transaction (`executemany` in autocommit would commit every row)."""
+        if self._conn is None or not new:
+            return
+        items = list(new.items())
+        self._conn.begin()
+        try:
+            for start in range(0, len(items), _ROWS_PER_INSERT):
+                chunk = items[start:start + _ROWS_PER_INSERT]
+                self._conn.execute(f"INSERT INTO keys VALUES {', '.join('(?, ?)' for _ in chunk)}",
+                                   [x for k, v in chunk for x in (k, v)])
+            self._conn.commit()
+        except BaseException:
+            self._conn.rollback()
+            raise
 
     def material(self) -> dict[str, bytes]:
         """Every key by id: what a ledger built from this one's events (a merge of shards) needs to read them."""
@@ -123,8 +159,7 @@ class KeyStore:
         new = {k: bytes(v) for k, v in keys.items() if k not in self._keys}
         if new and self.read_only:
             raise LedgerLocked(f"{self.path}: the key store is read-only")
-        if new and self._conn is not None:
-            self._conn.executemany("INSERT INTO keys VALUES (?, ?)", [[k, v] for k, v in new.items()])
+        self._store(new)
         self._keys.update(new)
         return sorted(new)
 

@@ -27,7 +27,7 @@ import pyarrow as pa
 from ledgermem.ledger.chain import VerifyReport as VerifyReport  # re-exported: where callers have always found it
 from ledgermem.ledger.chain import check_chain
 from ledgermem.ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
-from ledgermem.ledger.events import TYPED_COLUMNS, Event
+from ledgermem.ledger.events import EVENT_TYPES, TYPED_COLUMNS, Event
 from ledgermem.ledger.blocks import BLOCKS_FIELD, HAS_BLOCKS_SQL, is_sha256, referenced_blobs
 from ledgermem.ledger.keys import SEALED, FieldKeys, KeyStore, key_path
 from ledgermem.ledger.schema import (
@@ -139,6 +139,9 @@ def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
 
 class Ledger:
     """An append-only event ledger in DuckDB. Open one writer per file."""
+
+    # The seq of the last `key_shredded` event: read once, then kept by `append` (this is the only writer).
+    _last_shredded: int | None = None
 
     def __init__(
         self,
@@ -284,7 +287,22 @@ class Ledger:
             raise
         self._streams[stream] = (stream_no, expected_version + len(events))
         self._last_seq, self._last_hash = recorded[-1].seq, recorded[-1].hash
+        shredded = [r.seq for r in recorded if type(r.event).SHREDS_KEYS]
+        if shredded and self._last_shredded is not None:
+            self._last_shredded = shredded[-1]
         return recorded
+
+    def last_shredded_seq(self) -> int:
+        """The seq of the ledger's last event that destroyed keys (`SHREDS_KEYS`; 0: none); queried once, then kept
+        in step by `append`. Only the registered event types are known: with none that shreds, it is 0 (not kept)."""
+        if self._last_shredded is None:
+            types = sorted(name for name, cls in EVENT_TYPES.items() if cls.SHREDS_KEYS)
+            if not types:
+                return 0
+            marks = ", ".join("?" for _ in types)
+            row = self.conn.execute(f"SELECT max(seq) FROM events WHERE event_type IN ({marks})", types).fetchone()
+            self._last_shredded = int(row[0]) if row and row[0] is not None else 0
+        return self._last_shredded
 
     def _encode(self, event: Event, key_for: Callable[[Event], str | FieldKeys | None] | None) -> Any:
         choice = key_for(event) if key_for is not None and type(event).PERSONAL else None

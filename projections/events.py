@@ -424,6 +424,7 @@ class KeyShredded(Event):
 
     event_type: ClassVar[str] = "key_shredded"
     IDS: ClassVar[str | None] = "key_ids"
+    SHREDS_KEYS: ClassVar[bool] = True
     key_ids: tuple[str, ...]
     legal_basis: str
     request: str

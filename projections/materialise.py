@@ -3,8 +3,8 @@
 The projections live beside the ledger, not in it: they hold decrypted
 values, and after an erasure the only way to get plaintext out of a DuckDB
 file is to write a new file and delete the old one (SPEC §8). DuckDB cannot
-write two database files in one transaction, so a turn commits to the
-ledger first and to the projections second; each stream's high-water mark
+write two database files in one transaction, so the ledger is committed
+first and the projections after it (see below); each stream's high-water mark
 (`projection_state.last_seq`) is written with its rows, and a projection
 that is behind its ledger after a crash is caught up from the events on
 open for writing. A read-only open checks the marks instead
@@ -13,12 +13,21 @@ or a run interrupted, a fill still marked as started, an erasure it
 predates) is refused, never served. `rebuild` folds a ledger from scratch
 (replay, checks, erasure); `rebuild_file` writes a new file and renames it
 in, so a fill killed half-way leaves the old file or none, never half.
+
+The ledger is the truth and the marks make catching up exact, so a turn
+does not commit to the projections at all: its versions wait in the
+process (`write`) and go to the file in batches (`flush`), one transaction
+for every stream pending, when `flush_rows` rows wait, on `close`, and
+before anything reads the file (`conn` flushes first). A crash loses only
+pending rows, which the marks show as behind and the next writer refolds.
+A turn thus costs one durable commit, the ledger's.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -42,6 +51,42 @@ History = dict[str, list[dict[str, Any]]]
 _ERASURE = "rebuilt_after_seq"  # projection_meta: the last `key_shredded` seq this file was rebuilt after
 _FILLING = "filling_to_seq"  # projection_meta: set while `_fill` runs; a file that still has it is partial
 _THE_STREAM = " AND ".join(f"{column} = ?" for column in StreamKey.COLUMNS)  # rows of one stream
+FLUSH_ROWS = 2048  # versions a store keeps in the process before it writes them (a few hundred turns)
+_CLOSES = pa.schema([("version_id", pa.string()), ("valid_to_seq", pa.int64()), ("valid_to_turn", pa.int64())])
+_MARKS = pa.schema([("run_id", pa.string()), ("system", pa.string()), ("episode_id", pa.string()),
+                    ("last_seq", pa.int64())])
+
+
+@dataclass
+class _Pending:
+    """One stream's versions not yet in the file: rows opened (closed already when that came later), closes of
+    rows the file holds, and the seq they bring the stream to."""
+
+    base: int  # the stream's mark in the file when these versions began to wait: they follow from it
+    last_seq: int = 0
+    opened: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # table -> version_id -> row
+    closed: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)  # table -> version_id -> (seq, turn)
+    rows: int = 0
+
+    def add(self, delta: Delta, last_seq: int) -> int:
+        """Take a delta in; returns how many rows it added."""
+        before = self.rows
+        for name, rows in delta.opened.items():
+            opened = self.opened.setdefault(name, {})
+            for row in rows:
+                opened[row["version_id"]] = dict(row)  # a copy: the projector keeps its own rows
+                self.rows += 1
+        for name, closes in delta.closed.items():
+            opened = self.opened.get(name, {})
+            for vid, seq, turn in closes:
+                mine = opened.get(vid)
+                if mine is not None:
+                    mine["valid_to_seq"], mine["valid_to_turn"] = seq, turn
+                else:
+                    self.closed.setdefault(name, {})[vid] = (seq, turn)
+                    self.rows += 1
+        self.last_seq = last_seq
+        return self.rows - before
 
 
 def table_ddl(spec: TableSpec) -> str:
@@ -58,23 +103,44 @@ def projection_path(ledger_path: str | os.PathLike[str]) -> str:
 class ProjectionStore:
     """The SCD-2 tables of one ledger."""
 
-    def __init__(self, path: str | os.PathLike[str] = ":memory:", *, read_only: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str] = ":memory:", *, read_only: bool = False,
+                 flush_rows: int = FLUSH_ROWS) -> None:
         self.path = str(path)
+        self._init_pending(flush_rows)
         if read_only and self.path != ":memory:" and not Path(self.path).exists():
             raise LedgerCorrupt(
                 f"{self.path}: no projection file; build it with `ledgermem repair` (the ledger's path or run id)"
             )
         try:
-            self.conn = duckdb.connect(self.path, read_only=read_only)
+            self._conn = duckdb.connect(self.path, read_only=read_only)
         except duckdb.IOException as exc:
             raise LedgerLocked(f"{self.path}: the projections are open for writing in another process") from exc
         if not read_only:
             self._create()
 
+    def _init_pending(self, flush_rows: int = FLUSH_ROWS) -> None:
+        self.flush_rows = flush_rows
+        self._pending: dict[StreamKey, _Pending] = {}
+        self._pending_rows = 0
+        self._erasure: int | None = None  # the erasure mark, read once per connection
+
+    @property
+    def conn(self) -> duckdb.DuckDBPyConnection:
+        """The file's connection, with every pending version written first: what it reads is current."""
+        if self._pending:
+            self.flush()
+        return self._conn
+
+    @conn.setter
+    def conn(self, conn: duckdb.DuckDBPyConnection) -> None:
+        self._conn = conn
+        self._erasure = None
+
     @classmethod
     def over(cls, conn: duckdb.DuckDBPyConnection) -> ProjectionStore:
         """Projection tables inside an existing (in-memory) connection, e.g. beside a Parquet ledger's view."""
         store = cls.__new__(cls)
+        store._init_pending()
         store.path, store.conn = ":memory:", conn
         store._create()
         return store
@@ -85,8 +151,8 @@ class ProjectionStore:
 
     def _create(self) -> None:
         for spec in TABLES:
-            self.conn.execute(table_ddl(spec))
-            have = [r[0] for r in self.conn.execute(
+            self._conn.execute(table_ddl(spec))
+            have = [r[0] for r in self._conn.execute(
                 "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND database_name = current_database() "
                 "AND schema_name = current_schema() ORDER BY column_index", [spec.name]).fetchall()]
             want = arrow_schema(spec).names
@@ -96,24 +162,34 @@ class ProjectionStore:
                     f"{len(want)}); projections are derived from the ledger: rebuild this file with "
                     "`ledgermem replay RUN`"
                 )
-        self.conn.execute(
+        self._conn.execute(
             "CREATE TABLE IF NOT EXISTS projection_state (run_id VARCHAR, system VARCHAR, episode_id VARCHAR, "
             "last_seq BIGINT)"
         )
         # The seq of the last `key_shredded` this file was rebuilt after: a file older than an erasure
         # may still hold the erased plaintext and must be rebuilt (a crash can fall between the two).
-        self.conn.execute("CREATE TABLE IF NOT EXISTS projection_meta (key VARCHAR, value BIGINT)")
+        self._conn.execute("CREATE TABLE IF NOT EXISTS projection_meta (key VARCHAR, value BIGINT)")
 
     def erasure_mark(self) -> int:
-        row = self.conn.execute("SELECT max(value) FROM projection_meta WHERE key = ?", [_ERASURE]).fetchall()
-        return int(row[0][0]) if row and row[0][0] is not None else 0
+        """The seq of the last erasure this file was rebuilt after; read once, then kept in the process."""
+        if self._erasure is None:
+            row = self._conn.execute("SELECT max(value) FROM projection_meta WHERE key = ?", [_ERASURE]).fetchall()
+            self._erasure = int(row[0][0]) if row and row[0][0] is not None else 0
+        return self._erasure
 
     def _set_erasure_mark(self, seq: int) -> None:
-        self.conn.execute("DELETE FROM projection_meta WHERE key = ?", [_ERASURE])
-        self.conn.execute("INSERT INTO projection_meta VALUES (?, ?)", [_ERASURE, seq])
+        self._conn.execute("DELETE FROM projection_meta WHERE key = ?", [_ERASURE])
+        self._conn.execute("INSERT INTO projection_meta VALUES (?, ?)", [_ERASURE, seq])
+        self._erasure = seq
 
     def close(self) -> None:
-        self.conn.close()
+        """Write what is pending, then close; a store whose write fails is closed all the same (the marks
+        show the file as behind, and the next writer catches it up from the ledger)."""
+        try:
+            if self._pending:
+                self.flush()
+        finally:
+            self._conn.close()
 
     def __enter__(self) -> ProjectionStore:
         return self
@@ -186,6 +262,11 @@ class ProjectionStore:
         return {StreamKey(r, s, e): int(n) for r, s, e, n in self.conn.execute(
             "SELECT run_id, system, episode_id, last_seq FROM projection_state").fetchall()}
 
+    def _marks_in_file(self) -> dict[StreamKey, int]:
+        """The marks as the file holds them, pending versions aside."""
+        return {StreamKey(r, s, e): int(n) for r, s, e, n in self._conn.execute(
+            "SELECT run_id, system, episode_id, last_seq FROM projection_state").fetchall()}
+
     def require_current(self, ledger: Ledger) -> None:
         """Refuse a projection file that is not a whole fold of `ledger`, naming the command that rebuilds it."""
         why = self.behind(ledger)
@@ -196,7 +277,12 @@ class ProjectionStore:
             )
 
     def last_seq(self, stream: StreamKey) -> int:
-        row = self.conn.execute(
+        """The seq this stream's versions reach, those still pending included."""
+        pending = self._pending.get(stream)
+        return pending.last_seq if pending is not None else self._stored_seq(stream)
+
+    def _stored_seq(self, stream: StreamKey) -> int:
+        row = self._conn.execute(
             f"SELECT last_seq FROM projection_state WHERE {_THE_STREAM}",
             list(stream.as_tuple()),
         ).fetchone()
@@ -204,60 +290,112 @@ class ProjectionStore:
 
     def _insert(self, spec: TableSpec, rows: list[dict[str, Any]]) -> None:
         if rows:
-            self.conn.register("_proj_batch", pa.Table.from_pylist(rows, schema=arrow_schema(spec)))
-            self.conn.execute(f"INSERT INTO {spec.name} SELECT * FROM _proj_batch")
-            self.conn.unregister("_proj_batch")
+            self._conn.register("_proj_batch", pa.Table.from_pylist(rows, schema=arrow_schema(spec)))
+            self._conn.execute(f"INSERT INTO {spec.name} SELECT * FROM _proj_batch")
+            self._conn.unregister("_proj_batch")
 
     def _set_last_seq(self, stream: StreamKey, last_seq: int) -> None:
         key = list(stream.as_tuple())
-        self.conn.execute(f"DELETE FROM projection_state WHERE {_THE_STREAM}", key)
-        self.conn.execute("INSERT INTO projection_state VALUES (?, ?, ?, ?)", [*key, last_seq])
+        self._conn.execute(f"DELETE FROM projection_state WHERE {_THE_STREAM}", key)
+        self._conn.execute("INSERT INTO projection_state VALUES (?, ?, ?, ?)", [*key, last_seq])
 
     def write(self, stream: StreamKey, delta: Delta, last_seq: int) -> None:
-        """Close and open versions and move the stream's high-water mark, in one transaction."""
-        self.conn.begin()
+        """Close and open versions and move the stream's high-water mark: kept in the process until `flush`,
+        which writes them (and the mark) in one transaction."""
+        pending = self._pending.get(stream)
+        if pending is None:
+            pending = self._pending[stream] = _Pending(base=self._stored_seq(stream))
+        self._pending_rows += pending.add(delta, last_seq)
+        if self._pending_rows >= self.flush_rows:
+            self.flush()
+
+    def pending_rows(self) -> int:
+        """Versions (opened or closed) kept in the process, not yet in the file."""
+        return self._pending_rows
+
+    def flush(self) -> None:
+        """Write every pending stream's versions and marks in one transaction.
+
+        A failed write keeps them pending (the file is unchanged), so a
+        later flush retries them all and never closes a row it did not insert.
+        A stream whose mark in the file moved since its versions began to
+        wait (another store of the same file caught it up from the ledger)
+        has them dropped: the file already holds them, written once.
+        """
+        if not self._pending:
+            return
+        waiting, rows = self._pending, self._pending_rows
+        self._pending, self._pending_rows = {}, 0
+        conn = self._conn
+        conn.begin()
         try:
+            in_file = self._marks_in_file()
+            pending = {k: p for k, p in waiting.items() if in_file.get(k, 0) == p.base}
             for spec in TABLES:
-                closes = delta.closed.get(spec.name)
+                self._insert(spec, [r for p in pending.values() for r in p.opened.get(spec.name, {}).values()])
+                closes = [(vid, seq, turn) for p in pending.values()
+                          for vid, (seq, turn) in p.closed.get(spec.name, {}).items()]
                 if closes:
-                    self.conn.executemany(
-                        f"UPDATE {spec.name} SET valid_to_seq = ?, valid_to_turn = ? WHERE version_id = ?",
-                        [[seq, turn, vid] for vid, seq, turn in closes],
-                    )
-                self._insert(spec, delta.opened.get(spec.name, []))
-            self._set_last_seq(stream, last_seq)
-            self.conn.commit()
+                    conn.register("_proj_closes", pa.Table.from_arrays(
+                        [pa.array(c, type=t) for c, t in zip(zip(*closes), _CLOSES.types)], schema=_CLOSES))
+                    conn.execute(f"UPDATE {spec.name} SET valid_to_seq = c.valid_to_seq, "
+                                 "valid_to_turn = c.valid_to_turn FROM _proj_closes c "
+                                 f"WHERE {spec.name}.version_id = c.version_id")
+                    conn.unregister("_proj_closes")
+            if pending:
+                marks = [(*k.as_tuple(), p.last_seq) for k, p in pending.items()]
+                conn.register("_proj_marks", pa.Table.from_arrays(
+                    [pa.array(c, type=t) for c, t in zip(zip(*marks), _MARKS.types)], schema=_MARKS))
+                conn.execute("DELETE FROM projection_state s USING _proj_marks m WHERE "
+                             + " AND ".join(f"s.{c} = m.{c}" for c in StreamKey.COLUMNS))
+                conn.execute("INSERT INTO projection_state SELECT * FROM _proj_marks")
+                conn.unregister("_proj_marks")
+            conn.commit()
         except BaseException:
-            self.conn.rollback()
+            conn.rollback()
+            self._pending, self._pending_rows = waiting, rows
             raise
+
+    def _drop_pending(self, stream: StreamKey | None = None) -> None:
+        """Forget pending versions (of one stream, or all): what replaces them is folded from the ledger."""
+        if stream is None:
+            self._pending, self._pending_rows = {}, 0
+        elif stream in self._pending:
+            self._pending_rows -= self._pending.pop(stream).rows
 
     def replace_stream(self, stream: StreamKey, history: History, last_seq: int) -> None:
         """Swap in a stream's complete history (catch-up after a crash between the two commits)."""
-        self.conn.begin()
+        self._drop_pending(stream)
+        self._conn.begin()
         try:
             for spec in TABLES:
-                self.conn.execute(
+                self._conn.execute(
                     f"DELETE FROM {spec.name} WHERE {_THE_STREAM}",
                     list(stream.as_tuple()),
                 )
                 self._insert(spec, history.get(spec.name, []))
             self._set_last_seq(stream, last_seq)
-            self.conn.commit()
+            self._conn.commit()
         except BaseException:
-            self.conn.rollback()
+            self._conn.rollback()
             raise
 
     def rebuild_from(self, ledger: Ledger) -> None:
-        """Replace every table with a fold of the ledger, in a new file (the old file is deleted)."""
+        """Replace every table with a fold of the ledger, in a new file (the old file is deleted).
+
+        Pending versions are dropped unwritten: the fold covers every event they came from.
+        """
+        self._drop_pending()
+        self._erasure = None
         if self.path == ":memory:":
             for spec in TABLES:
-                self.conn.execute(f"DROP TABLE IF EXISTS {spec.name}")
-            self.conn.execute("DROP TABLE IF EXISTS projection_state")
-            self.conn.execute("DROP TABLE IF EXISTS projection_meta")
+                self._conn.execute(f"DROP TABLE IF EXISTS {spec.name}")
+            self._conn.execute("DROP TABLE IF EXISTS projection_state")
+            self._conn.execute("DROP TABLE IF EXISTS projection_meta")
             self._create()
             _fill(self, ledger)
             return
-        self.conn.close()
+        self._conn.close()
         rebuild_file(ledger, self.path)
         self.conn = duckdb.connect(self.path)
 
@@ -326,8 +464,8 @@ def _stream_ends(ledger: Ledger) -> dict[StreamKey, int]:
 
 
 def last_erasure_seq(ledger: Ledger) -> int:
-    rows = ledger.conn.execute("SELECT max(seq) FROM events WHERE event_type = 'key_shredded'").fetchall()
-    return int(rows[0][0]) if rows and rows[0][0] is not None else 0
+    """The seq of the ledger's last erasure (`key_shredded`), 0 if none; kept by the ledger, not queried per turn."""
+    return ledger.last_shredded_seq()
 
 
 def _fill(store: ProjectionStore, ledger: Ledger) -> None:
