@@ -24,7 +24,7 @@ no longer read it, which is what the diagnostics call "raw only".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ from ledgermem.ledger.events import Event
 from ledgermem.projections.events import EpisodeStarted, Fact, LlmCalled, TurnRecorded, WindowEvicted
 from ledgermem.evaluation.events import BaselineDropped, BaselineWritten
 from ledgermem.ledger.blocks import Block, blob_map, with_captions
-from ledgermem.ledger.keys import ERASED, FieldKeys, key_path
+from ledgermem.ledger.keys import ERASED, SealWith, key_path
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
 from ledgermem.memory.answering import Answer, answer_with_tools, call_backend, with_pruned
 from ledgermem.memory.erasure import answer_keys
@@ -304,9 +304,6 @@ def summarizer_pruned(state: BaselineState, *, user: str, agent: str) -> int:
 
 # -- the impure shell -----------------------------------------------------------------
 
-KeyFor = Callable[[Event], str | FieldKeys | None]
-
-
 class BaselineMemory:
     """One baseline's episode in one ledger stream; opening a stream with events resumes it."""
 
@@ -347,13 +344,12 @@ class BaselineMemory:
     def version(self) -> int:
         return self.ledger.stream_version(self.stream)
 
-    def _turn_key(self, event: Event) -> str | None:
-        return turn_key(self.key_prefix, event.turn) if self.state.config.personal_data else None
-
-    def _commit(self, events: Sequence[Event], key_for: KeyFor | None = None,
+    def _commit(self, events: Sequence[Event], keys: Sequence[SealWith] | None = None,
                 blobs: dict[str, bytes] | None = None) -> tuple[RecordedEvent, ...]:
+        if keys is None and self.state.config.personal_data:
+            keys = [turn_key(self.key_prefix, e.turn) for e in events]
         recorded = self.ledger.append(self.stream, list(events), expected_version=self.version,
-                                      key_for=key_for or self._turn_key, blobs=blobs)
+                                      keys=keys, blobs=blobs)
         self.state = fold((r.event for r in recorded), self.state)
         try:
             self._projection.apply(recorded)
@@ -365,9 +361,9 @@ class BaselineMemory:
     def commit(self, events: Sequence[Event]) -> tuple[RecordedEvent, ...]:
         """Append the events of one answer (one transaction, one key)."""
         if not self.state.config.personal_data:
-            return self._commit(events, key_for=lambda e: None)
+            return self._commit(events)
         answer = answer_key(self.key_prefix, self.version + 1)
-        return self._commit(events, key_for=answer_keys(self.ledger, self.stream, self.key_prefix, answer, events))
+        return self._commit(events, answer_keys(self.ledger, self.stream, self.key_prefix, answer, events))
 
     def add_turn(
         self, user: str, agent: str, *, occurred_at: str | None = None, source: str | None = None,

@@ -15,24 +15,21 @@ committed, so the live state and a replay of the ledger cannot drift.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from dataclasses import dataclass, replace
 
-from ledgermem.gate.admission import gate_verdict
-from ledgermem.gate.commands import LlmCall, PageIn, PinConstraint, RecordTurn, StartEpisode
-from ledgermem.gate.decide import decide, reasons_against
-from ledgermem.gate.erasure import Erase, answer_key, check_erase, index_key, merge_key, turn_key, values_to_erase
+from ledgermem.gate.commands import PageIn, PinConstraint, RecordTurn, StartEpisode, Turn, TurnPlan
+from ledgermem.gate.decide import decide
+from ledgermem.gate.erasure import Erase, answer_key, check_erase, turn_key, values_to_erase
 from ledgermem.gate.errors import CommandRejected, InvariantViolation
 from ledgermem.gate.invariants import check_i1, check_i2, check_i3, check_i5
-from ledgermem.gate.summary_format import parse_summary, split_memory_update
-from ledgermem.gate.validation import describe
+from ledgermem.gate.plan import plan_turn, review, seal_keys
+from ledgermem.gate.summary_format import split_memory_update
 from ledgermem.ledger.blocks import Block, blob_map
 from ledgermem.ledger.events import Event
-from ledgermem.projections.events import (
-    ContextRendered, IndexCreated, IndexFolded, LlmCalled, PagedIn, SummaryCreated, ToolCalled,
-)
-from ledgermem.ledger.keys import FieldKeys, key_path
+from ledgermem.projections.events import ContextRendered, LlmCalled, PagedIn, SummaryCreated, ToolCalled
+from ledgermem.ledger.keys import SealWith, key_path
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
 from ledgermem.memory.erasure import ErasureReceipt, answer_keys, mentions, receipt, scan_detail
 from ledgermem.memory.cache import HotCache
@@ -48,12 +45,9 @@ from ledgermem.memory.tools import ToolResult, page_in_target, paged_in_result, 
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.disagreements import disagreement_lines
 from ledgermem.projections.materialise import LiveProjection, ProjectionStore, last_erasure_seq, projection_path
-from ledgermem.projections.render import Rendered, clean_text, render
+from ledgermem.projections.render import Rendered, render
 from ledgermem.projections.state import EpisodeState, fold
 from ledgermem.projections.tokens import default_tokenizer
-
-
-KeyFor = Callable[[Event], str | FieldKeys | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +74,8 @@ class Reply:
 @dataclass(frozen=True, slots=True)
 class _Conversation:
     text: str  # the final response, blocks included; "" when the tool iterations ran out
-    calls: tuple[LlmCall, ...]
+    calls: tuple[LlmCalled, ...]
     tool_events: tuple[tuple[Event, ...], ...]  # per call, the tool calls it asked for (and their page-ins)
-
-
-def _as_call(e: LlmCalled) -> LlmCall:
-    return LlmCall(purpose=e.purpose, backend=e.backend, model=e.model, prompt_hash=e.prompt_hash, response=e.text,
-                   usage=e.usage, latency_ms=e.latency_ms, retries=e.retries, error=e.error, attempts=e.attempts)
 
 
 def _after_their_calls(events: Sequence[Event], tool_events: Sequence[tuple[Event, ...]]) -> list[Event]:
@@ -169,22 +158,16 @@ class Memory:
     def version(self) -> int:
         return self.ledger.stream_version(self.stream)
 
-    def _turn_key(self, event: Event) -> str | None:
-        if not self.state.config.personal_data:
-            return None
-        if isinstance(event, (IndexCreated, IndexFolded)):
-            return index_key(self.key_prefix, event.index_id)
-        if isinstance(event, SummaryCreated) and event.merged_from:
-            return merge_key(self.key_prefix, event.summary_id)
-        return turn_key(self.key_prefix, event.turn)
-
     def _commit(
-        self, events: Sequence[Event], key_for: KeyFor | None = None, *, check: bool = True,
+        self, events: Sequence[Event], keys: Sequence[SealWith] | None = None, *, check: bool = True,
         blobs: dict[str, bytes] | None = None,
     ) -> tuple[RecordedEvent, ...]:
+        """Append `events`, sealed under `keys` (one per event) or, by default, the gate's key of each."""
         self._finish_shredding()  # an erasure interrupted earlier in this process is completed first
+        if keys is None and self.state.config.personal_data:
+            keys = seal_keys(self.key_prefix, events)
         recorded = self.ledger.append(self.stream, list(events), expected_version=self.version,
-                                      key_for=key_for or self._turn_key, blobs=blobs)
+                                      keys=keys, blobs=blobs)
         try:
             self._projection.apply(recorded)
         except BaseException:
@@ -219,9 +202,9 @@ class Memory:
     def commit(self, events: Sequence[Event]) -> tuple[RecordedEvent, ...]:
         """Append the events of one answer (one transaction, one key) and evolve the live projection."""
         if not self.state.config.personal_data:
-            return self._commit(events, key_for=lambda e: None)
+            return self._commit(events)
         answer = answer_key(self.key_prefix, self.version + 1)
-        return self._commit(events, key_for=answer_keys(self.ledger, self.stream, self.key_prefix, answer, events))
+        return self._commit(events, answer_keys(self.ledger, self.stream, self.key_prefix, answer, events))
 
     # -- erasure ---------------------------------------------------------------------
 
@@ -309,18 +292,13 @@ class Memory:
         `blocks` (images and other typed content) are recorded by reference with the turn and their
         bytes stored in the ledger's blob table; the summarizer and the window see their captions.
         """
-        turn = self.state.turn + 1
-        refs = tuple(b.ref() for b in blocks)
-        command = RecordTurn(turn=turn, user=user, agent=agent, occurred_at=occurred_at, source=source, blocks=refs)
-        if not self._gated(command.seen_user, source):
-            summarizer, attempts = self._summarize(turn, command.seen_user, command.seen_agent, source)
+        plan = plan_turn(self.state, Turn(turn=self.state.turn + 1, user=user, agent=agent, occurred_at=occurred_at,
+                                          source=source, blocks=tuple(b.ref() for b in blocks)))
+        command = RecordTurn(plan=plan)
+        if plan.summarize:
+            summarizer, attempts = self._summarize(plan)
             command = replace(command, summarizer=summarizer, calls=attempts)
         return self._commit(decide(self.state, command), blobs=blob_map(blocks))
-
-    def _gated(self, user: str, source: str | None) -> str:
-        """Why the gate does not admit this turn to the summarizer ("" when it does)."""
-        cfg = self.state.config
-        return gate_verdict(cfg, clean_text(cfg, source, user), source)
 
     def pin(self, text: str, *, kind: str = "constraint") -> tuple[RecordedEvent, ...]:
         """Declare a hard constraint (or an open loop, `kind="open_loop"`): pinned verbatim, never compressed."""
@@ -341,49 +319,46 @@ class Memory:
                                   parts=rendered.manifest(), budget=rendered.budget, tokens=rendered.tokens)
         talk = self._converse(rendered, user, turn)
         split = split_memory_update(talk.text)
-        base = RecordTurn(turn=turn, user=user, agent=split.visible, occurred_at=occurred_at, source=source)
-        gated = self._gated(user, source)
+        plan = plan_turn(self.state, Turn(turn=turn, user=user, agent=split.visible, occurred_at=occurred_at,
+                                          source=source))
         update = split.update
-        refused = update is not None and bool(reasons_against(self.state, base, update))
-        if gated:
-            command = replace(base, calls=talk.calls)  # the gate admits no memory update for this turn
+        refused = update is not None and bool(review(self.state, plan, update).reasons)
+        if not plan.summarize:
+            command = RecordTurn(plan=plan, calls=talk.calls)  # the gate admits no memory update for this turn
         elif update is not None and not refused:
-            command = replace(base, self_write=update, calls=talk.calls)
+            command = RecordTurn(plan=plan, self_write=update, calls=talk.calls)
         else:
-            summarizer, attempts = self._summarize(turn, user, split.visible, source)
-            command = replace(base, summarizer=summarizer, calls=(*talk.calls, *attempts),
-                              rejected_self_write=update if refused else None)
+            summarizer, attempts = self._summarize(plan)
+            command = RecordTurn(plan=plan, summarizer=summarizer, calls=(*talk.calls, *attempts),
+                                 rejected_self_write=update if refused else None)
         events = _after_their_calls(decide(self.state, command), talk.tool_events)
         recorded = self._commit([context, *events])
-        self_written = update is not None and not refused and not gated
+        self_written = update is not None and not refused and plan.summarize
         return Reply(split.visible, recorded, self_written=self_written,
-                     fallback=not self_written and not gated)
+                     fallback=not self_written and plan.summarize)
 
-    def _summarize(self, turn: int, user: str, agent: str, source: str | None = None
-                   ) -> tuple[LlmCall, tuple[LlmCall, ...]]:
+    def _summarize(self, plan: TurnPlan) -> tuple[LlmCalled, tuple[LlmCalled, ...]]:
         """The summarizer call to decide on, and the attempts before it that had to be retried.
 
-        A response that summary validation refuses is asked for once more,
-        the prompt naming what was wrong; a response that passes but has no
-        `[OVERRIDES: ...]` tag once more with a reminder of the format. At
-        most one retry of each kind: when the last response is refused too,
-        `decide` keeps the turn as a raw record only (`summary_skipped`).
+        The prompt holds the plan's cleaned words. A response the gate's
+        review refuses is asked for once more, the prompt naming what was
+        wrong; a response that passes but has no `[OVERRIDES: ...]` tag once
+        more with a reminder of the format. At most one retry of each kind:
+        when the last response is refused too, `decide` keeps the turn as a
+        raw record only (`summary_skipped`).
         """
-        cfg = self.state.config
-        said, replied = clean_text(cfg, source, user), clean_text(cfg, source, agent)
-        messages = summarizer_messages(self.state, turn=turn, user=said, agent=replied)
-        pruned = summarizer_pruned_lines(said, replied)
-        probe = RecordTurn(turn=turn, user=user, agent=agent, source=source)
-        calls: list[LlmCall] = []
+        turn = plan.turn.turn
+        messages = summarizer_messages(self.state, turn=turn, user=plan.user, agent=plan.agent)
+        pruned = summarizer_pruned_lines(plan.user, plan.agent)
+        calls: list[LlmCalled] = []
         reminded = corrected = False
         while True:
-            call = _as_call(with_pruned(self._call(messages, purpose="summarize", turn=turn).event, pruned))
-            reasons = reasons_against(self.state, probe, call.response)
-            draft = parse_summary(call.response)
-            if reasons and not corrected:
+            call = with_pruned(self._call(messages, purpose="summarize", turn=turn).event, pruned)
+            seen = review(self.state, plan, call.text)
+            if seen.reasons and not corrected:
                 corrected = True
-                messages = summarizer_correction_messages(messages, describe(reasons))
-            elif not reasons and draft is not None and not draft.has_overrides_tag and not reminded:
+                messages = summarizer_correction_messages(messages, seen.feedback)
+            elif seen.tagless and not reminded:
                 reminded = True
                 messages = summarizer_retry_messages(messages)
             else:
@@ -393,11 +368,11 @@ class Memory:
     def _converse(self, rendered: Rendered, user: str, turn: int) -> _Conversation:
         """The `respond` call, and the tool loop while it asks for tools; the final text is the reply."""
         messages = respond_messages(rendered, user, tools=self.tools, disagreements=disagreement_lines(self.state))
-        calls: list[LlmCall] = []
+        calls: list[LlmCalled] = []
         tool_events: list[tuple[Event, ...]] = []
         for iteration in range(self.max_tool_iterations + 1):
             call = self._call(messages, purpose="respond", turn=turn)
-            calls.append(_as_call(call.event))
+            calls.append(call.event)
             # Tool calls are read from the visible part only: a block's FACTS are not arguments.
             parsed = parse_tool_calls(split_memory_update(call.completion_text).visible)
             if not parsed.calls and not parsed.unparsable:
