@@ -21,7 +21,7 @@ from ledgermem.gate.admission import gate_verdict, remembered
 from ledgermem.gate.commands import Turn, TurnPlan
 from ledgermem.gate.erasure import index_key, merge_key, turn_key
 from ledgermem.gate.summary_format import NONE_UPDATE, parse_summary
-from ledgermem.gate.validation import describe, validate_summary
+from ledgermem.gate import validation
 from ledgermem.ledger.events import Event
 from ledgermem.projections.events import IndexCreated, IndexFolded, SummaryCreated
 from ledgermem.projections.render import clean_text
@@ -45,7 +45,7 @@ def reasons_against(state: EpisodeState, plan: TurnPlan, response: str) -> tuple
     write nothing and are never refused."""
     if response.strip().upper() == NONE_UPDATE or parse_summary(response) is None:
         return ()
-    return validate_summary(state, response, turn=plan.turn.turn, user=plan.user, agent=plan.agent)
+    return validation.validate_summary(state, response, turn=plan.turn.turn, user=plan.user, agent=plan.agent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +67,7 @@ def review(state: EpisodeState, plan: TurnPlan, response: str) -> Review:
     retries: `decide` judges the calls it is given on its own)."""
     reasons = reasons_against(state, plan, response)
     if reasons:
-        return Review(reasons, describe(reasons), tagless=False)
+        return Review(reasons, validation.describe(reasons), tagless=False)
     draft = parse_summary(response)
     return Review((), "", tagless=draft is not None and not draft.has_overrides_tag)
 
