@@ -2,9 +2,10 @@
 
 No clock, no uuid, no I/O, no LLM: the command carries the model calls as
 their observed `llm_called` events and the turn's time; a turn comes with
-its plan (`gate.plan.plan_turn`: cleaned words, admission), taken as is. Ids are deterministic counters of the state. An empty
-tuple means nothing to do; a rejection the evaluation counts is an event
-(`override_rejected`); an impossible command raises `CommandRejected`.
+its plan (`gate.plan.plan_turn`: cleaned words, admission), taken as is.
+Ids are deterministic counters of the state. An empty tuple means nothing
+to do; a rejection the evaluation counts is an event (`override_rejected`);
+an impossible command raises `CommandRejected`.
 """
 
 from __future__ import annotations
