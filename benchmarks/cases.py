@@ -228,7 +228,7 @@ def _turn_run(ctx: Context, lengths: Sequence[int], samples: int, *, sealed: boo
     ledger = Ledger(folder / "ledger.duckdb")
     store = ProjectionStore(projection_path(ledger.path))
     config = MemoryConfig(personal_data=sealed, tokenizer=synth.TOKENIZER)
-    backend = InstantBackend([c.summarizer.response for c in script if c.summarizer is not None])
+    backend = InstantBackend([c.response for c in script if c.response is not None])
     memory = Memory(ledger, StreamKey(synth.RUN_ID, synth.SYSTEM, "bench-episode"), backend, config=config,
                     projections=store)
     base = duckdb.connect(str(folder / "baseline.duckdb"))

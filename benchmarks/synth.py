@@ -37,10 +37,11 @@ import numpy as np
 import pyarrow as pa
 
 from ledgermem.datasets.synthetic import generate_synthetic
-from ledgermem.gate.commands import LlmCall, RecordTurn, StartEpisode
+from ledgermem.gate.commands import RecordTurn, StartEpisode, Turn
 from ledgermem.gate.decide import decide
 from ledgermem.gate.erasure import Erase
 from ledgermem.gate.lexicon import detect_facts
+from ledgermem.gate.plan import plan_turn
 from ledgermem.ledger.events import TYPED_COLUMNS, Event
 from ledgermem.projections.events import LlmCalled, ProbeAsked, ProbeJudged
 from ledgermem.evaluation.events import ProbeAnswered, RunFinished, RunStarted
@@ -108,11 +109,21 @@ def _fold(state: EpisodeState, events: list[Event]) -> EpisodeState:
     return state
 
 
-def _summarizer_call(backend: HeuristicBackend, state: EpisodeState, turn: int, user: str, agent: str) -> LlmCall:
+def _summarizer_call(backend: HeuristicBackend, state: EpisodeState, turn: int, user: str, agent: str) -> LlmCalled:
     messages = summarizer_messages(state, turn=turn, user=user, agent=agent)
     _, event = call_backend(backend, messages, purpose="summarize", turn=turn)
-    return LlmCall(purpose=event.purpose, backend=event.backend, model=event.model, prompt_hash=event.prompt_hash,
-                   response=event.text, usage=event.usage, latency_ms=_latency(turn))
+    return replace(event, latency_ms=_latency(turn))
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedTurn:
+    """One turn of a precomputed dialogue and the heuristic summarizer's response to it."""
+
+    turn: int
+    user: str
+    agent: str
+    occurred_at: str | None
+    response: str | None
 
 
 def _erasure(state: EpisodeState, turn: int, stream: str) -> list[Event]:
@@ -178,8 +189,9 @@ def _episode_commits(seed: int, lang: str, turns: int, chain_budget: int, erase:
     for turn, t in enumerate(data.turns, 1):
         agent = f"[case {PLACEHOLDER}] {t.agent}"
         user = _with_restatement(t.user, state, lang, rng)
-        call = _summarizer_call(backend, state, turn, user, agent)
-        command = RecordTurn(turn=turn, user=user, agent=agent, occurred_at=t.occurred_at, summarizer=call)
+        plan = plan_turn(state, Turn(turn=turn, user=user, agent=agent, occurred_at=t.occurred_at))
+        call = _summarizer_call(backend, state, turn, plan.user, plan.agent)
+        command = RecordTurn(plan=plan, summarizer=call)
         if commands is not None:
             commands.append(command)
         events = list(decide(state, command))
@@ -192,7 +204,7 @@ def _episode_commits(seed: int, lang: str, turns: int, chain_budget: int, erase:
     return commits
 
 
-def dialogue(turns: int, *, seed: int = 101, lang: str = "en", chain_budget: int = 400) -> list[RecordTurn]:
+def dialogue(turns: int, *, seed: int = 101, lang: str = "en", chain_budget: int = 400) -> list[ScriptedTurn]:
     """A synthetic episode's turns with the heuristic summarizer's response to each, computed ahead of time.
 
     Replaying the responses in order through `Memory` reproduces the same
@@ -201,7 +213,9 @@ def dialogue(turns: int, *, seed: int = 101, lang: str = "en", chain_budget: int
     """
     commands: list[RecordTurn] = []
     _episode_commits(seed, lang, turns, chain_budget, erase=False, commands=commands)
-    return [replace(c, agent=c.agent.replace(PLACEHOLDER, "0")) for c in commands]
+    return [ScriptedTurn(turn=t.turn, user=t.user, agent=t.agent.replace(PLACEHOLDER, "0"), occurred_at=t.occurred_at,
+                         response=c.summarizer.text if c.summarizer else None)
+            for c in commands for t in (c.plan.turn,)]
 
 
 def _proto_row(commit: int, event: Event) -> ProtoRow:

@@ -1,9 +1,11 @@
 """`decide(state, command) -> events`: the memory's only place of judgement. Pure.
 
-No clock, no uuid, no I/O, no LLM: the command carries the LLM's response
-and the turn's time. Ids are deterministic counters of the state. An empty
-tuple means nothing to do; a rejection the evaluation counts is an event
-(`override_rejected`); an impossible command raises `CommandRejected`.
+No clock, no uuid, no I/O, no LLM: the command carries the model calls as
+their observed `llm_called` events and the turn's time; a turn comes with
+its plan (`gate.plan.plan_turn`: cleaned words, admission), taken as is.
+Ids are deterministic counters of the state. An empty tuple means nothing
+to do; a rejection the evaluation counts is an event (`override_rejected`);
+an impossible command raises `CommandRejected`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from ledgermem.projections.events import (
     ConstraintPinned,
     EpisodeStarted,
     Fact,
-    LlmCalled,
     OverrideRejected,
     PagedIn,
     SlotAliasSuspected,
@@ -27,17 +28,16 @@ from ledgermem.projections.events import (
     TurnRecorded,
     WindowEvicted,
 )
-from ledgermem.gate.admission import gate_verdict, remembered
 from ledgermem.gate.attributes import name_facts, table_for
 from ledgermem.gate.capacity import CompactionReport, plan_capacity
-from ledgermem.gate.commands import LlmCall, PageIn, PinConstraint, RecordTurn, StartEpisode
+from ledgermem.gate.commands import PageIn, PinConstraint, RecordTurn, StartEpisode
 from ledgermem.gate.erasure import Erase, decide_erase
 from ledgermem.gate.errors import CommandRejected
 from ledgermem.gate.pinning import detected_pins, open_loops_shown, summary_pins, survival_check
+from ledgermem.gate.plan import reasons_against
 from ledgermem.gate.provenance import split_provenance
-from ledgermem.gate import validation
-from ledgermem.gate.summary_format import NONE_UPDATE, SummaryDraft, is_valid_update, parse_summary
-from ledgermem.projections.render import chain_tokens, clean_text
+from ledgermem.gate.summary_format import SummaryDraft, is_valid_update, parse_summary
+from ledgermem.projections.render import chain_tokens
 from ledgermem.projections.state import EpisodeEvent, EpisodeState, fold, record_id_for
 from ledgermem.projections.tokens import count_tokens, truncate_to_tokens
 
@@ -64,50 +64,56 @@ def decide(state: EpisodeState, command: Command) -> tuple[Event, ...]:
 
 
 def _record_turn(state: EpisodeState, cmd: RecordTurn) -> tuple[Event, ...]:
+    plan, t = cmd.plan, cmd.plan.turn
     if not state.started:
-        raise CommandRejected(f"RecordTurn(turn={cmd.turn}): the episode has not started")
-    if cmd.turn <= state.turn:
-        raise CommandRejected(f"RecordTurn(turn={cmd.turn}): turns must increase; the last was {state.turn}")
-    cfg = state.config
-    rid = record_id_for(cmd.turn)
-    remember = remembered(cfg, cmd.source)
-    gated = gate_verdict(cfg, clean_text(cfg, cmd.source, cmd.seen_user), cmd.source)
-    if gated and cmd.summarizer is not None:
+        raise CommandRejected(f"RecordTurn(turn={t.turn}): the episode has not started")
+    if t.turn <= state.turn:
+        raise CommandRejected(f"RecordTurn(turn={t.turn}): turns must increase; the last was {state.turn}")
+    if plan.gated and cmd.summarizer is not None:
         raise CommandRejected(
-            f"RecordTurn(turn={cmd.turn}): the gate does not admit this turn ({gated}); "
-            "do not call the summarizer for it (see gate.admission.gate_verdict)"
+            f"RecordTurn(turn={t.turn}): the gate does not admit this turn ({plan.gated}); "
+            "do not call the summarizer for it (see gate.plan.plan_turn)"
         )
+    for call in (*cmd.calls, *((cmd.summarizer,) if cmd.summarizer is not None else ())):
+        if call.turn != t.turn or call.probe_id is not None:
+            raise CommandRejected(
+                f"RecordTurn(turn={t.turn}): the {call.purpose} call was recorded for turn {call.turn}"
+                + (f" and probe {call.probe_id!r}" if call.probe_id is not None else "")
+                + "; a turn's calls are its own"
+            )
+    cfg = state.config
+    rid = record_id_for(t.turn)
     events: list[EpisodeEvent] = [
-        TurnRecorded(turn=cmd.turn, occurred_at=cmd.occurred_at, record_id=rid, text=cmd.user,
-                     agent=cmd.agent, source=cmd.source, remember=remember, gated=gated, blocks=cmd.blocks)
+        TurnRecorded(turn=t.turn, occurred_at=t.occurred_at, record_id=rid, text=t.user, agent=t.agent,
+                     source=t.source, remember=plan.remember, gated=plan.gated, blocks=t.blocks)
     ]
-    overflow = len(state.window) + (1 if remember else 0) - cfg.window_turns
+    overflow = len(state.window) + (1 if plan.remember else 0) - cfg.window_turns
     evicted = state.window[: max(overflow, 0)]
-    events += [WindowEvicted(turn=cmd.turn, record_id=r) for r in evicted]
+    events += [WindowEvicted(turn=t.turn, record_id=r) for r in evicted]
     update, written_by = _memory_update(cmd)
-    events += _attempt_events(fold(events, state), cmd)
+    attempts = _attempt_events(fold(events, state), cmd)
+    events += attempts
     if cmd.summarizer is not None:
-        events.append(_llm_event(cmd.turn, cmd.summarizer))
-    if update is not None and not gated:
-        refused = _rejections(fold(events, state), cmd, update, written_by)
+        events.append(cmd.summarizer)
+    if update is not None and not plan.gated:
+        earlier = [e for e in attempts if isinstance(e, SummaryRejected)]
+        refused = _rejections(fold(events, state), cmd, update, written_by, earlier)
         if refused:
             events += refused
         else:
-            grounds = clean_text(cfg, cmd.source, f"{cmd.seen_user}\n{cmd.seen_agent}")
-            events += _summary_events(fold(events, state), cmd, update, written_by, grounds)
-    if remember:  # after the summary: what it already pinned is not watched twice
-        events += detected_pins(fold(events, state), turn=cmd.turn, record_id=rid,
-                                user=clean_text(cfg, cmd.source, cmd.seen_user))
+            events += _summary_events(fold(events, state), cmd, update, written_by)
+    if plan.remember:  # after the summary: what it already pinned is not watched twice
+        events += detected_pins(fold(events, state), turn=t.turn, record_id=rid, user=plan.user)
     after = fold(events, state)
     protect = frozenset(e.summary_id for e in events if isinstance(e, SummaryCreated))
-    capacity, report = plan_capacity(after, turn=cmd.turn, protect=protect)
+    capacity, report = plan_capacity(after, turn=t.turn, protect=protect)
     watched = {p.record_id for p in state.pins.values() if p.origin == "detected" and not p.shown}
     if (report is None or not (report.created or report.rejected)) and watched & set(evicted):
         tokens = chain_tokens(after)
         report = CompactionReport(strategy="window", created=len(evicted), rejected=0, stopped="window eviction",
                                   tokens_before=tokens, tokens_after=tokens)
     if report is not None and (report.created or report.rejected):
-        events += _checked(after, list(capacity), report, cmd.turn)
+        events += _checked(after, list(capacity), report, t.turn)
     return tuple(events)
 
 
@@ -182,34 +188,25 @@ def _page_in(state: EpisodeState, cmd: PageIn) -> tuple[Event, ...]:
 
 def _memory_update(cmd: RecordTurn) -> tuple[str | None, str]:
     """The turn's one update (a summarizer response or a self-written block) and who wrote it."""
+    turn = cmd.plan.turn.turn
     if cmd.rejected_self_write is not None and (cmd.self_write is not None or cmd.summarizer is None):
         raise CommandRejected(
-            f"RecordTurn(turn={cmd.turn}): a rejected self-written block is replaced by a summarizer call; "
+            f"RecordTurn(turn={turn}): a rejected self-written block is replaced by a summarizer call; "
             "name the summarizer call and no self_write"
         )
     if cmd.self_write is None:
-        return (cmd.summarizer.response if cmd.summarizer else None), "summarizer"
+        return (cmd.summarizer.text if cmd.summarizer else None), "summarizer"
     if cmd.summarizer is not None:
         raise CommandRejected(
-            f"RecordTurn(turn={cmd.turn}): a turn has one memory update; it names both a summarizer call "
+            f"RecordTurn(turn={turn}): a turn has one memory update; it names both a summarizer call "
             "and a self-written block. Record the summarizer call only when the block was not usable."
         )
     if not is_valid_update(cmd.self_write):
         raise CommandRejected(
-            f"RecordTurn(turn={cmd.turn}): self_write={cmd.self_write[:80]!r} is neither NONE nor a summary "
+            f"RecordTurn(turn={turn}): self_write={cmd.self_write[:80]!r} is neither NONE nor a summary "
             "with an [OVERRIDES: ...] tag; fall back to the summarizer for this turn"
         )
     return cmd.self_write, "self"
-
-
-def reasons_against(state: EpisodeState, cmd: RecordTurn, response: str) -> tuple[str, ...]:
-    """Why `response` may not become this turn's memory (empty: it may). NONE and empty responses write
-    nothing and are never refused."""
-    if response.strip().upper() == NONE_UPDATE or parse_summary(response) is None:
-        return ()
-    cfg = state.config
-    return validation.validate_summary(state, response, turn=cmd.turn, user=clean_text(cfg, cmd.source, cmd.seen_user),
-                                       agent=clean_text(cfg, cmd.source, cmd.seen_agent))
 
 
 def _attempt_events(state: EpisodeState, cmd: RecordTurn) -> list[EpisodeEvent]:
@@ -222,67 +219,62 @@ def _attempt_events(state: EpisodeState, cmd: RecordTurn) -> list[EpisodeEvent]:
         events += _self_write_rejected(state, cmd, cmd.rejected_self_write)
     attempt = 0
     for i, call in enumerate(cmd.calls):
-        events.append(_llm_event(cmd.turn, call))
+        events.append(call)
         if i == last_respond and cmd.rejected_self_write is not None:
             events += _self_write_rejected(state, cmd, cmd.rejected_self_write)
         if call.purpose == "summarize":
             attempt += 1
-            reasons = reasons_against(state, cmd, call.response)
+            reasons = reasons_against(state, cmd.plan, call.text)
             if reasons:
-                events.append(SummaryRejected(turn=cmd.turn, purpose="summarize", attempt=attempt, reasons=reasons))
+                events.append(SummaryRejected(turn=cmd.plan.turn.turn, purpose="summarize", attempt=attempt, reasons=reasons))
     return events
 
 
 def _self_write_rejected(state: EpisodeState, cmd: RecordTurn, block: str) -> list[EpisodeEvent]:
-    reasons = reasons_against(state, cmd, block)
+    turn = cmd.plan.turn.turn
+    reasons = reasons_against(state, cmd.plan, block)
     if not reasons:
         raise CommandRejected(
-            f"RecordTurn(turn={cmd.turn}): rejected_self_write={block[:80]!r} passes summary validation; "
+            f"RecordTurn(turn={turn}): rejected_self_write={block[:80]!r} passes summary validation; "
             "pass it as self_write"
         )
-    return [SummaryRejected(turn=cmd.turn, purpose="self_write", attempt=0, reasons=reasons)]
+    return [SummaryRejected(turn=turn, purpose="self_write", attempt=0, reasons=reasons)]
 
 
-def _rejections(state: EpisodeState, cmd: RecordTurn, update: str, written_by: str) -> list[EpisodeEvent]:
-    """The update's rejection and the fallback (the raw record only), or nothing when the update passes."""
-    reasons = reasons_against(state, cmd, update)
+def _rejections(state: EpisodeState, cmd: RecordTurn, update: str, written_by: str,
+                earlier: list[SummaryRejected]) -> list[EpisodeEvent]:
+    """The update's rejection and the fallback (the raw record only), or nothing when the update passes.
+
+    `earlier` are the rejections of the turn's earlier attempts (`_attempt_events`)."""
+    turn = cmd.plan.turn.turn
+    reasons = reasons_against(state, cmd.plan, update)
     if not reasons:
         return []
     if written_by == "self":
         raise CommandRejected(
-            f"RecordTurn(turn={cmd.turn}): self_write={update[:80]!r} fails summary validation "
+            f"RecordTurn(turn={turn}): self_write={update[:80]!r} fails summary validation "
             f"({', '.join(reasons)}); pass it as rejected_self_write and fall back to the summarizer"
         )
     attempt = 1 + sum(c.purpose == "summarize" for c in cmd.calls)
-    earlier = [e for e in _attempt_events(state, cmd) if isinstance(e, SummaryRejected)]
     every = tuple(dict.fromkeys(r for e in earlier for r in e.reasons)) + reasons
     return [
-        SummaryRejected(turn=cmd.turn, purpose="summarize", attempt=attempt, reasons=reasons),
-        SummarySkipped(turn=cmd.turn, record_id=record_id_for(cmd.turn), attempts=len(earlier) + 1,
+        SummaryRejected(turn=turn, purpose="summarize", attempt=attempt, reasons=reasons),
+        SummarySkipped(turn=turn, record_id=record_id_for(turn), attempts=len(earlier) + 1,
                        reasons=tuple(dict.fromkeys(every))),
     ]
 
 
-def _llm_event(turn: int, call: LlmCall) -> LlmCalled:
-    return LlmCalled(
-        turn=turn, purpose=call.purpose, backend=call.backend, model=call.model, prompt_hash=call.prompt_hash,
-        text=call.response, usage=dict(call.usage), latency_ms=call.latency_ms, retries=call.retries,
-        error=call.error, attempts=call.attempts,
-    )
-
-
-def _summary_events(
-    state: EpisodeState, cmd: RecordTurn, response: str, written_by: str, grounds: str
-) -> list[EpisodeEvent]:
+def _summary_events(state: EpisodeState, cmd: RecordTurn, response: str, written_by: str) -> list[EpisodeEvent]:
     draft = parse_summary(response)
     if draft is None:
         return []
-    turn, rid = cmd.turn, record_id_for(cmd.turn)
+    plan = cmd.plan
+    turn, rid = plan.turn.turn, record_id_for(plan.turn.turn)
     sid = state.next_summary_id()
     table = table_for(state.config.attribute_table, state.config.slot_aliases)
     named, renamed, suspected = name_facts(table, draft.facts, episode_slots(state))
-    facts, inferences = split_provenance(named, grounds, strict=state.config.gate_level == "strict",
-                                         user=cmd.seen_user, table=table)
+    facts, inferences = split_provenance(named, plan.grounds, strict=state.config.gate_level == "strict",
+                                         user=plan.turn.seen_user, table=table)
     applied, rejected = validate_overrides(state, facts, draft.overrides)
     text, limit, tok = draft.text, state.config.summary_max_tokens, state.config.tokenizer
     truncated = count_tokens(text, tok) > limit

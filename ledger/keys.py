@@ -63,6 +63,10 @@ class FieldKeys:
         return list(dict.fromkeys(out))
 
 
+#: What one event is sealed under: a key id, a key per field, or nothing (stored in clear).
+SealWith = str | FieldKeys | None
+
+
 def key_path(ledger_path: str | os.PathLike[str]) -> str:
     """Where the keys of a ledger file live: `<stem>.keys.duckdb` beside it."""
     p = Path(ledger_path)

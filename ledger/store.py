@@ -29,7 +29,7 @@ from ledgermem.ledger.chain import check_chain
 from ledgermem.ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledgermem.ledger.events import EVENT_TYPES, TYPED_COLUMNS, Event
 from ledgermem.ledger.blocks import BLOCKS_FIELD, HAS_BLOCKS_SQL, is_sha256, referenced_blobs
-from ledgermem.ledger.keys import SEALED, FieldKeys, KeyStore, key_path
+from ledgermem.ledger.keys import SEALED, FieldKeys, KeyStore, SealWith, key_path
 from ledgermem.ledger.schema import (
     GENESIS_HASH,
     blobs_ddl,
@@ -109,6 +109,11 @@ class BlobRead:
 
 _ENVELOPE = re.compile(r"enc1:([^\"\s]+):[A-Za-z0-9+/=]+")
 BeforeCommit = Callable[[duckdb.DuckDBPyConnection, tuple[RecordedEvent, ...]], None]
+
+
+def _seal_choice(event: Event, choice: SealWith) -> SealWith:
+    """The key an event is sealed under: none for a type without personal fields, whatever was named."""
+    return choice if type(event).PERSONAL else None
 
 
 def _utcnow() -> datetime:
@@ -240,7 +245,7 @@ class Ledger:
         *,
         expected_version: int,
         before_commit: BeforeCommit | None = None,
-        key_for: Callable[[Event], str | FieldKeys | None] | None = None,
+        keys: Sequence[SealWith] | None = None,
         blobs: Mapping[str, bytes] | None = None,
     ) -> tuple[RecordedEvent, ...]:
         """Append `events` to `stream` in one transaction.
@@ -255,22 +260,27 @@ class Ledger:
         (for sealed events the ciphertext differs on every attempt, so a
         retry of those is reported as a conflict instead).
 
-        `key_for(event)` names the key that seals the event's personal
-        fields (None: stored in clear), or a key per field (`FieldKeys`).
-        Keys are made durable before the events are written.
+        `keys` names, event by event and in order, the key that seals each
+        event's personal fields: a key id, a key per field (`FieldKeys`),
+        or None (stored in clear); without `keys` every event is stored in
+        clear. Keys are made durable before the events are written.
         """
         if self.read_only:
             raise LedgerLocked(f"{self.path}: opened read-only; cannot append")
         if not events:
             return ()
+        if keys is not None and len(keys) != len(events):
+            raise LedgerError(f"{self.path}: append to {stream} names {len(keys)} key(s) for {len(events)} event(s); "
+                              "give one per event (None: stored in clear)")
+        plan = [_seal_choice(e, k) for e, k in zip(events, keys)] if keys is not None else [None] * len(events)
         stream_no, current = self._streams.get(stream, (len(self._streams) + 1, 0))
-        encoded = [self._encode(e, key_for) for e in events]
+        encoded = [self._encode(e, choice) for e, choice in zip(events, plan)]
         ids = [event_id_for(stream.as_tuple(), expected_version + i + 1, enc) for i, enc in enumerate(encoded)]
         if expected_version != current:
             return self._retry_or_conflict(stream, stream_no, expected_version, current, ids)
         recorded_at = _naive_utc(self._clock())
         rows, recorded = self._rows(stream, stream_no, expected_version, encoded, ids, events, recorded_at)
-        blob_rows = self._blob_rows(events, key_for, blobs or {})
+        blob_rows = self._blob_rows(events, plan, blobs or {})
         self.conn.begin()
         try:
             if blob_rows:
@@ -304,8 +314,7 @@ class Ledger:
             self._last_shredded = int(row[0]) if row and row[0] is not None else 0
         return self._last_shredded
 
-    def _encode(self, event: Event, key_for: Callable[[Event], str | FieldKeys | None] | None) -> Any:
-        choice = key_for(event) if key_for is not None and type(event).PERSONAL else None
+    def _encode(self, event: Event, choice: SealWith) -> Any:
         if choice is None:
             return encode(event)
         if self.keys is None:
@@ -322,23 +331,22 @@ class Ledger:
                for name, c in plan.fields.items()}
         return encode(event, seal=sealer(plan.default), seal_fields=own)
 
-    def _blob_key(self, event: Event, key_for: Callable[[Event], str | FieldKeys | None] | None) -> str | None:
+    @staticmethod
+    def _blob_key(choice: SealWith) -> str | None:
         """The key that seals an event's blocks (as `_encode` chooses it), None when stored in clear."""
-        choice = key_for(event) if key_for is not None and type(event).PERSONAL else None
         if choice is None or isinstance(choice, str):
             return choice
         own = choice.fields.get(BLOCKS_FIELD)
         return own if isinstance(own, str) else choice.default
 
     def _blob_rows(
-        self, events: Sequence[Event], key_for: Callable[[Event], str | FieldKeys | None] | None,
-        blobs: Mapping[str, bytes],
+        self, events: Sequence[Event], plan: Sequence[SealWith], blobs: Mapping[str, bytes],
     ) -> list[list[Any]]:
         rows: list[list[Any]] = []
         planned: set[tuple[str, str | None]] = set()
-        for event in events:
+        for event, choice in zip(events, plan):
             refs = getattr(event, BLOCKS_FIELD, ())
-            key_id = self._blob_key(event, key_for) if refs else None
+            key_id = self._blob_key(choice) if refs else None
             for ref in refs:
                 sha = ref.get("sha256")
                 if sha is None or (sha, key_id) in planned or self._has_blob(sha, key_id):

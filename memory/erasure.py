@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,7 +74,7 @@ class ErasureReceipt:
 
 
 def answer_keys(ledger: Ledger, stream: StreamKey, prefix: str, answer: str,
-                events: Sequence[Event]) -> Callable[[Event], str | FieldKeys]:
+                events: Sequence[Event]) -> list[str | FieldKeys]:
     """The keys of one answer's events: `answer`, except each gold value, under the key of the turn that stated it.
 
     The turn of a probe's gold is read from the episode's `episode_gold` event.
@@ -90,8 +90,7 @@ def answer_keys(ledger: Ledger, stream: StreamKey, prefix: str, answer: str,
             elif isinstance(r.event, KeyShredded):
                 shredded |= set(r.event.key_ids)
     own = gold_keys(prefix, answer, events, planted)
-    keys = {id(e): without_shredded(own[n], shredded) for n, e in enumerate(events) if n in own}
-    return lambda e: keys.get(id(e), answer)
+    return [without_shredded(own[n], shredded) if n in own else answer for n in range(len(events))]
 
 
 # -- carrying out an erasure decided by `gate.erasure.plan_erasure` ----------------------

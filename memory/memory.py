@@ -19,17 +19,17 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from dataclasses import dataclass, replace
 
-from ledgermem.gate.admission import gate_verdict
-from ledgermem.gate.commands import LlmCall, PageIn, PinConstraint, RecordTurn
-from ledgermem.gate.decide import decide, reasons_against
+from ledgermem.gate.commands import PageIn, PinConstraint, RecordTurn, Turn, TurnPlan
+from ledgermem.gate.decide import decide
 from ledgermem.gate.erasure import Erase, ErasurePlan, plan_erasure, turn_key
 from ledgermem.gate.errors import CommandRejected, InvariantViolation
 from ledgermem.gate.invariants import check_i1, check_i2, check_i3, check_i5
-from ledgermem.gate.summary_format import parse_summary, split_memory_update
-from ledgermem.gate.validation import describe
+from ledgermem.gate.plan import plan_turn, review, seal_keys
+from ledgermem.gate.summary_format import split_memory_update
 from ledgermem.ledger.blocks import Block, blob_map
 from ledgermem.ledger.events import Event
 from ledgermem.projections.events import ContextRendered, LlmCalled, PagedIn, SummaryCreated
+from ledgermem.ledger.keys import SealWith
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
 from ledgermem.memory.erasure import ErasureReceipt, append_erasure, receipt, scan_detail, shred, to_erase
 from ledgermem.memory.cache import HotCache
@@ -41,13 +41,13 @@ from ledgermem.memory.prompts import (
     respond_messages, summarizer_correction_messages, summarizer_messages, summarizer_pruned_lines,
     summarizer_retry_messages,
 )
-from ledgermem.memory.shell import EpisodeShell, KeyFor
+from ledgermem.memory.shell import EpisodeShell
 from ledgermem.memory.three_layer import THREE_LAYER
 from ledgermem.memory.tools import ToolResult, page_in_target, paged_in_result, run_tool
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.disagreements import disagreement_lines
 from ledgermem.projections.materialise import LiveProjection, ProjectionStore
-from ledgermem.projections.render import Rendered, clean_text, render
+from ledgermem.projections.render import Rendered, render
 from ledgermem.projections.state import EpisodeState, fold
 
 
@@ -75,13 +75,10 @@ class Reply:
 @dataclass(frozen=True, slots=True)
 class _Conversation:
     text: str  # the final response, blocks included; "" when the tool iterations ran out
-    calls: tuple[LlmCall, ...]
+    calls: tuple[LlmCalled, ...]
     tool_events: tuple[tuple[Event, ...], ...]  # per call, the tool calls it asked for (and their page-ins)
 
 
-def _as_call(e: LlmCalled) -> LlmCall:
-    return LlmCall(purpose=e.purpose, backend=e.backend, model=e.model, prompt_hash=e.prompt_hash, response=e.text,
-                   usage=e.usage, latency_ms=e.latency_ms, retries=e.retries, error=e.error, attempts=e.attempts)
 
 
 def self_write_counts(events: Iterable[Event]) -> dict[str, int]:
@@ -137,11 +134,14 @@ class Memory(EpisodeShell[EpisodeState]):
         self._finish_shredding()
 
     def _commit(
-        self, events: Sequence[Event], key_for: KeyFor | None = None, *, check: bool = True,
+        self, events: Sequence[Event], keys: Sequence[SealWith] | None = None, *, check: bool = True,
         blobs: dict[str, bytes] | None = None,
     ) -> tuple[RecordedEvent, ...]:
+        """Append `events`, sealed under `keys` (one per event) or, by default, the gate's key of each."""
         self._finish_shredding()  # an erasure interrupted earlier in this process is completed first
-        recorded = super()._commit(events, key_for, blobs=blobs)
+        if keys is None and self.state.config.personal_data:
+            keys = seal_keys(self.key_prefix, events)
+        recorded = super()._commit(events, keys, blobs=blobs)
         if self.cache is not None and recorded:
             self.cache.store(self.stream, self.state, recorded[-1])
         if self.strict and check:
@@ -248,18 +248,13 @@ class Memory(EpisodeShell[EpisodeState]):
         `blocks` (images and other typed content) are recorded by reference with the turn and their
         bytes stored in the ledger's blob table; the summarizer and the window see their captions.
         """
-        turn = self.state.turn + 1
-        refs = tuple(b.ref() for b in blocks)
-        command = RecordTurn(turn=turn, user=user, agent=agent, occurred_at=occurred_at, source=source, blocks=refs)
-        if not self._gated(command.seen_user, source):
-            summarizer, attempts = self._summarize(turn, command.seen_user, command.seen_agent, source)
+        plan = plan_turn(self.state, Turn(turn=self.state.turn + 1, user=user, agent=agent, occurred_at=occurred_at,
+                                          source=source, blocks=tuple(b.ref() for b in blocks)))
+        command = RecordTurn(plan=plan)
+        if plan.summarize:
+            summarizer, attempts = self._summarize(plan)
             command = replace(command, summarizer=summarizer, calls=attempts)
         return self._commit(decide(self.state, command), blobs=blob_map(blocks))
-
-    def _gated(self, user: str, source: str | None) -> str:
-        """Why the gate does not admit this turn to the summarizer ("" when it does)."""
-        cfg = self.state.config
-        return gate_verdict(cfg, clean_text(cfg, source, user), source)
 
     def pin(self, text: str, *, kind: str = "constraint") -> tuple[RecordedEvent, ...]:
         """Declare a hard constraint (or an open loop, `kind="open_loop"`): pinned verbatim, never compressed."""
@@ -280,49 +275,46 @@ class Memory(EpisodeShell[EpisodeState]):
                                   parts=rendered.manifest(), budget=rendered.budget, tokens=rendered.tokens)
         talk = self._converse(rendered, user, turn)
         split = split_memory_update(talk.text)
-        base = RecordTurn(turn=turn, user=user, agent=split.visible, occurred_at=occurred_at, source=source)
-        gated = self._gated(user, source)
+        plan = plan_turn(self.state, Turn(turn=turn, user=user, agent=split.visible, occurred_at=occurred_at,
+                                          source=source))
         update = split.update
-        refused = update is not None and bool(reasons_against(self.state, base, update))
-        if gated:
-            command = replace(base, calls=talk.calls)  # the gate admits no memory update for this turn
+        refused = update is not None and bool(review(self.state, plan, update).reasons)
+        if not plan.summarize:
+            command = RecordTurn(plan=plan, calls=talk.calls)  # the gate admits no memory update for this turn
         elif update is not None and not refused:
-            command = replace(base, self_write=update, calls=talk.calls)
+            command = RecordTurn(plan=plan, self_write=update, calls=talk.calls)
         else:
-            summarizer, attempts = self._summarize(turn, user, split.visible, source)
-            command = replace(base, summarizer=summarizer, calls=(*talk.calls, *attempts),
-                              rejected_self_write=update if refused else None)
+            summarizer, attempts = self._summarize(plan)
+            command = RecordTurn(plan=plan, summarizer=summarizer, calls=(*talk.calls, *attempts),
+                                 rejected_self_write=update if refused else None)
         events = after_their_calls(decide(self.state, command), talk.tool_events)
         recorded = self._commit([context, *events])
-        self_written = update is not None and not refused and not gated
+        self_written = update is not None and not refused and plan.summarize
         return Reply(split.visible, recorded, self_written=self_written,
-                     fallback=not self_written and not gated)
+                     fallback=not self_written and plan.summarize)
 
-    def _summarize(self, turn: int, user: str, agent: str, source: str | None = None
-                   ) -> tuple[LlmCall, tuple[LlmCall, ...]]:
+    def _summarize(self, plan: TurnPlan) -> tuple[LlmCalled, tuple[LlmCalled, ...]]:
         """The summarizer call to decide on, and the attempts before it that had to be retried.
 
-        A response that summary validation refuses is asked for once more,
-        the prompt naming what was wrong; a response that passes but has no
-        `[OVERRIDES: ...]` tag once more with a reminder of the format. At
-        most one retry of each kind: when the last response is refused too,
-        `decide` keeps the turn as a raw record only (`summary_skipped`).
+        The prompt holds the plan's cleaned words. A response the gate's
+        review refuses is asked for once more, the prompt naming what was
+        wrong; a response that passes but has no `[OVERRIDES: ...]` tag once
+        more with a reminder of the format. At most one retry of each kind:
+        when the last response is refused too, `decide` keeps the turn as a
+        raw record only (`summary_skipped`).
         """
-        cfg = self.state.config
-        said, replied = clean_text(cfg, source, user), clean_text(cfg, source, agent)
-        messages = summarizer_messages(self.state, turn=turn, user=said, agent=replied)
-        pruned = summarizer_pruned_lines(said, replied)
-        probe = RecordTurn(turn=turn, user=user, agent=agent, source=source)
-        calls: list[LlmCall] = []
+        turn = plan.turn.turn
+        messages = summarizer_messages(self.state, turn=turn, user=plan.user, agent=plan.agent)
+        pruned = summarizer_pruned_lines(plan.user, plan.agent)
+        calls: list[LlmCalled] = []
         reminded = corrected = False
         while True:
-            call = _as_call(with_pruned(self._call(messages, purpose="summarize", turn=turn).event, pruned))
-            reasons = reasons_against(self.state, probe, call.response)
-            draft = parse_summary(call.response)
-            if reasons and not corrected:
+            call = with_pruned(self._call(messages, purpose="summarize", turn=turn).event, pruned)
+            seen = review(self.state, plan, call.text)
+            if seen.reasons and not corrected:
                 corrected = True
-                messages = summarizer_correction_messages(messages, describe(reasons))
-            elif not reasons and draft is not None and not draft.has_overrides_tag and not reminded:
+                messages = summarizer_correction_messages(messages, seen.feedback)
+            elif seen.tagless and not reminded:
                 reminded = True
                 messages = summarizer_retry_messages(messages)
             else:
@@ -336,7 +328,7 @@ class Memory(EpisodeShell[EpisodeState]):
                         tools=self._respond_tool(turn) if self.tools else None,
                         # Tool calls are read from the visible part only: a block's FACTS are not arguments.
                         visible=lambda text: split_memory_update(text).visible)
-        return _Conversation(talk.text, tuple(_as_call(c) for c in talk.calls), talk.tool_events)
+        return _Conversation(talk.text, tuple(talk.calls), talk.tool_events)
 
     def _respond_tool(self, turn: int) -> ToolStep:
         """A live turn's tools: a page-in is recorded with this turn, right after the call that asked for it."""

@@ -22,13 +22,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from ledgermem.gate.commands import StartEpisode
 from ledgermem.gate.erasure import answer_key, seal_key
 from ledgermem.ledger.blocks import Block
 from ledgermem.ledger.events import Event
-from ledgermem.ledger.keys import FieldKeys, key_path
+from ledgermem.ledger.keys import FieldKeys, SealWith, key_path
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
 from ledgermem.memory.answering import Answer, ToolRunner, answer_with_tools
 from ledgermem.memory.backends import Backend
@@ -39,7 +39,7 @@ from ledgermem.projections.materialise import LiveProjection, ProjectionStore, p
 from ledgermem.projections.render import Rendered
 from ledgermem.projections.tokens import default_tokenizer
 
-KeyFor = Callable[[Event], str | FieldKeys | None]
+
 
 
 class SystemState(Protocol):
@@ -184,7 +184,7 @@ class EpisodeShell(Generic[S]):
         """The key personal values of a turn's events are sealed under (the erasure policy's `seal_key`)."""
         return seal_key(self.key_prefix, event, personal_data=self.state.config.personal_data)
 
-    def _commit(self, events: Sequence[Event], key_for: KeyFor | None = None, *,
+    def _commit(self, events: Sequence[Event], keys: Sequence[SealWith] | None = None, *,
                 blobs: dict[str, bytes] | None = None) -> tuple[RecordedEvent, ...]:
         """Append one transaction at the stream's expected version, then fold it into the state and projections.
 
@@ -192,8 +192,10 @@ class EpisodeShell(Generic[S]):
         refused (`ConcurrencyConflict`): a command is never decided on a
         state that is not the stream's.
         """
+        if keys is None:
+            keys = [self._turn_key(e) if type(e).PERSONAL else None for e in events]
         recorded = self.ledger.append(self.stream, list(events), expected_version=self._version,
-                                      key_for=key_for or self._turn_key, blobs=blobs)
+                                      keys=keys, blobs=blobs)
         if recorded:
             self._version = recorded[-1].stream_version
         if not self.decider.projected:
@@ -210,9 +212,9 @@ class EpisodeShell(Generic[S]):
     def commit(self, events: Sequence[Event]) -> tuple[RecordedEvent, ...]:
         """Append the events of one answer (one transaction, one key) and evolve the state."""
         if not self.state.config.personal_data:
-            return self._commit(events, key_for=lambda e: None)
+            return self._commit(events, [None] * len(events))
         answer = answer_key(self.key_prefix, self.version + 1)
-        return self._commit(events, key_for=answer_keys(self.ledger, self.stream, self.key_prefix, answer, events))
+        return self._commit(events, answer_keys(self.ledger, self.stream, self.key_prefix, answer, events))
 
     # -- reading -------------------------------------------------------------------
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from ledgermem.ledger.errors import LedgerLocked
 from ledgermem.ledger.events import Event
-from ledgermem.ledger.keys import FieldKeys
+from ledgermem.ledger.keys import SealWith
 from ledgermem.ledger.store import BeforeCommit, Ledger, RecordedEvent, StreamKey
 from ledgermem.memory.backends import Backend, Completion, Message, identity
 from ledgermem.memory.memory import Memory
@@ -99,7 +99,7 @@ class AttributedLedger(Ledger):
 
     def append(self, stream: StreamKey, events: Sequence[Event], *, expected_version: int,
                before_commit: BeforeCommit | None = None,
-               key_for: Callable[[Event], str | FieldKeys | None] | None = None,
+               keys: Sequence[SealWith] | None = None,
                blobs: Mapping[str, bytes] | None = None) -> tuple[RecordedEvent, ...]:
         write = self.current
         if write is None:  # the service never writes without knowing for whom
@@ -113,7 +113,7 @@ class AttributedLedger(Ledger):
                 before_commit(conn, recorded)
 
         return super().append(stream, events, expected_version=expected_version, before_commit=record,
-                              key_for=key_for, blobs=blobs)
+                              keys=keys, blobs=blobs)
 
 
 class Unlocked:

@@ -14,6 +14,7 @@ import pytest
 from click.testing import Result
 
 from tests.invoke import invoke_in
+from tests.turns import called, record_turn
 from ledgermem.datasets.model import DatasetError, dataset_to_json
 from ledgermem.datasets.loaders import load_dataset
 from ledgermem.evaluation.outputs import SLOT_ALIASES, write_outputs
@@ -22,7 +23,6 @@ from ledgermem.evaluation.replay import replay
 from ledgermem.evaluation.runner import RunOptions, run
 from ledgermem.memory.runs import open_run
 from ledgermem.gate.attributes import BUILTIN_ATTRIBUTES, AttributeTable, attribute_key, name_facts, near_duplicate, table_for
-from ledgermem.gate.commands import LlmCall, RecordTurn
 from ledgermem.gate.decide import decide
 from ledgermem.gate.extraction import measure_extraction
 from ledgermem.projections.events import EpisodeStarted, SlotAliasSuspected, SummaryCreated
@@ -44,8 +44,7 @@ def started(config: MemoryConfig = CONFIG) -> EpisodeState:
 def said(state: EpisodeState, n: int, user: str, facts: str, overrides: str = "none") -> tuple[EpisodeState, tuple]:
     """One turn whose summary writes `facts` (the user said the values, so they are grounded)."""
     response = f"noted\n[FACTS: {facts}]\n[OVERRIDES: {overrides}]"
-    call = LlmCall(purpose="summarize", backend="scripted", model="m", prompt_hash="h", response=response)
-    events = decide(state, RecordTurn(turn=n, user=user, agent="ok", summarizer=call))
+    events = decide(state, record_turn(state, turn=n, user=user, agent="ok", summarizer=called(response, n)))
     return fold(list(events), state), events
 
 

@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ledgermem.gate.capacity import merge_events, merge_group, plan_index, plan_merge
-from ledgermem.gate.commands import LlmCall, RecordTurn
 from ledgermem.gate.decide import decide
 from ledgermem.projections.events import (
     CapacityMerged,
@@ -30,6 +29,7 @@ from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.render import chain_tokens, render
 from ledgermem.projections.state import EpisodeEvent, EpisodeState, fold
 from ledgermem.projections.tokens import ESTIMATOR
+from tests.turns import called, record_turn
 
 
 def started(**cfg: object) -> EpisodeState:
@@ -239,17 +239,13 @@ def test_titles_fold_into_a_higher_level_when_they_pass_their_share() -> None:
 # -- the pass inside decide ------------------------------------------------------------
 
 
-def llm(response: str) -> LlmCall:
-    return LlmCall(purpose="summarize", backend="scripted", model="m", prompt_hash="h", response=response)
-
-
 def test_a_compaction_pass_is_reported_with_its_survival_checks() -> None:
     s = started(chain_budget=50, index_group_size=2)
     seen: list[CompactionChecked] = []
     for n in range(1, 14):
         user = f"my a is v{n} and the note for turn {n} has several words"
-        events = decide(s, RecordTurn(turn=n, user=user, agent="ok",
-                                      summarizer=llm(f"note {n} with several words\n[FACTS: a=v{n}]\n[OVERRIDES: none]")))
+        events = decide(s, record_turn(s, turn=n, user=user, agent="ok", summarizer=called(
+            f"note {n} with several words\n[FACTS: a=v{n}]\n[OVERRIDES: none]", n)))
         s = fold(list(events), s)
         seen += [e for e in events if isinstance(e, CompactionChecked)]
     assert seen and all(c.strategy == "index" and c.created >= 1 for c in seen)

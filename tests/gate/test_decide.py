@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ledgermem.gate.commands import LlmCall, RecordTurn, StartEpisode
+from ledgermem.gate.commands import StartEpisode
 from ledgermem.gate.decide import decide, validate_overrides
 from ledgermem.gate.errors import CommandRejected
 from ledgermem.projections.events import (
@@ -20,6 +20,7 @@ from ledgermem.projections.events import (
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.state import EpisodeState, fold
 from ledgermem.projections.tokens import ESTIMATOR
+from tests.turns import called, record_turn
 
 CONFIG = MemoryConfig(window_turns=2, tokenizer=ESTIMATOR)
 
@@ -28,14 +29,11 @@ def started(config: MemoryConfig = CONFIG) -> EpisodeState:
     return fold([EpisodeStarted(config=config.to_dict())])
 
 
-def llm(response: str) -> LlmCall:
-    return LlmCall(purpose="summarize", backend="scripted", model="m", prompt_hash="h", response=response)
-
-
 def turn(state: EpisodeState, n: int, response: str | None, user: str | None = None) -> tuple[EpisodeState, tuple]:
     """One turn; by default the user said what the summary claims, so its facts are grounded."""
     user = user if user is not None else (response or "u")
-    events = decide(state, RecordTurn(turn=n, user=user, agent="a", summarizer=llm(response) if response else None))
+    events = decide(state, record_turn(state, turn=n, user=user, agent="a",
+                                       summarizer=called(response, n) if response else None))
     return fold(list(events), state), events
 
 
@@ -51,10 +49,10 @@ def test_start_twice_is_impossible() -> None:
 
 def test_turn_before_start_and_non_increasing_turns_are_impossible() -> None:
     with pytest.raises(CommandRejected, match="not started"):
-        decide(EpisodeState(), RecordTurn(turn=1, user="u", agent="a"))
+        decide(EpisodeState(), record_turn(EpisodeState(), turn=1, user="u", agent="a"))
     s, _ = turn(started(), 1, None)
     with pytest.raises(CommandRejected, match="turns must increase"):
-        decide(s, RecordTurn(turn=1, user="u", agent="a"))
+        decide(s, record_turn(s, turn=1, user="u", agent="a"))
 
 
 def test_turn_with_nothing_to_remember() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 import ledgermem.gate.pinning as pinning
 from ledgermem.gate.admission import gate_verdict
-from ledgermem.gate.commands import LlmCall, PinConstraint, RecordTurn
+from ledgermem.gate.commands import PinConstraint
 from ledgermem.gate.commitments import detect_commitments
 from ledgermem.gate.decide import decide
 from ledgermem.gate.errors import CommandRejected
@@ -23,6 +23,7 @@ from ledgermem.projections.errors import ConfigError
 from ledgermem.projections.render import render
 from ledgermem.projections.state import EpisodeState, fold
 from ledgermem.projections.tokens import ESTIMATOR
+from tests.turns import called, record_turn
 
 CONSTRAINT = "My seat class is economy. Treat that as a hard constraint."
 
@@ -32,12 +33,9 @@ def started(**cfg: object) -> EpisodeState:
     return fold([EpisodeStarted(config=config.to_dict())])
 
 
-def llm(response: str) -> LlmCall:
-    return LlmCall(purpose="summarize", backend="scripted", model="m", prompt_hash="h", response=response)
-
-
 def step(state: EpisodeState, n: int, user: str, response: str | None, **kw: object) -> tuple[EpisodeState, tuple]:
-    cmd = RecordTurn(turn=n, user=user, agent="ok", summarizer=llm(response) if response else None, **kw)  # type: ignore[arg-type]
+    cmd = record_turn(state, turn=n, user=user, agent="ok", summarizer=called(response, n) if response else None,
+                      **kw)
     events = decide(state, cmd)
     return fold(list(events), state), events
 

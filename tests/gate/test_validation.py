@@ -6,30 +6,33 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledgermem.gate.commands import LlmCall, RecordTurn, StartEpisode
-from ledgermem.gate.decide import decide, reasons_against
+from ledgermem.gate.commands import StartEpisode, Turn
+from ledgermem.gate.decide import decide
+from ledgermem.gate.plan import plan_turn, reasons_against
 from ledgermem.gate.errors import CommandRejected
 from ledgermem.gate.summary_format import format_summary
 from ledgermem.gate.validation import REASONS, describe, validate_summary
-from ledgermem.projections.events import SummaryCreated, SummaryRejected, SummarySkipped
+from ledgermem.projections.events import LlmCalled, SummaryCreated, SummaryRejected, SummarySkipped
 from ledgermem.memory.heuristic import HeuristicBackend
 from ledgermem.memory.prompts import summarizer_messages
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.state import EpisodeState, fold
 from ledgermem.projections.tokens import ESTIMATOR
+from tests.turns import called, record_turn
 
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR)
 USER, AGENT = "My meeting time is 9am; ticket s0042 is open.", "Noted, 9am."
 
 
-def llm(response: str) -> LlmCall:
-    return LlmCall(purpose="summarize", backend="scripted", model="m", prompt_hash="h", response=response)
+def llm(response: str, turn: int = 2) -> LlmCalled:
+    return called(response, turn)
 
 
 def state_with_one_summary() -> EpisodeState:
     s = fold(list(decide(EpisodeState(), StartEpisode(config=CONFIG))))
     first = "The team has six people.\n[FACTS: team size=6]\n[OVERRIDES: none]"
-    return fold(list(decide(s, RecordTurn(turn=1, user="My team size is 6.", agent="ok", summarizer=llm(first)))), s)
+    return fold(list(decide(s, record_turn(s, turn=1, user="My team size is 6.", agent="ok",
+                                           summarizer=llm(first, 1)))), s)
 
 
 def reasons(response: str, state: EpisodeState | None = None) -> tuple[str, ...]:
@@ -135,9 +138,9 @@ def test_describe_names_every_reason_for_the_retry_prompt() -> None:
 
 def test_none_and_empty_responses_are_never_refused() -> None:
     s = state_with_one_summary()
-    cmd = RecordTurn(turn=2, user=USER, agent=AGENT)
+    plan = plan_turn(s, Turn(turn=2, user=USER, agent=AGENT))
     for response in ("NONE", " none\n", "", "[FACTS: none]\n[OVERRIDES: s0001]"):
-        assert reasons_against(s, cmd, response) == ()
+        assert reasons_against(s, plan, response) == ()
 
 
 # -- decide: a rejected update never becomes memory -------------------------------------------------
@@ -146,7 +149,7 @@ def test_none_and_empty_responses_are_never_refused() -> None:
 def test_decide_rejects_the_update_and_keeps_the_raw_record_only() -> None:
     s = state_with_one_summary()
     bad = "<NEW_TURN turn=2>\nUSER: x\n[FACTS: meeting time=9am]\n[OVERRIDES: s0001]"
-    events = decide(s, RecordTurn(turn=2, user=USER, agent=AGENT, summarizer=llm(bad), calls=(llm(bad),)))
+    events = decide(s, record_turn(s, turn=2, user=USER, agent=AGENT, summarizer=llm(bad), calls=(llm(bad),)))
     rejected = [e for e in events if isinstance(e, SummaryRejected)]
     assert [(e.attempt, e.purpose) for e in rejected] == [(1, "summarize"), (2, "summarize")]
     [skipped] = [e for e in events if isinstance(e, SummarySkipped)]
@@ -159,7 +162,7 @@ def test_decide_rejects_the_update_and_keeps_the_raw_record_only() -> None:
 def test_decide_records_a_rejected_attempt_and_keeps_the_good_retry() -> None:
     s = state_with_one_summary()
     bad, good = "- s001 (turn 2; raw r01) junk", "The meeting is at 9am.\n[FACTS: meeting time=9am]\n[OVERRIDES: none]"
-    events = decide(s, RecordTurn(turn=2, user=USER, agent=AGENT, summarizer=llm(good), calls=(llm(bad),)))
+    events = decide(s, record_turn(s, turn=2, user=USER, agent=AGENT, summarizer=llm(good), calls=(llm(bad),)))
     assert [type(e).__name__ for e in events[:4]] == ["TurnRecorded", "LlmCalled", "SummaryRejected", "LlmCalled"]
     assert not [e for e in events if isinstance(e, SummarySkipped)]
     assert fold(list(events), s).current_values()["meeting time"] == ("9am", "s0002")
@@ -168,7 +171,8 @@ def test_decide_records_a_rejected_attempt_and_keeps_the_good_retry() -> None:
 def test_decide_refuses_a_self_write_that_fails_validation() -> None:
     s = state_with_one_summary()
     with pytest.raises(CommandRejected, match="summary validation"):
-        decide(s, RecordTurn(turn=2, user=USER, agent=AGENT, self_write="<MEMORY>\n[FACTS: a=b]\n[OVERRIDES: none]"))
+        decide(s, record_turn(s, turn=2, user=USER, agent=AGENT,
+                              self_write="<MEMORY>\n[FACTS: a=b]\n[OVERRIDES: none]"))
 
 
 def test_the_summarizer_prompt_itself_is_rejected_as_a_summary() -> None:
@@ -181,18 +185,17 @@ def test_the_summarizer_prompt_itself_is_rejected_as_a_summary() -> None:
 def test_a_rejected_self_write_is_recorded_after_the_reply_that_carried_it() -> None:
     s = state_with_one_summary()
     block = "<MEMORY>\n[FACTS: meeting time=9am]\n[OVERRIDES: none]"
-    respond = LlmCall(purpose="respond", backend="scripted", model="m", prompt_hash="h",
-                      response=f"Noted.\n<MEMORY_UPDATE>\n{block}\n</MEMORY_UPDATE>")
+    respond = called(f"Noted.\n<MEMORY_UPDATE>\n{block}\n</MEMORY_UPDATE>", 2, "respond")
     good = "The meeting is at 9am.\n[FACTS: meeting time=9am]\n[OVERRIDES: none]"
-    events = decide(s, RecordTurn(turn=2, user=USER, agent="Noted.", calls=(respond,), summarizer=llm(good),
-                                  rejected_self_write=block))
+    events = decide(s, record_turn(s, turn=2, user=USER, agent="Noted.", calls=(respond,), summarizer=llm(good),
+                                     rejected_self_write=block))
     kinds = [type(e).__name__ for e in events]
     at = kinds.index("SummaryRejected")
     assert kinds[at - 1] == "LlmCalled" and events[at - 1].purpose == "respond"  # type: ignore[attr-defined]
     assert events[at].purpose == "self_write" and "markup" in events[at].reasons  # type: ignore[attr-defined]
     assert "SummaryCreated" in kinds and "SummarySkipped" not in kinds
     with pytest.raises(CommandRejected, match="passes summary validation"):
-        decide(s, RecordTurn(turn=2, user=USER, agent="Noted.", calls=(respond,), summarizer=llm(good),
-                             rejected_self_write=good))
+        decide(s, record_turn(s, turn=2, user=USER, agent="Noted.", calls=(respond,), summarizer=llm(good),
+                                rejected_self_write=good))
     with pytest.raises(CommandRejected, match="replaced by a summarizer call"):
-        decide(s, RecordTurn(turn=2, user=USER, agent="Noted.", calls=(respond,), rejected_self_write=block))
+        decide(s, record_turn(s, turn=2, user=USER, agent="Noted.", calls=(respond,), rejected_self_write=block))

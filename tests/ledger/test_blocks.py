@@ -180,7 +180,7 @@ def test_verify_names_an_altered_blob_and_a_missing_one(tmp_path: Path) -> None:
     for sealed in (False, True):
         with Ledger(keys=KeyStore() if sealed else None) as ledger:
             ledger.append(StreamKey("r"), [_turn((block,))], expected_version=0, blobs={PNG_SHA: PNG},
-                          key_for=(lambda e: "k") if sealed else None)
+                          keys=["k"] if sealed else None)
             assert ledger.verify().ok
             ledger.conn.execute("UPDATE blobs SET data = data || '\\x00'::BLOB")  # must-fail: the bytes altered
             report = ledger.verify()

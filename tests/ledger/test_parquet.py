@@ -53,10 +53,10 @@ def sealed_turn(n: int) -> TurnRecorded:
 def fill(ledger: Ledger, *, seal: bool = True) -> None:
     """Four interleaved streams in two runs, every event type, and a stream of sealed turns."""
     populate(ledger)
-    key_for = (lambda e: "k1") if seal else None
-    ledger.append(SEALED_STREAM, [sealed_turn(1), sealed_turn(2)], expected_version=0, key_for=key_for)
+    key = "k1" if seal else None
+    ledger.append(SEALED_STREAM, [sealed_turn(1), sealed_turn(2)], expected_version=0, keys=[key, key])
     ledger.append(SAMPLES, list(SAMPLE_EVENTS), expected_version=0)
-    ledger.append(SEALED_STREAM, [sealed_turn(3)], expected_version=2, key_for=key_for)
+    ledger.append(SEALED_STREAM, [sealed_turn(3)], expected_version=2, keys=[key])
 
 
 @pytest.fixture
@@ -341,7 +341,7 @@ def test_exporting_a_run_twice_needs_overwrite(source: Ledger, exported: Path) -
 
     source.close()
     with Ledger(source.path) as writer:
-        writer.append(A2, [sealed_turn(4)], expected_version=writer.stream_version(A2), key_for=lambda e: "k1")
+        writer.append(A2, [sealed_turn(4)], expected_version=writer.stream_version(A2), keys=["k1"])
         export(writer, exported, run_id="run-2", overwrite=True)
         rows = all_rows(writer)
     with ParquetLedger(exported) as copy:

@@ -19,7 +19,7 @@ def _sealed_ledger() -> Ledger:
               SummaryCreated(turn=1, summary_id="s0001", text="lives in Oslo", facts=(), overrides=(),
                              raw_ids=("r0001",))]  # sealed in the `text` column only
     keys = iter(["k-turn", "k-summary"])
-    ledger.append(STREAM, events, expected_version=0, key_for=lambda e: next(keys))
+    ledger.append(STREAM, events, expected_version=0, keys=list(keys))
     return ledger
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledgermem.gate.commands import LlmCall, RecordTurn, StartEpisode
+from ledgermem.gate.commands import StartEpisode
 from ledgermem.gate.decide import decide
 from ledgermem.gate.errors import CommandRejected
 from ledgermem.gate.summary_format import NONE_UPDATE, format_memory_update, split_memory_update
@@ -34,6 +34,7 @@ from ledgermem.projections.materialise import rebuild
 from ledgermem.projections.sql_rebuild import rebuild_sql_ledger
 from ledgermem.projections.state import EpisodeState, fold
 from ledgermem.projections.tokens import ESTIMATOR
+from tests.turns import called, record_turn
 
 CONFIG = MemoryConfig(tokenizer=ESTIMATOR)
 STREAM = StreamKey("run", "three_layer", "ep")
@@ -305,30 +306,30 @@ def _started() -> EpisodeState:
     return fold(list(decide(EpisodeState(), StartEpisode(config=CONFIG))))
 
 
-def _call(purpose: str, response: str) -> LlmCall:
-    return LlmCall(purpose=purpose, backend="b", model="m", prompt_hash="h", response=response)
+def _call(purpose: str, response: str) -> LlmCalled:
+    return called(response, 1, purpose, backend="b")
 
 
 def test_decide_records_the_calls_first_then_the_self_written_update() -> None:
     state = _started()
     respond = _call("respond", f"Ok. {block(SUMMARY)}")
-    events = decide(state, RecordTurn(turn=1, user="u", agent="Ok.", self_write=SUMMARY,
-                                      calls=(respond,)))
+    events = decide(state, record_turn(state, turn=1, user="u", agent="Ok.", self_write=SUMMARY,
+                                       calls=(respond,)))
     assert [type(e) for e in events] == [TurnRecorded, LlmCalled, SummaryCreated]
     assert events[1] == LlmCalled(turn=1, purpose="respond", backend="b", model="m", prompt_hash="h",
-                                  text=respond.response)
+                                  text=f"Ok. {block(SUMMARY)}")
     assert isinstance(events[2], SummaryCreated) and events[2].written_by == "self"
-    assert decide(state, RecordTurn(turn=1, user="u", agent="a", self_write=NONE_UPDATE,
-                                    calls=(respond,)))[1:] == (events[1],)
+    assert decide(state, record_turn(state, turn=1, user="u", agent="a", self_write=NONE_UPDATE,
+                                     calls=(respond,)))[1:] == (events[1],)
 
 
 def test_decide_refuses_two_updates_and_an_unusable_self_write() -> None:
     state = _started()
     with pytest.raises(CommandRejected, match="one memory update"):
-        decide(state, RecordTurn(turn=1, user="u", agent="a", self_write=SUMMARY,
-                                 summarizer=_call("summarize", SUMMARY)))
+        decide(state, record_turn(state, turn=1, user="u", agent="a", self_write=SUMMARY,
+                                  summarizer=_call("summarize", SUMMARY)))
     with pytest.raises(CommandRejected, match="OVERRIDES"):
-        decide(state, RecordTurn(turn=1, user="u", agent="a", self_write=TAGLESS))
+        decide(state, record_turn(state, turn=1, user="u", agent="a", self_write=TAGLESS))
 
 
 def test_a_summary_created_before_written_by_existed_decodes_as_the_summarizers() -> None:

@@ -9,7 +9,6 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledgermem.gate.commands import LlmCall, RecordTurn
 from ledgermem.gate.decide import decide
 from ledgermem.projections.events import EpisodeStarted
 from ledgermem.ledger.store import Ledger, StreamKey
@@ -21,6 +20,7 @@ from ledgermem.projections.render import render
 from ledgermem.projections.scd2 import TABLES, Projector
 from ledgermem.projections.state import EpisodeState, evolve, fold
 from ledgermem.projections.tokens import ESTIMATOR
+from tests.turns import called, record_turn
 
 SLOTS = ("floor", "team", "city")
 CONFIG = MemoryConfig(window_turns=3, chain_budget=60, index_group_size=2, tokenizer=ESTIMATOR)
@@ -47,8 +47,8 @@ def _scripted(script: list[str]) -> ScriptedBackend:
 
 def test_evolve_does_not_mutate_its_input() -> None:
     s = fold([EpisodeStarted(config=CONFIG.to_dict())])
-    events = decide(s, RecordTurn(turn=1, user="my floor is 1", agent="a", summarizer=LlmCall(
-        purpose="summarize", backend="b", model="m", prompt_hash="h", response="x\n[FACTS: floor=1]\n[OVERRIDES: none]")))
+    events = decide(s, record_turn(s, turn=1, user="my floor is 1", agent="a", summarizer=called(
+        "x\n[FACTS: floor=1]\n[OVERRIDES: none]", 1, backend="b")))
     for e in events:
         before = copy.deepcopy(s)
         after = evolve(s, e)
@@ -117,9 +117,8 @@ def test_render_under_a_tight_budget_keeps_every_item_and_the_registry() -> None
     s = fold([EpisodeStarted(config=CONFIG.to_dict())])
     long_user = "a very long message " * 60
     for n, resp in enumerate(["x\n[FACTS: floor=3F]\n[OVERRIDES: none]", "NONE", "y\n[FACTS: team=6]\n[OVERRIDES: none]"], 1):
-        s = fold(list(decide(s, RecordTurn(turn=n, user=long_user if n == 2 else f"short {n}", agent="ok",
-                                           summarizer=LlmCall(purpose="summarize", backend="b", model="m",
-                                                              prompt_hash="h", response=resp)))), s)
+        s = fold(list(decide(s, record_turn(s, turn=n, user=long_user if n == 2 else f"short {n}", agent="ok",
+                                            summarizer=called(resp, n, backend="b")))), s)
     full = render(s, 10_000)
     tight = render(s, 60)
     assert tight.item_ids == full.item_ids  # nothing pushed out

@@ -15,7 +15,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from ledgermem.datasets.synthetic import generate_synthetic
-from ledgermem.gate.commands import LlmCall, PinConstraint, RecordTurn, StartEpisode
+from ledgermem.gate.commands import PinConstraint, StartEpisode
 from ledgermem.gate.decide import Command, decide
 from ledgermem.gate.erasure import Erase
 from ledgermem.gate.errors import CommandRejected
@@ -53,6 +53,7 @@ from ledgermem.projections.sql_rebuild import rebuild_sql, rebuild_sql_ledger
 from ledgermem.projections.state import EpisodeState, evolve, fold
 from ledgermem.projections.tokens import ESTIMATOR
 from tests.projections import golden
+from tests.turns import called, record_turn
 from tests.projections.test_event_sequences import STREAM, sequences
 
 SLOTS = ("floor", "team", "city")
@@ -175,11 +176,10 @@ class Episode:
             n = self.state.turn + 1
             call = None
             if step.response is not None and step.source is None:  # the tool's turns are never summarised
-                call = LlmCall(purpose="summarize", backend="scripted", model="script", prompt_hash=f"h{n}",
-                               response=step.response)
+                call = called(step.response, n, model="script", prompt_hash=f"h{n}")
             user = " ".join(x for x in (f"user says {n}", step.response if step.grounded else None, step.said) if x)
-            return RecordTurn(turn=n, user=user, agent="ok", occurred_at=f"2024-01-01T00:{n:02d}:00",
-                              summarizer=call, source=step.source)
+            return record_turn(self.state, turn=n, user=user, agent="ok", occurred_at=f"2024-01-01T00:{n:02d}:00",
+                               summarizer=call, source=step.source)
         if isinstance(step, Pin):
             return PinConstraint(kind=step.kind, text=step.text)
         basis = "test erasure"
@@ -376,7 +376,7 @@ def test_a_ledger_with_sealed_values_is_refused() -> None:
     ledger = Ledger(":memory:", keys=KeyStore())
     stream = StreamKey("run0", "three_layer", "ep0")
     ledger.append(stream, [TurnRecorded(turn=1, record_id="r0001", text="secret", agent="ok")], expected_version=0,
-                  key_for=lambda e: "k#turn:1")
+                  keys=["k#turn:1"])
     with pytest.raises(ProjectionError, match="sealed values"):
         rebuild_sql_ledger(ledger)
 
@@ -393,7 +393,7 @@ def test_sealed_inferences_and_pin_text_are_read_through_the_decrypting_view() -
         ConstraintPinned(turn=1, pin_id="p0001", kind="constraint", text="never book Mondays", origin="detected",
                          record_id="r0001", anchors=("never book Mondays",)),
         ConstraintReinjected(turn=1, pin_id="p0001", reason="not in the rendered prompt"),
-    ], expected_version=0, key_for=lambda e: "k#turn:1")
+    ], expected_version=0, keys=["k#turn:1"] * 5)
     stored = {t: (text, payload) for t, text, payload in ledger.conn.execute(
         "SELECT event_type, text, payload FROM events").fetchall()}
     assert "calm" not in stored["summary_created"][1] and f'"mood","{PREFIX}' in stored["summary_created"][1]
@@ -527,10 +527,11 @@ def synthetic_ledger(path: Path, episodes: int, turns: int) -> Ledger:
         episode = Episode(StreamKey("scale", "three_layer", ep.episode_id))
         episode.run(ledger, StartEpisode(config=cfg, lang=ep.lang))
         for t in ep.turns:
-            call = LlmCall(purpose="summarize", backend="heuristic", model="h", prompt_hash="h",
-                           response=_heuristic_response(episode.state, t.user, overrides=n % 2 == 0))
-            episode.run(ledger, RecordTurn(turn=episode.state.turn + 1, user=t.user, agent=t.agent,
-                                           occurred_at=t.occurred_at, summarizer=call))
+            turn = episode.state.turn + 1
+            call = called(_heuristic_response(episode.state, t.user, overrides=n % 2 == 0), turn,
+                          backend="heuristic", model="h")
+            episode.run(ledger, record_turn(episode.state, turn=turn, user=t.user, agent=t.agent,
+                                            occurred_at=t.occurred_at, summarizer=call))
             if n % 3 == 0 and episode.state.turn == turns // 2 and ep.facts:
                 episode.run(ledger, Erase(legal_basis="scale", key_prefix="x", slot=ep.facts[0][0]))
     return ledger
