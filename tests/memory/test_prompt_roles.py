@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from ledgermem.service import agent_loop
 from ledgermem.evaluation import baselines
 from ledgermem.evaluation.baselines import BaselineMemory
 from ledgermem.evaluation.judge import LlmJudge, judge_messages
@@ -171,6 +172,10 @@ CASES: dict[str, Case] = {
     "ledgermem.memory.prompts:tool_result_message": lambda tmp, c: [
         [prompts.tool_result_message("get_raw_record", f"USER: {c} {POISON}")]],
     "ledgermem.evaluation.baselines:summarizer_messages": _baseline_summarizers,
+    "ledgermem.service.agent_loop:agent_messages": lambda tmp, c: [
+        agent_loop.agent_messages(_rendered(tmp, c).text, f"{c} {POISON}")],
+    "ledgermem.service.agent_loop:tool_message": lambda tmp, c: [
+        [agent_loop.tool_message("call-1", f"USER: {c} {POISON}")]],
     "ledgermem.evaluation.judge:judge_messages": lambda tmp, c: [
         judge_messages(f"{c}?", c, f"{c} {POISON}", probe_type=t, distractor=c) for t in ("", "locomo_cat5")],
 }
@@ -240,8 +245,9 @@ def test_no_builder_puts_memory_or_user_words_in_a_system_message(builder: str, 
     assert first and all(first)
     for messages in first:
         assert system_leaks(messages, ["QX7CANARY", POISON]) == [], builder
-        # The canary did reach the prompt: as data, in a user-role message.
-        assert any("QX7CANARY" in m["content"] for m in messages if m["role"] == "user"), builder
+        # The canary did reach the prompt: as data, in a user-role message (or a tool's result, in the
+        # OpenAI-style "tool" role that answers a call).
+        assert any("QX7CANARY" in m["content"] for m in messages if m["role"] in ("user", "tool")), builder
     # Fixed instructions only: the system message does not depend on the memory, the turn or the answer.
     assert [_systems(m) for m in first] == [_systems(m) for m in second], builder
 

@@ -58,7 +58,8 @@ def test_the_agent_renders_calls_a_tool_answers_and_records_its_turn(memory: tup
         reply = agent.turn("Where was my office before it moved?")
         first, second = llm.requests[0].json, llm.requests[1].json
     assert reply == "It was on floor 3 before; now it is on floor 5."
-    assert "office=floor 5" in first["messages"][0]["content"]  # the rendered memory is in the system prompt
+    assert "office=floor 5" in first["messages"][1]["content"]  # the rendered memory is data in the user message
+    assert "office=floor 5" not in first["messages"][0]["content"]  # never in the system prompt
     assert first["tools"] == openai_tools(MODEL_TOOLS) and {t["function"]["name"] for t in first["tools"]} >= {
         "get_archived_summary", "get_raw_record", "get_predecessor_summary", "expand_index"}
     assert "value=floor 3" in second["messages"][-1]["content"] and second["messages"][-1]["role"] == "tool"
