@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-limit", default=None)
     args = parser.parse_args(argv)
 
+    import ledgermem.evaluation.events  # noqa: F401  (a run's ledger holds the harness's events too: registered)
     from ledgermem.ledger.store import Ledger
     from ledgermem.projections.materialise import rebuild
     from ledgermem.projections.sql_rebuild import rebuild_sql

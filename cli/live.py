@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from ledgermem.cli.options import json_option
 from ledgermem.cli.main import cli, fails_cleanly, out
 from ledgermem.cli.serve import IDLE, SWITCH_INTERVAL, WORKERS, _stop_on_sigterm
 from ledgermem.service.errors import ServeError
@@ -170,7 +171,7 @@ def retention_set(folder: str, namespace: str, keep_raw_turns: int | None, fact_
 
 @retention_group.command("show")
 @click.argument("folder", type=click.Path(file_okay=False, exists=True))
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option("Machine-readable output.")
 @fails_cleanly
 def retention_show(folder: str, as_json: bool) -> None:
     """The retention policies of a live folder.
@@ -227,7 +228,7 @@ def token_group() -> None:
 @click.option("--share", "shares", multiple=True, metavar="NAMESPACE=SCOPES",
               help="A further grant, e.g. 'acme/shared=read' (repeatable): streams several agents share.")
 @click.option("--note", default="", help="What the token is for (stored, shown by `token list`).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (with the secret) instead of text.")
+@json_option("Print JSON (with the secret) instead of text.")
 @fails_cleanly
 def token_create(live: str, namespace: str, scopes: str, shares: tuple[str, ...], note: str, as_json: bool) -> None:
     """Create a token and print its secret once: only its salted hash is stored.

@@ -28,7 +28,7 @@ class ThreeLayer:
         return decide(state, command)
 
     def evolve(self, state: EpisodeState, event: Event) -> EpisodeState:
-        return evolve(state, event)  # type: ignore[arg-type]  # events of no episode leave it unchanged
+        return evolve(state, event)  # events of no episode leave it unchanged
 
     def render(self, state: EpisodeState, budget: int | None = None) -> Rendered:
         return render(state, budget)

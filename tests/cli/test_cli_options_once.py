@@ -173,7 +173,9 @@ def imports_of_the_root(source: str) -> list[int]:
 
 def test_no_command_module_imports_the_root_so_there_is_no_circle() -> None:
     found = {p.name: imports_of_the_root(p.read_text(encoding="utf-8"))
-             for p in sorted((ROOT / "cli").glob("*.py")) if p.name not in ("commands.py", "__main__.py")}
+             for p in sorted((ROOT / "cli").glob("*.py"))
+             # the root itself, the entry point, and the reference generator (no command: it walks the whole tree)
+             if p.name not in ("commands.py", "__main__.py", "reference.py")}
     assert len(found) >= 9 and not any(found.values()), found
     # control: each form of importing the root is seen
     assert imports_of_the_root("from ledgermem.cli.commands import metrics_table\nimport ledgermem.cli.commands\n"

@@ -90,12 +90,13 @@ def shipped(relative: str, patterns: list[str]) -> bool:
     return any(fnmatch.fnmatch(relative, pattern) for pattern in patterns)
 
 
-def test_the_sample_is_package_data_of_evaluation() -> None:
-    relative = SAMPLE.relative_to(ROOT / "evaluation").as_posix()
+def test_the_sample_is_package_data_of_datasets() -> None:
+    relative = SAMPLE.relative_to(ROOT / "datasets").as_posix()
     assert SAMPLE.parent == DATA and SAMPLE.is_file()
-    assert shipped(relative, package_data_patterns("evaluation")), f"{relative} is not in evaluation's package-data"
+    patterns = package_data_patterns("ledgermem.datasets")
+    assert shipped(relative, patterns), f"{relative} is not in ledgermem.datasets' package-data"
     # Control: without the data glob the same check refuses it.
-    assert not shipped(relative, [p for p in package_data_patterns("evaluation") if not p.startswith("data/")])
+    assert not shipped(relative, [p for p in patterns if not p.startswith("data/")])
 
 
 def test_the_name_resolves_to_the_bundled_file_unless_a_file_of_that_name_exists(tmp_path: Path) -> None:
