@@ -13,7 +13,6 @@ between versions; see docs/architecture.md for what each holds.
 from __future__ import annotations
 
 from importlib import import_module as _import_module
-from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names below are loaded on first use: `ledgermem --version` imports no database
@@ -40,15 +39,22 @@ _API = {
     "fact_history": "ledgermem.temporal",
 }
 
-try:
-    __version__ = _metadata.version("ledgermem")
-except _metadata.PackageNotFoundError:  # a source checkout that was never installed
-    __version__ = "0+unknown"
-
 __all__ = ["__version__", *sorted(_API)]
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("ledgermem")
+    except metadata.PackageNotFoundError:  # a source checkout that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read from the installed metadata on first use (importing metadata costs ~40 ms)
+        globals()[name] = value = _version()
+        return value
     if name in _API:
         value = getattr(_import_module(_API[name]), name)
         globals()[name] = value
@@ -57,4 +63,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_API))
+    return sorted(set(globals()) | set(_API) | {"__version__"})

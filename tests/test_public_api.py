@@ -34,3 +34,9 @@ def test_importing_the_package_loads_no_database() -> None:
     script = "import sys, ledgermem\nledgermem.Memory\nprint('duckdb' in sys.modules, 'ledgermem.memory' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["True", "True"], done.stderr
+
+
+def test_the_version_is_the_installed_distribution_s() -> None:
+    from importlib import metadata
+
+    assert ledgermem.__version__ == metadata.version("ledgermem")
