@@ -14,7 +14,7 @@ Neither can be hidden without the private key.
 Checkpoints are JSON lines appended to `<ledger stem>.checkpoints.jsonl`
 beside the ledger (and to any other file the caller names, e.g. one on
 another machine). What one protects, and what it does not, is in the
-README's security section: a checkpoint says nothing about events written
+docs/security.md: a checkpoint says nothing about events written
 after it, and a forger who holds the private key can sign anything.
 """
 

@@ -1,7 +1,7 @@
 """The SQL sandbox every connection to a run's data goes through.
 
 `ledgermem sql`, the notebook helpers and the service all open a run with
-`evaluation.runner.open_run`, which attaches the run's files and then calls
+`memory.runs.open_run`, which attaches the run's files and then calls
 `lock_down` on the connection. Two fences, each enough on its own for the
 attacks they name:
 
