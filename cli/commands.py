@@ -457,7 +457,7 @@ def replay_cmd(run: str, keys: Path | None, runs_dir: str, as_json: bool, engine
             "projections_identical": report.projections_identical, "metrics_identical": report.metrics_identical,
             "tables": [vars_of(t) for t in report.tables], "metrics": report.metrics,
             "recorded_metrics": report.recorded_metrics, "metrics_seq": report.metrics_seq,
-            "later_turns": report.later_turns, "added_metrics": report.added_metrics,
+            "later_turns": report.later_turns, "added_metrics": report.added_metrics, "harness": report.harness,
         }, as_json=True, ascii_only=True)
     else:
         table = Table(title=f"projections of run {report.run_id}: live vs replayed ({engine} engine)")
@@ -472,6 +472,8 @@ def replay_cmd(run: str, keys: Path | None, runs_dir: str, as_json: bool, engine
         metrics = "identical" if report.metrics_identical else "DIFFERENT"
         if report.erasures and not report.metrics_identical:
             metrics = f"differ after {report.erasures} erasure(s) (erased text changes token counts)"
+        if not report.harness:
+            metrics = "not compared (no harness run recorded any)"
         projections = "identical" if report.projections_identical else "DIFFERENT"
         verdict = "reproduced" if report.identical else "NOT reproduced"
         if report.later_turns:

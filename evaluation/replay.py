@@ -52,6 +52,7 @@ class ReplayReport:
     erasures: int = 0
     metrics_seq: int | None = None  # metrics recomputed from the events up to this seq (the run_finished)
     later_turns: dict[str, int] | None = None  # turns recorded after it, by source ("intake", ...)
+    harness: bool = True  # False: a ledger no harness run wrote (the live service's): no metrics were recorded
 
     @property
     def projections_identical(self) -> bool:
@@ -82,8 +83,9 @@ class ReplayReport:
 
     @property
     def identical(self) -> bool:
-        """Projections always; metrics only while nothing was erased (erased text changes token counts)."""
-        return self.projections_identical and (self.metrics_identical or self.erasures > 0)
+        """Projections always; metrics only while nothing was erased (erased text changes token counts) and
+        only for a harness run (a live ledger records no metrics to compare with)."""
+        return self.projections_identical and (self.metrics_identical or self.erasures > 0 or not self.harness)
 
 
 _ABSENT = object()  # a recorded metric the replay did not compute: never equal to a value
@@ -128,7 +130,9 @@ def run_ids(ledger: Ledger) -> list[str]:
 
 
 def pick_run(ledger: Ledger, run_id: str | None) -> str:
-    ids = run_ids(ledger)
+    """The run to replay: the one the ledger holds (or `run_id`). A ledger no harness run wrote (the live
+    service's) has streams but no `run_started`: its streams' one run id is the run."""
+    ids = run_ids(ledger) or sorted({stream.run_id for stream, _ in ledger.streams()})
     if run_id is None:
         if len(ids) != 1:
             raise RunNotFound(f"{ledger.path}: holds {len(ids)} runs ({', '.join(ids)}); name one")
@@ -160,13 +164,15 @@ def replay(ledger: Ledger, projections: ProjectionStore, run_id: str | None = No
                    "" if live[name] == rows else _first_difference(live[name], rows))
         for name, rows in replayed.items()
     )
-    finished = [r for r in ledger.read(stream=_run_stream(ledger, rid), event_types=["run_finished"])]
+    stream = _run_stream(ledger, rid)
+    finished = [] if stream is None else list(ledger.read(stream=stream, event_types=["run_finished"]))
     last = finished[-1] if finished and isinstance(finished[-1].event, RunFinished) else None
     upto = last.seq if last is not None else None
     metrics = compute_metrics(outcomes_up_to(ledger, rid, upto))
     recorded = last.event.metrics if last is not None and isinstance(last.event, RunFinished) else None
     erasures = sum(1 for _ in ledger.read(run_id=rid, event_types=["key_shredded"]))
-    return ReplayReport(rid, checks, metrics, recorded, erasures, upto, later_turns(ledger, rid, upto))
+    return ReplayReport(rid, checks, metrics, recorded, erasures, upto, later_turns(ledger, rid, upto),
+                        harness=stream is not None)
 
 
 def outcomes_up_to(ledger: Ledger, run_id: str, upto: int | None) -> list[EpisodeOutcome]:
@@ -197,4 +203,6 @@ def later_turns(ledger: Ledger, run_id: str, upto: int | None) -> dict[str, int]
 
 
 def _run_stream(ledger: Ledger, run_id: str) -> Any:
-    return next(r.stream for r in ledger.read(run_id=run_id, event_types=["run_started"]) if isinstance(r.event, RunStarted))
+    """The run's own stream (where `run_started` is), None for a ledger no harness run wrote."""
+    return next((r.stream for r in ledger.read(run_id=run_id, event_types=["run_started"])
+                 if isinstance(r.event, RunStarted)), None)

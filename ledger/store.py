@@ -127,8 +127,37 @@ def _naive_utc(ts: datetime) -> datetime:
     return ts
 
 
+def connect_read_only(path: str, alias: str) -> duckdb.DuckDBPyConnection:
+    """A database of its own that reads the file `path` (attached read-only as `alias`) under its own names.
+
+    `duckdb.connect(path)` gives every connection to one file in a process
+    the same database: a second reader would find the first one's
+    attachments, functions and sealed settings (`memory.sandbox.lock_down`),
+    and a Python function registered by a reader that has closed. Here each
+    reader has an in-memory database of its own, with a view per table of
+    the file under the table's name, so its cursors see the same names.
+    DuckDB lets many databases attach one file read-only.
+    """
+    conn = duckdb.connect(":memory:")
+    try:
+        quoted = path.replace("'", "''")  # ATTACH takes no parameters
+        conn.execute(f"ATTACH '{quoted}' AS {alias} (READ_ONLY)")
+        names = conn.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main' "
+                             "UNION SELECT view_name FROM duckdb_views() WHERE database_name = ? "
+                             "AND schema_name = 'main' AND NOT internal", [alias, alias]).fetchall()
+        for (name,) in names:
+            ident = '"' + name.replace('"', '""') + '"'
+            conn.execute(f"CREATE VIEW main.{ident} AS SELECT * FROM {alias}.main.{ident}")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
+        if read_only and path != ":memory:":
+            return connect_read_only(path, "ledger")
         return duckdb.connect(path, read_only=read_only)
     except duckdb.IOException as exc:
         text = str(exc)
@@ -142,11 +171,33 @@ def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
         raise LedgerCorrupt(f"{path}: cannot be opened as a DuckDB ledger: {str(exc).splitlines()[0]}") from exc
 
 
+def _finish_results(conn: duckdb.DuckDBPyConnection) -> None:
+    finish = getattr(conn, "complete", None)  # DuckDB >= 2 refuses new work while a result is half-fetched
+    if finish is not None:
+        finish()
+
+
+@dataclass(frozen=True, slots=True)
+class _GroupStart:
+    """Where the ledger stood when a group's transaction began: what a rollback restores."""
+
+    last_seq: int
+    last_hash: str
+    streams: dict[StreamKey, tuple[int, int]]
+    last_shredded: int | None
+
+
 class Ledger:
     """An append-only event ledger in DuckDB. Open one writer per file."""
 
     # The seq of the last `key_shredded` event: read once, then kept by `append` (this is the only writer).
     _last_shredded: int | None = None
+    # Group commit (`group_commits`): the open transaction's starting point, None when none is open.
+    _group: _GroupStart | None = None
+    group_commits: bool = False
+    groups_aborted: int = 0
+    groups_committed: int = 0
+    after_abort: Callable[[], object] | None = None  # told when a group is rolled back (what it folded is gone)
 
     def __init__(
         self,
@@ -205,6 +256,8 @@ class Ledger:
             raise LedgerCorrupt(f"{self.path}: not a ledgermem ledger (missing tables: {', '.join(sorted(missing))})")
 
     def close(self) -> None:
+        if self._group is not None:
+            self.commit_group()
         self.conn.close()
         if self.keys is not None:
             self.keys.close()
@@ -281,7 +334,14 @@ class Ledger:
         recorded_at = _naive_utc(self._clock())
         rows, recorded = self._rows(stream, stream_no, expected_version, encoded, ids, events, recorded_at)
         blob_rows = self._blob_rows(events, plan, blobs or {})
-        self.conn.begin()
+        grouped = self.group_commits
+        if grouped and self._group is None:
+            self._group = _GroupStart(self._last_seq, self._last_hash, dict(self._streams), self._last_shredded)
+            self.conn.begin()
+        elif not grouped:
+            self.conn.begin()
+        else:
+            _finish_results(self.conn)  # a read left half-fetched inside the open group (`begin` finishes it)
         try:
             if blob_rows:
                 self.conn.executemany("INSERT INTO blobs VALUES (?, ?, ?, ?)", blob_rows)
@@ -291,9 +351,13 @@ class Ledger:
             self._save_stream(stream, stream_no, expected_version + len(events), new=current == 0)
             if before_commit is not None:
                 before_commit(self.conn, recorded)
-            self.conn.commit()
+            if not grouped:
+                self.conn.commit()
         except BaseException:
-            self.conn.rollback()
+            if grouped:
+                self._abort_group()
+            else:
+                self.conn.rollback()
             raise
         self._streams[stream] = (stream_no, expected_version + len(events))
         self._last_seq, self._last_hash = recorded[-1].seq, recorded[-1].hash
@@ -301,6 +365,46 @@ class Ledger:
         if shredded and self._last_shredded is not None:
             self._last_shredded = shredded[-1]
         return recorded
+
+    # -- group commit ------------------------------------------------------------------
+
+    @property
+    def durable_seq(self) -> int:
+        """The last seq a crash would keep: `last_seq`, less what an open group has not committed yet."""
+        return self._group.last_seq if self._group is not None else self._last_seq
+
+    def commit_group(self) -> int:
+        """Make every append of the open group durable in one commit; returns `durable_seq`.
+
+        With `group_commits` set (a server that owns the ledger), `append`
+        writes into one open transaction that this commits: many turns, one
+        durable commit. A failed commit rolls the whole group back (the
+        appends since the last commit are gone, `groups_aborted` counts it)
+        and raises.
+        """
+        if self._group is None:
+            return self._last_seq
+        try:
+            _finish_results(self.conn)
+            self.conn.commit()
+        except BaseException:
+            self._abort_group()
+            raise
+        self._group = None
+        self.groups_committed += 1
+        return self._last_seq
+
+    def _abort_group(self) -> None:
+        start, self._group = self._group, None
+        assert start is not None
+        try:
+            self.conn.rollback()
+        finally:
+            self._last_seq, self._last_hash = start.last_seq, start.last_hash
+            self._streams, self._last_shredded = start.streams, start.last_shredded
+            self.groups_aborted += 1
+            if self.after_abort is not None:
+                self.after_abort()
 
     def last_shredded_seq(self) -> int:
         """The seq of the ledger's last event that destroyed keys (`SHREDS_KEYS`; 0: none); queried once, then kept

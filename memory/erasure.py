@@ -127,8 +127,10 @@ def shred(ledger: Ledger, projections: ProjectionStore, keys: Sequence[str]) -> 
     pending = [k for k in keys if store is not None and k in store]
     if pending:
         assert store is not None
+        ledger.commit_group()  # never a key destroyed before the events that record why are durable
         store.shred(pending)
     if pending or last_erasure_seq(ledger) > projections.erasure_mark():
+        ledger.commit_group()  # the rebuild reads the ledger as committed
         projections.rebuild_from(ledger)
         return True
     return False

@@ -26,7 +26,7 @@ A turn thus costs one durable commit, the ledger's.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -36,7 +36,7 @@ import duckdb
 import pyarrow as pa
 
 from ledgermem.ledger.errors import LedgerCorrupt, LedgerLocked
-from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
+from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey, connect_read_only
 from ledgermem.projections.errors import ProjectionsBehind
 from ledgermem.projections.scd2 import TABLES, Delta, Projector, TableSpec, arrow_schema, order_keys
 
@@ -112,7 +112,10 @@ class ProjectionStore:
                 f"{self.path}: no projection file; build it with `ledgermem repair` (the ledger's path or run id)"
             )
         try:
-            self._conn = duckdb.connect(self.path, read_only=read_only)
+            if read_only and self.path != ":memory:":
+                self._conn = connect_read_only(self.path, "projection_file")
+            else:
+                self._conn = duckdb.connect(self.path, read_only=read_only)
         except duckdb.IOException as exc:
             raise LedgerLocked(f"{self.path}: the projections are open for writing in another process") from exc
         if not read_only:
@@ -123,6 +126,9 @@ class ProjectionStore:
         self._pending: dict[StreamKey, _Pending] = {}
         self._pending_rows = 0
         self._erasure: int | None = None  # the erasure mark, read once per connection
+        # Called before pending versions are written: a ledger with a commit group open makes it durable
+        # first, so the file never holds a fold of events a crash could take back.
+        self.before_flush: Callable[[], object] | None = None
 
     @property
     def conn(self) -> duckdb.DuckDBPyConnection:
@@ -324,6 +330,8 @@ class ProjectionStore:
         """
         if not self._pending:
             return
+        if self.before_flush is not None:
+            self.before_flush()
         waiting, rows = self._pending, self._pending_rows
         self._pending, self._pending_rows = {}, 0
         conn = self._conn
@@ -355,6 +363,10 @@ class ProjectionStore:
             conn.rollback()
             self._pending, self._pending_rows = waiting, rows
             raise
+
+    def forget_pending(self) -> None:
+        """Forget every pending version: the ledger appends they fold were rolled back (`Ledger.commit_group`)."""
+        self._drop_pending()
 
     def _drop_pending(self, stream: StreamKey | None = None) -> None:
         """Forget pending versions (of one stream, or all): what replaces them is folded from the ledger."""

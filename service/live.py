@@ -20,8 +20,19 @@ Concurrency: requests on one stream run one at a time (a lock per stream);
 everything that reads or writes the ledger and the projections runs under
 the store's lock, which a request gives up while it waits for the model
 (`Unlocked`), so the model calls of many streams overlap while their
-commits stay serial. Each turn is still its own durable commit (group
-commit of waiting turns is not done).
+commits stay serial.
+
+Group commit: the ledger's appends join one open transaction
+(`Ledger.group_commits`) and a request answers only once what it saw is
+durable (`LiveStore.sync`). The first request to need a commit becomes
+the leader: it commits every turn appended so far, by any stream, in one
+durable commit, while the requests that queued behind it find their turns
+already durable. The projection file is written in batches, always after
+the ledger commit that holds what it folds. One
+client alone still pays one commit per turn; many clients share them. A
+failed commit rolls the group back: every request in it answers an error
+(none is acknowledged), and the open memories are dropped and reopened
+from the ledger.
 """
 
 from __future__ import annotations
@@ -155,8 +166,14 @@ class LiveStore:
             raise ServeError(f"cannot open the live ledger: {exc}; is another `ledgermem live serve` or `live mcp` "
                              "using this folder?") from None
         self.ledger.conn.execute(WRITES_DDL)
+        self.ledger.group_commits = True
+        self.ledger.after_abort = self._rolled_back
+        # Written in batches (every `FLUSH_ROWS` versions, when a read needs them, on close), each time after
+        # the ledger's group is committed: never ahead of it; behind it after a crash, caught up on open.
         self.projections = ProjectionStore(projection_path(self.ledger.path))
+        self.projections.before_flush = self.ledger.commit_group
         self.lock = threading.Lock()  # the ledger, the projections, the open memories
+        self._commit_lock = threading.Lock()  # one leader commits at a time
         self._stream_locks: dict[StreamKey, threading.Lock] = {}
         self._stream_locks_lock = threading.Lock()
         self._memories: OrderedDict[StreamKey, Memory] = OrderedDict()
@@ -164,8 +181,37 @@ class LiveStore:
     def close(self) -> None:
         with self.lock:
             self._memories.clear()
+            self.ledger.commit_group()
             self.projections.close()
             self.ledger.close()
+
+    # -- group commit -------------------------------------------------------------------
+
+    def mark(self) -> tuple[int, int]:
+        """What a request has seen (call it holding the store's lock): the ledger's last seq and abort count."""
+        return self.ledger.last_seq, self.ledger.groups_aborted
+
+    def sync(self, mark: tuple[int, int]) -> None:
+        """Return once everything up to `mark` is durable, committing the open group if nobody has yet.
+
+        Call it without the store's lock. Raises `ServeError` when the group
+        holding those appends was rolled back: nothing of it was recorded.
+        """
+        seq, aborted = mark
+        with self._commit_lock:
+            with self.lock:
+                if self.ledger.groups_aborted != aborted:
+                    raise ServeError("the write was rolled back with its commit group (see the server's log); "
+                                     "nothing was recorded: retry it with the same idempotency key")
+                if self.ledger.durable_seq >= seq:
+                    return
+                self.ledger.commit_group()
+
+    def _rolled_back(self) -> None:
+        """A commit group was rolled back (the ledger says so, holding the store's lock): the open memories and
+        the pending projection rows hold turns the ledger no longer has."""
+        self._memories.clear()
+        self.projections.forget_pending()
 
     # -- streams ------------------------------------------------------------------
 

@@ -361,7 +361,10 @@ class LiveService:
             address = split_address(args["stream"])
         token.check(address, question.scope)
         with self.store.holding(None if name == "list_streams" else address):
-            return jsonable(question.answer(Ask(self.store, token, address), args))
+            answer = jsonable(question.answer(Ask(self.store, token, address), args))
+            mark = self.store.mark()
+        self.store.sync(mark)  # nothing is answered that a crash could take back
+        return answer
 
     def authenticate(self, secret: str | None) -> Token:
         return self.store.tokens.authenticate(secret)

@@ -232,6 +232,24 @@ def test_every_connection_open_run_gives_is_locked_and_the_service_uses_it(runs:
         catalog.close()
 
 
+def test_two_readers_of_one_run_in_one_process_both_work(runs: Runs) -> None:
+    """DuckDB shares one database per file in a process: the second reader finds the first's attachment and seal."""
+    path = runs.mine / "ledger.duckdb"
+    query = "SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM summary_versions), decrypt('x')"
+    first = open_run(path)
+    ledger, _ = first.__enter__()
+    try:
+        with open_run(path) as (second, projections):
+            assert second.conn.execute(query).fetchone() == ledger.conn.execute(query).fetchone()
+            assert sandbox.is_locked(second.conn) and sandbox.is_locked(projections.conn)
+            first.__exit__(None, None, None)
+            first = None  # the first reader closed while the second still reads
+            assert second.conn.execute(query).fetchone()[0] > 0
+    finally:
+        if first is not None:
+            first.__exit__(None, None, None)
+
+
 def test_execute_refuses_an_unlocked_connection(runs: Runs) -> None:
     with unlocked(runs.mine / "ledger.duckdb") as conn:
         with pytest.raises(SqlRefused, match="not sandboxed"):

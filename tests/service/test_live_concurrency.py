@@ -127,3 +127,55 @@ def test_many_writers_lose_and_double_no_acknowledged_turn(tmp_path: Path, strea
         assert len(keyed) == len(set(keyed)) == streams * turns
     finally:
         store.close()
+
+
+def test_turns_waiting_for_their_commit_share_one(tmp_path: Path) -> None:
+    """Group commit: every request that appended while a commit was due is made durable by one commit."""
+    store, svc, token = service(tmp_path / "mem")
+    writers = 6
+    try:
+        svc.ask("record_turn", {"stream": "acme/warm/s", "user": "hello", "agent": "ok"}, token)
+        before_seq, before_commits = store.ledger.durable_seq, store.ledger.groups_committed
+        assert before_seq == store.ledger.last_seq  # an answered request is durable
+        store._commit_lock.acquire()  # no leader can commit yet: every request appends, then waits
+        threads = [threading.Thread(target=svc.ask, args=("record_turn", {
+            "stream": f"acme/w{i}/s", "user": f"My office is on floor {i + 1}.", "agent": "ok"}, token))
+            for i in range(writers)]
+        try:
+            for t in threads:
+                t.start()
+            for _ in range(400):
+                with store.lock:
+                    if len(store.ledger.streams()) == writers + 1:
+                        break
+                threading.Event().wait(0.05)
+            with store.lock:
+                assert len(store.ledger.streams()) == writers + 1
+                assert store.ledger.durable_seq == before_seq < store.ledger.last_seq  # appended, not durable
+        finally:
+            store._commit_lock.release()
+        for t in threads:
+            t.join(timeout=60)
+        assert store.ledger.groups_committed == before_commits + 1  # six turns, one commit
+        assert store.ledger.durable_seq == store.ledger.last_seq
+        for i in range(writers):
+            assert svc.ask("current_values", {"stream": f"acme/w{i}/s"}, token)["turn"] == 1
+    finally:
+        store.close()
+    reopened = LiveStore(tmp_path / "mem")
+    try:
+        assert len(reopened.ledger.streams()) == writers + 1 and reopened.ledger.verify().ok
+        assert audit(reopened.ledger, reopened.projections, run_id="live").ok
+    finally:
+        reopened.close()
+
+
+def test_control_one_client_alone_commits_every_turn(tmp_path: Path) -> None:
+    store, svc, token = service(tmp_path / "mem")
+    try:
+        before = store.ledger.groups_committed
+        for t in range(3):
+            svc.ask("record_turn", {"stream": "acme/one/s", "user": f"note {t}", "agent": "ok"}, token)
+        assert store.ledger.groups_committed == before + 3
+    finally:
+        store.close()
