@@ -65,7 +65,8 @@ def test_a_run_still_being_written_is_served_from_a_snapshot(tmp_path: Path) -> 
             assert values(server, "live", "alice") == {"office floor": "3F"}
             assert say("My office floor changed to 7F.") == "turn 2"
             assert values(server, "live", "alice") == {"office floor": "7F"}
-            assert server.get("/api/runs/live/audit").json()["ok"] is True
+            audited = server.get("/api/runs/live/audit").json()
+            assert audited.get("ok") is True, audited
             writer.stdin.close()
             assert writer.stdout.readline().strip() == "closed"
             writer.wait(timeout=30)

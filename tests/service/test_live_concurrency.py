@@ -135,6 +135,7 @@ def test_turns_waiting_for_their_commit_share_one(tmp_path: Path) -> None:
     writers = 6
     try:
         svc.ask("record_turn", {"stream": "acme/warm/s", "user": "hello", "agent": "ok"}, token)
+        per_turn = len([w for w in store.writes() if w["operation"] == "record_turn"])  # appends of one turn
         before_seq, before_commits = store.ledger.durable_seq, store.ledger.groups_committed
         assert before_seq == store.ledger.last_seq  # an answered request is durable
         store._commit_lock.acquire()  # no leader can commit yet: every request appends, then waits
@@ -144,11 +145,15 @@ def test_turns_waiting_for_their_commit_share_one(tmp_path: Path) -> None:
         try:
             for t in threads:
                 t.start()
-            for _ in range(400):
+            def appended() -> int:  # every append of a turn records its attribution row in the same transaction
                 with store.lock:
-                    if len(store.ledger.streams()) == writers + 1:
-                        break
+                    return len([w for w in store.writes() if w["operation"] == "record_turn"])
+
+            for _ in range(600):
+                if appended() == per_turn * (writers + 1):
+                    break
                 threading.Event().wait(0.05)
+            assert appended() == per_turn * (writers + 1)
             with store.lock:
                 assert len(store.ledger.streams()) == writers + 1
                 assert store.ledger.durable_seq == before_seq < store.ledger.last_seq  # appended, not durable
