@@ -47,8 +47,12 @@ def live_group() -> None:
               help="Threads answering requests.")
 @click.option("--idle-timeout", type=click.FloatRange(min=0.1, max=3600), default=IDLE, show_default=True,
               help="Seconds a client may stay silent before its connection is closed.")
+@click.option("--retention-every", metavar="DURATION", default=None,
+              help="Apply the folder's retention policies to every stream they cover this often (90s, 15m, "
+                   "1h, 1d; attributed to server:retention-schedule). Default: only when a client asks.")
 @fails_cleanly
-def live_serve(folder: str, port: int, backend: str, quiet: bool, workers: int, idle_timeout: float) -> None:
+def live_serve(folder: str, port: int, backend: str, quiet: bool, workers: int, idle_timeout: float,
+               retention_every: str | None) -> None:
     """Serve the live memory in FOLDER over HTTP JSON on 127.0.0.1 (created if new).
 
     Every request under /api/memory/ needs 'Authorization: Bearer <token>'
@@ -62,10 +66,19 @@ def live_serve(folder: str, port: int, backend: str, quiet: bool, workers: int, 
       curl -s -H "Authorization: Bearer $TOKEN" \\
         'http://127.0.0.1:8766/api/memory/values?stream=acme/user-42/session-7'
     """
+    from ledgermem.gate.errors import CommandRejected
+    from ledgermem.gate.retention import parse_duration
     from ledgermem.service.http import make_live_server
     from ledgermem.service.live import LiveStore
     from ledgermem.service.live_questions import LiveService
+    from ledgermem.service.retention import RetentionSchedule
 
+    every = None
+    if retention_every is not None:
+        try:
+            every = parse_duration(retention_every, "--retention-every")
+        except CommandRejected as exc:
+            raise click.UsageError(str(exc)) from None
     store = LiveStore(folder, backend=backend)
     try:
         server = make_live_server(LiveService(store), port, quiet=quiet, workers=workers, idle=idle_timeout)
@@ -81,11 +94,14 @@ def live_serve(folder: str, port: int, backend: str, quiet: bool, workers: int, 
               f"{len(store.tokens.tokens())} token(s)) at http://127.0.0.1:{bound}/ : explorer at /, API under "
               "/api/memory/, OpenAPI at /openapi.json", markup=False, soft_wrap=True)
     sys.stdout.flush()
+    schedule = RetentionSchedule(store, every).start() if every is not None else None
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
         pass
     finally:
+        if schedule is not None:
+            schedule.stop()
         server.server_close()
         store.close()
 

@@ -40,7 +40,7 @@ def _help(command: click.Command, name: str, parent: click.Context | None) -> st
 
 
 def cli_reference(group: click.Group | None = None) -> str:
-    """docs/cli.md: the root group's help, then each command's, as Markdown."""
+    """docs/cli.md: the root group's help, then each command's (a group's subcommands under it), as Markdown."""
     if group is None:
         from ledgermem.cli.commands import cli as group  # every command declared on the root group
     root = click.Context(group, info_name="ledgermem", terminal_width=WIDTH, max_content_width=WIDTH,
@@ -65,8 +65,22 @@ def cli_reference(group: click.Group | None = None) -> str:
         command = group.get_command(root, name)
         if command is None:  # a name COMMANDS lists whose module does not declare it
             raise click.ClickException(f"command {name!r} is listed but its module does not declare it")
-        lines += ["", f"## `ledgermem {name}`", "", "```text", _help(command, name, root), "```"]
+        lines += _section(command, name, root, f"ledgermem {name}")
     return "\n".join(lines) + "\n"
+
+
+def _section(command: click.Command, name: str, parent: click.Context, path: str) -> list[str]:
+    """A command's help, then (for a group) each subcommand's, depth first in the order its help lists them."""
+    lines = ["", f"{'#' * min(2 + path.count(' ') - 1, 4)} `{path}`", "", "```text", _help(command, name, parent),
+             "```"]
+    if isinstance(command, click.Group):
+        ctx = click.Context(command, info_name=name, parent=parent, terminal_width=WIDTH, max_content_width=WIDTH,
+                            **command.context_settings)
+        for sub in command.list_commands(ctx):
+            found = command.get_command(ctx, sub)
+            if found is not None and not found.hidden:
+                lines += _section(found, sub, ctx, f"{path} {sub}")
+    return lines
 
 
 def _cell(text: str) -> str:

@@ -12,7 +12,10 @@ reads the clock and the time each turn was recorded, lets
 `gate.retention.decide_retention` decide (pure, `now` an argument), commits
 its events through the stream's `Memory` as one attributed write (operation
 `retention`), and reopens the memory, which destroys the shredded keys and
-rebuilds the projection file as an erasure does. The values that expired are
+rebuilds the projection file as an erasure does. It runs when a token with
+the erase scope asks (`POST /api/memory/retention/apply`), or on a schedule
+inside the server (`ledgermem live serve --retention-every 1h`,
+`RetentionSchedule`), whose writes are attributed to `SCHEDULE_TOKEN_ID`. The values that expired are
 held in memory only to scan for residue afterwards (`memory.erasure`), never
 written.
 """
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import threading
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -37,6 +42,8 @@ from ledgermem.service.live import LiveStore, Write, stream_key
 from ledgermem.service.tokens import Token, split_address
 
 POLICY_FILE = "retention.json"
+#: The token id the server's own retention schedule records on its writes (no secret stands behind it).
+SCHEDULE_TOKEN_ID = "server:retention-schedule"
 
 
 def _utcnow() -> datetime:
@@ -148,3 +155,64 @@ def _expiring_values(state: Any, command: ApplyRetention) -> set[str]:
         if record is not None:
             values |= {record.user}
     return {v for v in values if v and v != ERASED}
+
+
+def apply_everywhere(store: LiveStore, clock: Callable[[], datetime] = _utcnow) -> list[dict[str, Any]]:
+    """Apply the policy of every stream a policy covers, one stream at a time; the applications that wrote.
+
+    Each stream is applied holding its lock and the store's, as a request
+    would, and is durable (`LiveStore.sync`) before the next one starts.
+    """
+    policies = RetentionPolicies(store.folder)
+    token = Token(SCHEDULE_TOKEN_ID, namespace="", scopes=frozenset({"erase"}), created_at="")
+    with store.holding(None):
+        addresses = [tuple(entry["stream"].split("/")) for entry in store.streams(())]
+    applied = []
+    for address in addresses:
+        if policies.policy_for(address) is None:
+            continue
+        with store.holding(address):
+            result = apply_retention(store, address, token, clock)
+            mark = store.mark()
+        store.sync(mark)
+        if result["applied"]:
+            applied.append(result)
+    return applied
+
+
+class RetentionSchedule:
+    """The server's timer: `apply_everywhere` every `every` seconds until `stop` (a thread of its own).
+
+    A failed round is reported on stderr and the next round runs as planned:
+    the policies file may be fixed meanwhile.
+    """
+
+    def __init__(self, store: LiveStore, every: float, *, clock: Callable[[], datetime] = _utcnow) -> None:
+        if every <= 0:
+            raise ServeError(f"retention schedule: every must be a positive number of seconds, got {every!r}")
+        self.store, self.every, self.clock = store, every, clock
+        self.rounds = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="retention-schedule", daemon=True)
+
+    def start(self) -> RetentionSchedule:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=60)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            try:
+                applied = apply_everywhere(self.store, self.clock)
+            except Exception as exc:  # noqa: BLE001 - one failed round never stops the schedule
+                print(f"retention schedule: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            else:
+                if applied:
+                    turns = sum(len(a["expired_turns"]) for a in applied)
+                    print(f"retention schedule: {turns} turn(s) expired in {len(applied)} stream(s)",
+                          file=sys.stderr, flush=True)
+            self.rounds += 1

@@ -21,7 +21,8 @@ from ledgermem.service.errors import ServeError
 from ledgermem.service.http import make_live_server
 from ledgermem.service.live import LiveStore, Write
 from ledgermem.service.live_questions import LiveService
-from ledgermem.service.retention import POLICY_FILE, RetentionPolicies, apply_retention
+from ledgermem.service.retention import (POLICY_FILE, SCHEDULE_TOKEN_ID, RetentionPolicies, RetentionSchedule,
+                                         apply_everywhere, apply_retention)
 
 S = "acme/user-42/session-7"
 TURNS = ["My office is on floor 3 of the Zephyrine tower.", "I live in Quimperlé-sur-Mer.",
@@ -175,3 +176,50 @@ def test_cli_sets_shows_and_clears_policies(tmp_path: Path) -> None:
     assert bad_ns.exit_code != 0 and "namespace" in bad_ns.output
     cleared = runner.invoke(cli, ["live", "retention", "clear", str(folder), "--namespace", "acme/user-42"])
     assert cleared.exit_code == 0 and RetentionPolicies(folder).load() == {}
+
+
+def test_the_servers_schedule_applies_every_covered_stream_by_itself(live: dict[str, Any]) -> None:
+    store: LiveStore = live["store"]
+    record_all(live)
+    other = "globex/user-1/s"
+    globex = store.tokens.authenticate(store.tokens.create("globex", "read,write")[1])
+    LiveService(store).ask("record_turn", {"stream": other, "user": "My office is on floor 9.", "agent": "ok"},
+                           globex)
+    RetentionPolicies(store.folder).set(RetentionPolicy(namespace="acme", raw_turns=2))
+    schedule = RetentionSchedule(store, 0.05).start()
+    try:
+        for _ in range(400):
+            with store.holding(None):
+                applied = [r for r in store.ledger.read(event_types=["retention_applied"])]
+            if applied:
+                break
+            threading.Event().wait(0.05)
+        rounds = schedule.rounds
+        while schedule.rounds < rounds + 2:  # later rounds find nothing more to expire
+            threading.Event().wait(0.05)
+    finally:
+        schedule.stop()
+    assert len(applied) == 1 and isinstance(applied[0].event, RetentionApplied)
+    assert applied[0].event.turns == (1, 2)  # the newest two of four kept
+    with store.holding(None):
+        assert len(list(store.ledger.read(event_types=["retention_applied"]))) == 1  # applied once, not per round
+        writes = [w for w in store.writes() if w["operation"] == "retention"]
+        report = audit(store.ledger, store.projections, run_id="live")
+    assert [(w["stream"], w["token_id"]) for w in writes] == [(S, SCHEDULE_TOKEN_ID)]  # globex has no policy
+    assert report.ok, report.as_dict()
+
+
+def test_control_without_the_schedule_nothing_expires_unasked(live: dict[str, Any]) -> None:
+    store: LiveStore = live["store"]
+    record_all(live)
+    RetentionPolicies(store.folder).set(RetentionPolicy(namespace="acme", raw_turns=2))
+    threading.Event().wait(0.3)
+    with store.holding(None):
+        assert list(store.ledger.read(event_types=["retention_applied"])) == []
+    assert [a["stream"] for a in apply_everywhere(store)] == [S]  # what the schedule runs, run once by hand
+
+
+def test_serve_refuses_a_schedule_that_is_not_a_duration(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["live", "serve", str(tmp_path / "mem"), "--retention-every", "hourly"])
+    assert result.exit_code == 2 and "--retention-every" in result.output and "not a duration" in result.output
+    assert not (tmp_path / "mem").exists()
