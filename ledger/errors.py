@@ -62,6 +62,10 @@ class EventDecodeError(LedgerError):
         self.seq = seq
         super().__init__(f"seq {seq}: {message}")
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # the constructor's arguments are not `args`: rebuilt from the state, as sent from an audit's process
+        return (type(self).__new__, (type(self),), {**self.__dict__, "args": self.args})
+
 
 class UnknownEventType(EventDecodeError):
     """The row's event_type is not registered: no imported module declares it (`ledger.events.register`)."""

@@ -14,6 +14,8 @@ limit); one past its time limit is killed and answers 504 like any read.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import tempfile
 import threading
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -29,6 +31,7 @@ POLL = 0.02  # seconds between looks at the child and the deadline
 def _child(out: Connection, path: str, keys: str | None, run_id: str | None, at_seq: int | None,
            i4_floor: float | None) -> None:
     try:
+        import ledgermem.evaluation.events  # noqa: F401 - a run's ledger holds the harness's event types too
         from ledgermem.memory.runs import open_run
         from ledgermem.gate.invariants import audit
 
@@ -48,6 +51,16 @@ def _nothing() -> None:
     pass
 
 
+# The forkserver listens on a Unix socket made inside the temporary directory (`pymp-XXXXXXXX/listener-XXXXXXXX`),
+# whose whole path must fit in 107 bytes: under a longer TMPDIR the audits are spawned instead.
+_SOCKET_PATH_LIMIT = 107
+_SOCKET_NAME_ROOM = 40
+
+
+def _socket_fits() -> bool:
+    return len(os.fsencode(tempfile.gettempdir())) + _SOCKET_NAME_ROOM <= _SOCKET_PATH_LIMIT
+
+
 class AuditWorkers:
     """Runs `gate.invariants.audit` over a run's files in child processes, at most `processes` at once."""
 
@@ -63,6 +76,8 @@ class AuditWorkers:
         with self._lock:
             if self._context is None:
                 methods = multiprocessing.get_all_start_methods()
+                if "forkserver" in methods and not _socket_fits():
+                    methods = [m for m in methods if m != "forkserver"]
                 self._context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
                 if "forkserver" in methods:
                     self._context.set_forkserver_preload(PRELOAD)

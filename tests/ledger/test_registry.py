@@ -317,3 +317,15 @@ def test_every_command_of_the_cli_reads_what_the_harness_wrote() -> None:
     # Control: the walk does not find the harness where it is not loaded.
     assert "ledgermem.evaluation.events" not in imported_at_load("ledgermem.projections.state")
     assert "ledgermem.projections.events" in imported_at_load("ledgermem.projections.state")
+
+
+def test_decode_errors_cross_a_process_boundary_whole() -> None:
+    """An audit's child process sends its error back pickled: the same class, seq, type and message arrive."""
+    import pickle
+
+    from ledgermem.ledger.errors import MalformedEvent, UnknownEventType
+
+    for error in (UnknownEventType(7, "made_up"), MalformedEvent(9, "payload is not JSON")):
+        back = pickle.loads(pickle.dumps(error))
+        assert type(back) is type(error) and back.seq == error.seq and str(back) == str(error)
+        assert getattr(back, "event_type", None) == getattr(error, "event_type", None)

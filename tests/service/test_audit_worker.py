@@ -76,3 +76,26 @@ def test_warming_starts_the_fork_server_and_leaves_no_process() -> None:
     workers.warm()
     assert multiprocessing.active_children() == []
     assert workers._context is not None
+
+
+@pytest.mark.parametrize("long_tmp", [True, False], ids=["tmpdir-too-long-for-a-socket", "control-short-tmpdir"])
+def test_under_a_long_tmpdir_audits_are_spawned_and_still_answer(runs_dir: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   long_tmp: bool) -> None:
+    """The forkserver's Unix socket lives in TMPDIR and must fit in 107 bytes; a longer TMPDIR once made every
+    audit of the server answer 500 ('AF_UNIX path too long')."""
+    import tempfile
+
+    folder = tmp_path / ("t" * 90 if long_tmp else "t")
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder) if long_tmp else "/tmp")
+    workers = AuditWorkers()
+    method = workers._ctx().get_start_method()
+    if long_tmp:
+        assert method == "spawn"
+    else:
+        assert method == ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
+    report = workers.audit(runs_dir / "small" / "ledger.duckdb", keys=None, run_id=None, at_seq=None,
+                           i4_floor=None, deadline=None)
+    assert report["ok"] is True
+    assert multiprocessing.active_children() == []
