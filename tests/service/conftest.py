@@ -257,3 +257,16 @@ class InProcess:
         self.server.shutdown()
         self.server.server_close()
         self.catalog.close()
+
+
+def assert_no_secret(secret: str, found_in: str | bytes) -> None:
+    """Neither a token's whole secret (`lmt_<id>_<random>`) nor its random part appears in `found_in`.
+
+    The id is not secret; the random part may itself hold `_`, so it is what follows the second `_`, whole
+    (its tail after the last `_` can be one letter, which any file holds by chance).
+    """
+    matched = re.fullmatch(r"lmt_([0-9a-f]{16})_([A-Za-z0-9_-]{43})", secret)
+    assert matched is not None, f"not a token secret: {secret[:8]}…"
+    for part in (secret, matched.group(2)):
+        needle = part.encode() if isinstance(found_in, bytes) else part
+        assert needle not in found_in, "a token's secret was stored"

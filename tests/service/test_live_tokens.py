@@ -10,14 +10,14 @@ import pytest
 
 from ledgermem.service.errors import BadRequest, Forbidden, Unauthorized
 from ledgermem.service.tokens import Token, TokenStore, split_address
+from tests.service.conftest import assert_no_secret
 
 
 def test_the_token_file_holds_no_secret_and_is_private(tmp_path: Path) -> None:
     store = TokenStore(tmp_path)
     token, secret = store.create("acme", "read,write", note="support bot")
     text = (tmp_path / "tokens.json").read_text()
-    random_part = secret.split("_", 2)[2]  # lmt_<token id>_<random>: the random part may itself hold "_"
-    assert secret not in text and random_part not in text
+    assert_no_secret(secret, text)
     record = json.loads(text)["tokens"][0]
     assert record["token_id"] == token.token_id and len(bytes.fromhex(record["salt"])) == 16
     assert os.stat(tmp_path / "tokens.json").st_mode & 0o077 == 0
@@ -133,3 +133,13 @@ def test_shared_grants_are_stored_and_authenticated(tmp_path: Path) -> None:
     assert again == token and again.shared == (("acme/shared", frozenset({"read"})),)
     with pytest.raises(BadRequest):
         TokenStore(tmp_path).create("acme/user-42", "read", shared=[("acme/../x", "read")])
+
+
+def test_control_the_secret_check_finds_the_random_part_alone(tmp_path: Path) -> None:
+    secret = TokenStore(tmp_path).create("acme", "read")[1]
+    random_part = secret.split("_", 2)[2]
+    with pytest.raises(AssertionError, match="secret was stored"):
+        assert_no_secret(secret, f"stored: {random_part}")
+    with pytest.raises(AssertionError, match="secret was stored"):
+        assert_no_secret(secret, f"stored: {random_part}".encode())
+    assert_no_secret(secret, secret.split("_", 2)[1])  # the id alone is no secret
