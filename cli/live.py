@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ import click
 
 from ledgermem.cli.options import json_option
 from ledgermem.cli.main import cli, fails_cleanly, out
-from ledgermem.cli.serve import IDLE, SWITCH_INTERVAL, WORKERS, _stop_on_sigterm
+from ledgermem.cli.serve import IDLE, WORKERS, _stop_on_sigterm, listen, serve_until_stopped
 from ledgermem.service.errors import ServeError
 
 LIVE_ENV = "LEDGERMEM_LIVE"
@@ -80,30 +79,16 @@ def live_serve(folder: str, port: int, backend: str, quiet: bool, workers: int, 
         except CommandRejected as exc:
             raise click.UsageError(str(exc)) from None
     store = LiveStore(folder, backend=backend)
-    try:
-        server = make_live_server(LiveService(store), port, quiet=quiet, workers=workers, idle=idle_timeout)
-    except OSError as exc:
-        store.close()
-        raise ServeError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; choose another --port "
-                         "(0 picks a free one)") from exc
-    _stop_on_sigterm()
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    bound = server.server_address[1]
+    server = listen(lambda: make_live_server(LiveService(store), port, quiet=quiet, workers=workers,
+                                             idle=idle_timeout), port, store.close)
     streams = len(store.ledger.streams())
-    out.print(f"serving the live memory {folder} ({streams} stream{'s' if streams != 1 else ''}, "
-              f"{len(store.tokens.tokens())} token(s)) at http://127.0.0.1:{bound}/ : explorer at /, API under "
-              "/api/memory/, OpenAPI at /openapi.json", markup=False, soft_wrap=True)
-    sys.stdout.flush()
-    schedule = RetentionSchedule(store, every).start() if every is not None else None
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if schedule is not None:
-            schedule.stop()
-        server.server_close()
-        store.close()
+    schedule = RetentionSchedule(store, every) if every is not None else None
+    serve_until_stopped(server, lambda bound: (
+        f"serving the live memory {folder} ({streams} stream{'s' if streams != 1 else ''}, "
+        f"{len(store.tokens.tokens())} token(s)) at http://127.0.0.1:{bound}/ : explorer at /, API under "
+        "/api/memory/, OpenAPI at /openapi.json"),
+        started=schedule.start if schedule is not None else None,
+        closing=[schedule.stop, store.close] if schedule is not None else [store.close])
 
 
 @live_group.command("mcp")

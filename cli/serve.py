@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,37 @@ WORKERS, IDLE = 8, 30.0  # as service.http (not imported here: `mcp` does not ne
 def _stop_on_sigterm() -> None:
     """SIGTERM ends the server like Ctrl-C does: through its cleanup (snapshots removed, files closed)."""
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+
+
+def listen(make: Callable[[], Any], port: int, release: Callable[[], None]) -> Any:
+    """The server `make` builds; when the port cannot be bound, `release` what was opened and say so in one line."""
+    try:
+        return make()
+    except OSError as exc:
+        release()
+        raise ServeError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; choose another --port "
+                         "(0 picks a free one)") from exc
+
+
+def serve_until_stopped(server: Any, banner: Callable[[int], str], *, closing: Sequence[Callable[[], None]],
+                        started: Callable[[], object] | None = None) -> None:
+    """Print the banner (given the bound port) and answer until Ctrl-C or SIGTERM; then close `closing` in order."""
+    _stop_on_sigterm()
+    # A thread that waits for the interpreter (a short read behind an audit folding events in Python) gets
+    # it after 1 ms instead of the default 5: short answers stay short while a long one runs.
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    out.print(banner(server.server_address[1]), markup=False, soft_wrap=True)
+    sys.stdout.flush()
+    if started is not None:
+        started()
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        for close in closing:
+            close()
 
 
 def catalog_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -77,33 +108,17 @@ def serve_cmd(target: str, runs_dir: str, keys: Path | None, refresh: float, hol
     catalog = Catalog(target, runs_dir=Path(runs_dir), keys=keys, refresh=refresh, hold=hold)
     service = Service(catalog, intake=intake, intake_backend=intake_backend, time_limit=time_limit,
                       audit_processes=audit_processes)
-    try:
-        server = make_server(service, port, token=token, quiet=quiet, workers=workers, idle=idle_timeout)
-    except OSError as exc:
-        catalog.close()
-        raise ServeError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; choose another --port "
-                         "(0 picks a free one)") from exc
-    _stop_on_sigterm()
+    server = listen(lambda: make_server(service, port, token=token, quiet=quiet, workers=workers,
+                                        idle=idle_timeout), port, catalog.close)
     if service.audit_workers is not None:  # its modules load while the server starts answering
         threading.Thread(target=service.audit_workers.warm, daemon=True, name="ledgermem-audit-warm").start()
-    # A thread that waits for the interpreter (a short read behind an audit folding events in Python) gets
-    # it after 1 ms instead of the default 5: short answers stay short while a long one runs.
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    bound = server.server_address[1]
     runs = sum(len(catalog.run_ids(s)) for s in catalog.sources())
     extras = ", bearer token required" if token else ""
     extras += ", fact intake on" if intake else ""
-    out.print(f"serving {catalog.description} ({runs} run{'s' if runs != 1 else ''}{extras}) at "
-              f"http://127.0.0.1:{bound}/ : explorer at /, API under /api/, OpenAPI at /openapi.json",
-              markup=False, soft_wrap=True)
-    sys.stdout.flush()
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-        catalog.close()
+    serve_until_stopped(server, lambda bound: (
+        f"serving {catalog.description} ({runs} run{'s' if runs != 1 else ''}{extras}) at "
+        f"http://127.0.0.1:{bound}/ : explorer at /, API under /api/, OpenAPI at /openapi.json"),
+        closing=[catalog.close])
 
 
 @cli.command("mcp")
