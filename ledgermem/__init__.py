@@ -57,6 +57,9 @@ def __getattr__(name: str) -> Any:
         return value
     if name in _API:
         value = getattr(_import_module(_API[name]), name)
+        # Every event type the project writes is registered before anything is read through the API: a run's
+        # ledger holds the harness's events (`run_started`, `probe_answered`...) beside the memory's.
+        _import_module("ledgermem.evaluation.events")
         globals()[name] = value
         return value
     raise AttributeError(f"module 'ledgermem' has no attribute {name!r}")

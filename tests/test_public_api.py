@@ -40,3 +40,24 @@ def test_the_version_is_the_installed_distribution_s() -> None:
     from importlib import metadata
 
     assert ledgermem.__version__ == metadata.version("ledgermem")
+
+
+@pytest.mark.parametrize("first", ["ledgermem.Ledger", "control: ledgermem.ledger.store.Ledger"])
+def test_a_run_ledger_reads_through_the_public_api_alone(tmp_path: Path, first: str) -> None:
+    """A run's ledger holds the harness's events too; the public API reads them with no other import."""
+    path = tmp_path / "ledger.duckdb"
+    write = (
+        "import sys; from ledgermem.ledger.store import Ledger, StreamKey\n"
+        "from ledgermem.evaluation.events import RunStarted\n"
+        "with Ledger(sys.argv[1]) as l: l.append(StreamKey('r', '', ''), [RunStarted(turn=0, systems=('three_layer',),"
+        " config={}, versions={}, dataset={})], expected_version=0)\n"
+    )
+    subprocess.run([sys.executable, "-c", write, str(path)], check=True, timeout=120)
+    opener = "ledgermem.Ledger" if first == "ledgermem.Ledger" else "ledgermem.ledger.store.Ledger"
+    read = (f"import sys, ledgermem, ledgermem.ledger.store\n"
+            f"with {opener}(sys.argv[1], read_only=True) as l: print([r.event.event_type for r in l.read()])\n")
+    proc = subprocess.run([sys.executable, "-c", read, str(path)], capture_output=True, text=True, timeout=120)
+    if first == "ledgermem.Ledger":
+        assert proc.returncode == 0 and proc.stdout.strip() == "['run_started']", proc.stderr[-500:]
+    else:  # the module alone registers only what it imports: the harness's type is unknown to it
+        assert proc.returncode != 0 and "run_started" in proc.stderr and "not registered" in proc.stderr
