@@ -98,7 +98,26 @@ class AttributedLedger(Ledger):
 
     def __init__(self, path: str | Path, **options: Any) -> None:
         self._local = threading.local()
+        # (stream, idempotency key) -> the first attribution row written with it: what `LiveStore.replayed`
+        # answers from. Loaded from `service_writes` on first use, kept by `append`, dropped with a rolled-back
+        # group (it may name writes the ledger no longer has).
+        self._keyed: dict[tuple[str, str], tuple[int, int, int | None, str | None, str]] | None = None
         super().__init__(path, **options)
+
+    def keyed(self) -> dict[tuple[str, str], tuple[int, int, int | None, str | None, str]]:
+        """The first write of every (stream, idempotency key): (first_seq, last_seq, turn, request hash, token)."""
+        if self._keyed is None:
+            found: dict[tuple[str, str], tuple[int, int, int | None, str | None, str]] = {}
+            for first, last, stream, key, turn, sha, token in self.conn.execute(
+                    "SELECT first_seq, last_seq, stream, idempotency_key, turn, request_sha256, token_id "
+                    "FROM service_writes WHERE idempotency_key IS NOT NULL ORDER BY first_seq").fetchall():
+                found.setdefault((stream, key), (first, last, turn, sha, token))
+            self._keyed = found
+        return self._keyed
+
+    def _abort_group(self) -> None:
+        self._keyed = None
+        super()._abort_group()
 
     @property
     def current(self) -> Write | None:
@@ -122,9 +141,17 @@ class AttributedLedger(Ledger):
                           write.idempotency_key, write.request_sha256, write.turn, recorded[-1].recorded_at])
             if before_commit is not None:
                 before_commit(conn, recorded)
+            written.append(recorded)
 
-        return super().append(stream, events, expected_version=expected_version, before_commit=record,
-                              keys=keys, blobs=blobs)
+        written: list[tuple[RecordedEvent, ...]] = []
+        keyed = self.keyed() if write.idempotency_key is not None else None  # loaded before the write
+        out = super().append(stream, events, expected_version=expected_version, before_commit=record,
+                             keys=keys, blobs=blobs)
+        if written and keyed is not None and write.idempotency_key is not None and self._keyed is keyed:
+            first, last = written[0][0].seq, written[0][-1].seq
+            keyed.setdefault((write.address, write.idempotency_key),
+                             (first, last, write.turn, write.request_sha256, write.token_id))
+        return out
 
 
 class Unlocked:
@@ -281,9 +308,7 @@ class LiveStore:
     def replayed(self, address: str, key: str, fields: Mapping[str, Any]) -> dict[str, Any] | None:
         """What a turn already recorded with this idempotency key wrote (None: none was); Conflict when the
         key was used for a different request."""
-        row = self.ledger.conn.execute(
-            "SELECT first_seq, last_seq, turn, request_sha256, token_id FROM service_writes "
-            "WHERE stream = ? AND idempotency_key = ? ORDER BY first_seq LIMIT 1", [address, key]).fetchone()
+        row = self.ledger.keyed().get((address, key))
         if row is None:
             return None
         if row[3] != request_hash(fields):

@@ -15,7 +15,7 @@ from ledgermem.gate.invariants import audit
 from ledgermem.memory.backends import Completion, Message
 from ledgermem.memory.heuristic import HeuristicBackend
 from ledgermem.projections.tokens import ESTIMATOR
-from ledgermem.service.live import LiveStore
+from ledgermem.service.live import LiveStore, stream_key
 from ledgermem.service.live_questions import LiveService
 from ledgermem.service.tokens import Token
 
@@ -184,3 +184,41 @@ def test_control_one_client_alone_commits_every_turn(tmp_path: Path) -> None:
         assert store.ledger.groups_committed == before + 3
     finally:
         store.close()
+
+
+def test_a_rolled_back_group_answers_an_error_and_its_idempotency_keys_are_free_again(tmp_path: Path) -> None:
+    store, svc, token = service(tmp_path / "mem")
+    args = {"stream": "acme/u/s", "user": "My office is on floor 3.", "agent": "ok", "idempotency_key": "k1"}
+    answers: list[Any] = []
+    try:
+        store._commit_lock.acquire()
+        thread = threading.Thread(target=lambda: answers.append(run_threads([lambda: svc.ask("record_turn", args,
+                                                                                              token)])))
+        try:
+            thread.start()
+            for _ in range(400):
+                with store.lock:
+                    if store.ledger.stream_version(stream_key(("acme", "u", "s"))) > 0 and store.writes("acme/u/s"):
+                        break
+                threading.Event().wait(0.05)
+            with store.lock:
+                assert store.ledger.last_seq > store.ledger.durable_seq == 0
+                store.ledger._abort_group()  # what a failed commit does
+                assert store.ledger.last_seq == 0 and store.writes() == []
+        finally:
+            store._commit_lock.release()
+        thread.join(timeout=60)
+        [errors] = answers
+        assert len(errors) == 1 and "rolled back" in str(errors[0])  # never acknowledged
+        again = svc.ask("record_turn", args, token)
+        assert again["created"] is True and again["turn"] == 1  # the key names no write: it is free
+        assert svc.ask("record_turn", args, token)["created"] is False
+    finally:
+        store.close()
+    reopened, svc2, token2 = service(tmp_path / "mem")
+    try:
+        replayed = svc2.ask("record_turn", args, token2)  # the keys are read back from the ledger
+        assert replayed["created"] is False and replayed["turn"] == 1
+        assert reopened.ledger.verify().ok
+    finally:
+        reopened.close()
