@@ -95,7 +95,7 @@ _SLOT = rf"(?P<slot>{_XW}(?:\s+{_XW}){{0,4}}?)"
 _ADJ = r"(?:(?P<adj>new|current|present|updated|actual|real|usual|regular|official|latest(?!\s+(?:[\w-]+\s+)?(?:time|date|hour|day|deadline)\b)|old|previous|former|original|first)\s+)?"
 _ADJ_PAST = frozenset({"old", "previous", "former", "original", "first"})
 _ADV = (r"(?:(?P<adv>now|currently|still|actually|really|officially|finally|basically|presently|in\s+fact|"
-        r"at\s+present|right\s+now|these\s+days|nowadays|technically|just)\s+)?")
+        r"at\s+present|right\s+now|these\s+days|nowadays|technically|just|like)\s+)?")
 _ADV_CHANGE = frozenset({"now", "currently", "finally", "presently", "at present", "right now",
                          "these days", "nowadays", "actually"})
 _COPULA = (r"(?P<cop>(?<=\S)\s*=|(?<=[^\s\d])\s*:|\s+na(?=\s)|\s+now(?=\s)|"
@@ -126,7 +126,8 @@ _I_CHANGE = re.compile(
     r"\s+(?:just\s+|finally\s+)?went\s+and)*\s+"
     r"(?P<verb>changed|updated|switched|moved|set|swapped|bumped|reset|upgraded|downgraded|raised|shifted|"
     r"lowered|increased|decreased|transferred|relocated|changed\s+over|switched\s+over|adjusted|"
-    r"corrected|modified|amended)\s+my\s+" + _ADJ + _SLOT + _FROM + _TO + r"(?P<value>.+)$",
+    r"corrected|modified|amended)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+(?:over|back|across))?" + _FROM + _TO
+    + r"(?P<value>.+)$",
     re.IGNORECASE,
 )
 _BARE_PAST = re.compile(
@@ -358,7 +359,9 @@ _TRAIL = re.compile(
     r"for\s+the\s+record|as\s+well|too|yesterday|last\s+\w+|this\s+(?:morning|week|month|year|afternoon)|"
     r"earlier|recently|lately|a\s+while\s+ago|in\s+your\s+notes|in\s+my\s+profile|on\s+file|"
     r"for\s+me|itself|lah|leh|lor|liao|already|la|ah|o|sha|abeg|innit|mate|period|full\s+stop|yeah|yh|ya|eh|"
-    r"this\s+arvo|no\s+dramas|cheers|:\)|:-\)|!+)$",
+    r"this\s+arvo|no\s+dramas|cheers|over\s+the\s+(?:weekend|holidays|summer|break)|"
+    r"from\s+this\s+(?:week|month|year)|from\s+today|w\.?e\.?f\.?(?:\s+\S+){0,2}|"
+    r"with\s+effect\s+from(?:\s+\S+){1,2}|:\)|:-\)|!+)$",
     re.IGNORECASE,
 )
 _CHANGE_TRAIL = re.compile(r"\b(?:now|anymore|any\s+more|from\s+now\s+on|going\s+forward|starting\s+(?:today|now)|"

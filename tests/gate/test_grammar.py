@@ -23,6 +23,11 @@ def _f(slot: str, value: str, change: bool = False) -> FactMention:
 
 STATEMENTS = [
     ("fyi my gym is Planet Fitness", _f("gym", "Planet Fitness")),
+    ("my gym is like Anytime Fitness", _f("gym", "Anytime Fitness")),
+    ("we switched my desk over from B2 to C7", _f("desk", "C7", True)),
+    ("I changed my parking spot to P3 over the weekend", _f("parking spot", "P3", True)),
+    ("my tariff is Octopus Go from this month", _f("tariff", "Octopus Go")),
+    ("my cost centre has been revised to CC-410 w.e.f. today", _f("cost centre", "CC-410", True)),
     ("as of today my rent is 1800 dollars", _f("rent", "1800 dollars")),
     ("my shoe size got changed to 44", _f("shoe size", "44", True)),
     ("Badge number: 7731", _f("badge number", "7731")),
