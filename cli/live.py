@@ -229,17 +229,29 @@ def token_group() -> None:
 @click.option("--share", "shares", multiple=True, metavar="NAMESPACE=SCOPES",
               help="A further grant, e.g. 'acme/shared=read' (repeatable): streams several agents share.")
 @click.option("--note", default="", help="What the token is for (stored, shown by `token list`).")
+@click.option("--expires-in", metavar="DURATION", default=None,
+              help="The token stops authenticating this long after now (90s, 15m, 12h, 30d, 2w). Default: "
+                   "until revoked.")
 @json_option("Print JSON (with the secret) instead of text.")
 @fails_cleanly
-def token_create(live: str, namespace: str, scopes: str, shares: tuple[str, ...], note: str, as_json: bool) -> None:
+def token_create(live: str, namespace: str, scopes: str, shares: tuple[str, ...], note: str, expires_in: str | None,
+                 as_json: bool) -> None:
     """Create a token and print its secret once: only its salted hash is stored.
 
     \b
     Example:
       ledgermem token create --live mem/ --namespace acme/user-42 --scope read,write --share acme/shared=read
     """
+    from ledgermem.gate.errors import CommandRejected
+    from ledgermem.gate.retention import parse_duration
     from ledgermem.service.tokens import TokenStore
 
+    lifetime = None
+    if expires_in is not None:
+        try:
+            lifetime = parse_duration(expires_in, "--expires-in")
+        except CommandRejected as exc:
+            raise click.UsageError(str(exc)) from None
     grants = []
     for share in shares:
         other, sep, other_scopes = share.partition("=")
@@ -247,11 +259,12 @@ def token_create(live: str, namespace: str, scopes: str, shares: tuple[str, ...]
             raise click.BadParameter(f"{share!r}: give NAMESPACE=SCOPES, e.g. acme/shared=read", param_hint="--share")
         grants.append((other, other_scopes))
     Path(live).mkdir(parents=True, exist_ok=True)
-    token, secret = TokenStore(Path(live)).create(namespace, scopes, note=note, shared=grants)
+    token, secret = TokenStore(Path(live)).create(namespace, scopes, note=note, shared=grants, expires_in=lifetime)
     if as_json:
         out.print(json.dumps({**token.public(), "secret": secret}), markup=False, soft_wrap=True)
         return
-    out.print(f"token {token.token_id}: namespace {token.namespace}, scopes {','.join(sorted(token.scopes))}",
+    until = f", expires {token.expires_at}" if token.expires_at else ""
+    out.print(f"token {token.token_id}: namespace {token.namespace}, scopes {','.join(sorted(token.scopes))}{until}",
               markup=False)
     out.print(secret, markup=False, soft_wrap=True)
     click.echo("(the secret is shown only now; send it as 'Authorization: Bearer <secret>')", err=True)

@@ -30,7 +30,7 @@ import re
 import secrets
 import threading
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,8 @@ class Token:
     revoked: bool = False
     #: Further (namespace, scopes) grants, e.g. a shared stream's namespace with read only.
     shared: tuple[tuple[str, frozenset[str]], ...] = ()
+    #: When the token stops authenticating (ISO 8601, UTC); None: until revoked.
+    expires_at: str | None = None
 
     @property
     def grants(self) -> tuple[tuple[str, frozenset[str]], ...]:
@@ -114,7 +116,8 @@ class Token:
     def public(self) -> dict[str, Any]:
         return {"token_id": self.token_id, "namespace": self.namespace, "scopes": sorted(self.scopes),
                 "shared": [{"namespace": n, "scopes": sorted(sc)} for n, sc in self.shared],
-                "created_at": self.created_at, "note": self.note, "revoked": self.revoked}
+                "created_at": self.created_at, "expires_at": self.expires_at, "note": self.note,
+                "revoked": self.revoked}
 
 
 class TokenStore:
@@ -156,9 +159,12 @@ class TokenStore:
 
     def create(self, namespace: str, scopes: str | Iterable[str], *, note: str = "",
                shared: Iterable[tuple[str, str | Iterable[str]]] = (),
-               now: datetime | None = None) -> tuple[Token, str]:
-        """A new token and its secret (shown once; only its salted hash is stored); `shared` adds grants."""
+               now: datetime | None = None, expires_in: int | None = None) -> tuple[Token, str]:
+        """A new token and its secret (shown once; only its salted hash is stored); `shared` adds grants;
+        `expires_in` seconds after `now` it no longer authenticates."""
         split_address(namespace, parameter="namespace", least=1)
+        if expires_in is not None and expires_in <= 0:
+            raise BadRequest(f"expires_in must be a positive number of seconds, got {expires_in!r}", "expires_in")
         chosen = parse_scopes(scopes)
         extra = []
         for other, other_scopes in shared:
@@ -166,9 +172,11 @@ class TokenStore:
             extra.append({"namespace": other, "scopes": sorted(parse_scopes(other_scopes))})
         token_id, secret = secrets.token_hex(8), secrets.token_urlsafe(32)
         salt = secrets.token_bytes(16)
-        created = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")
+        moment = now or datetime.now(timezone.utc)
+        created = moment.isoformat(timespec="seconds")
+        expires = None if expires_in is None else (moment + timedelta(seconds=expires_in)).isoformat(timespec="seconds")
         record = {"token_id": token_id, "namespace": namespace, "scopes": sorted(chosen), "created_at": created,
-                  "note": note, "revoked": False, "shared": extra, "salt": salt.hex(), "sha256": _digest(salt, secret).hex()}
+                  "expires_at": expires, "note": note, "revoked": False, "shared": extra, "salt": salt.hex(), "sha256": _digest(salt, secret).hex()}
         with self._lock:
             records = dict(self._load())
             records[token_id] = record
@@ -188,8 +196,9 @@ class TokenStore:
         with self._lock:
             return [self._token(r) for r in self._load().values()]
 
-    def authenticate(self, presented: str | None) -> Token:
-        """The token whose secret this is; Unauthorized when there is none, it is malformed, wrong or revoked."""
+    def authenticate(self, presented: str | None, *, now: datetime | None = None) -> Token:
+        """The token whose secret this is; Unauthorized when there is none, it is malformed, wrong, revoked or
+        expired (at `now`, the clock by default)."""
         m = _SECRET.fullmatch(presented or "")
         with self._lock:
             record = self._load().get(m.group(1)) if m else None
@@ -201,13 +210,18 @@ class TokenStore:
                                "(ledgermem token create)")
         if record["revoked"]:
             raise Unauthorized(f"token {record['token_id']} was revoked")
+        expires = record.get("expires_at")
+        if expires is not None and (now or datetime.now(timezone.utc)) >= datetime.fromisoformat(expires):
+            raise Unauthorized(f"token {record['token_id']} expired at {expires}; create a new one "
+                               "(ledgermem token create)")
         return self._token(record)
 
     @staticmethod
     def _token(record: dict[str, Any]) -> Token:
         return Token(token_id=record["token_id"], namespace=record["namespace"], scopes=frozenset(record["scopes"]),
                      created_at=record["created_at"], note=record.get("note", ""), revoked=bool(record["revoked"]),
-                     shared=tuple((g["namespace"], frozenset(g["scopes"])) for g in record.get("shared", ())))
+                     shared=tuple((g["namespace"], frozenset(g["scopes"])) for g in record.get("shared", ())),
+                     expires_at=record.get("expires_at"))
 
 
 __all__ = ["MAX_SEGMENTS", "SCOPES", "TOKEN_FILE", "Token", "TokenStore", "parse_scopes", "split_address"]

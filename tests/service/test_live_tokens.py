@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,57 @@ def test_control_the_secret_check_finds_the_random_part_alone(tmp_path: Path) ->
     with pytest.raises(AssertionError, match="secret was stored"):
         assert_no_secret(secret, f"stored: {random_part}".encode())
     assert_no_secret(secret, secret.split("_", 2)[1])  # the id alone is no secret
+
+
+def test_a_token_stops_authenticating_when_it_expires(tmp_path: Path) -> None:
+    made = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
+    store = TokenStore(tmp_path)
+    token, secret = store.create("acme", "read", now=made, expires_in=3600)
+    assert token.expires_at == "2026-11-01T10:00:00+00:00" and token.public()["expires_at"] == token.expires_at
+    assert store.authenticate(secret, now=made + timedelta(minutes=59)).token_id == token.token_id
+    with pytest.raises(Unauthorized, match="expired at 2026-11-01T10:00:00"):
+        store.authenticate(secret, now=made + timedelta(hours=1))
+    forever, forever_secret = store.create("acme", "read", now=made)  # control: no lifetime, no expiry
+    assert forever.expires_at is None
+    assert store.authenticate(forever_secret, now=made + timedelta(days=3650)).token_id == forever.token_id
+    with pytest.raises(BadRequest, match="expires_in"):
+        store.create("acme", "read", expires_in=0)
+
+
+def test_token_create_takes_a_lifetime_and_an_expired_token_is_401_over_http(tmp_path: Path) -> None:
+    import threading
+
+    import requests
+
+    from ledgermem.service.http import make_live_server
+    from ledgermem.service.live import LiveStore
+    from ledgermem.service.live_questions import LiveService
+    from tests.invoke import invoke_in
+
+    folder = tmp_path / "mem"
+    created = invoke_in(tmp_path, "token", "create", "--live", str(folder), "--namespace", "acme",
+                        "--expires-in", "1d", "--json")
+    assert created.exit_code == 0, created.output
+    assert json.loads(created.output)["expires_at"] is not None
+    bad = invoke_in(tmp_path, "token", "create", "--live", str(folder), "--namespace", "acme", "--expires-in", "soon")
+    assert bad.exit_code == 2 and "--expires-in" in bad.output and "not a duration" in bad.output
+    store = LiveStore(folder)
+    _, lapsed = store.tokens.create("acme", "read", now=datetime_ago(2), expires_in=3600)
+    _, fresh = store.tokens.create("acme", "read")
+    server = make_live_server(LiveService(store), 0, quiet=True)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/api/memory/streams"
+        answer = requests.get(url, params={"namespace": "acme"}, headers={"Authorization": f"Bearer {lapsed}"},
+                              timeout=30)
+        assert answer.status_code == 401 and "expired" in answer.json()["error"]
+        ok = requests.get(url, params={"namespace": "acme"}, headers={"Authorization": f"Bearer {fresh}"}, timeout=30)
+        assert ok.status_code == 200, ok.text
+    finally:
+        server.shutdown()
+        server.server_close()
+        store.close()
+
+
+def datetime_ago(hours: int) -> datetime:
+    return datetime.now(timezone.utc) - timedelta(hours=hours)
