@@ -389,6 +389,8 @@ class Session:
         return self.service.questions(mcp=mcp)
 
     def ask(self, name: str, arguments: Mapping[str, Any]) -> Any:
+        # authenticated once, when the session began: revoked or expired since, it answers nothing more
+        self.token = self.service.store.tokens.current(self.token.token_id)
         return self.service.ask(name, arguments, self.token)
 
     def error(self, exc: BaseException) -> tuple[int, dict[str, Any]]:

@@ -208,12 +208,20 @@ class TokenStore:
         if record is None or not hmac.compare_digest(given, stored):
             raise Unauthorized("a valid bearer token is required: send 'Authorization: Bearer lmt_...' "
                                "(ledgermem token create)")
+        return self.current(record["token_id"], now=now)
+
+    def current(self, token_id: str, *, now: datetime | None = None) -> Token:
+        """The token as the file says now; Unauthorized once it is revoked, expired or gone (a session that
+        authenticated once asks this before every call)."""
+        with self._lock:
+            record = self._load().get(token_id)
+        if record is None:
+            raise Unauthorized(f"token {token_id} is no longer in the token file")
         if record["revoked"]:
-            raise Unauthorized(f"token {record['token_id']} was revoked")
+            raise Unauthorized(f"token {token_id} was revoked")
         expires = record.get("expires_at")
         if expires is not None and (now or datetime.now(timezone.utc)) >= datetime.fromisoformat(expires):
-            raise Unauthorized(f"token {record['token_id']} expired at {expires}; create a new one "
-                               "(ledgermem token create)")
+            raise Unauthorized(f"token {token_id} expired at {expires}; create a new one (ledgermem token create)")
         return self._token(record)
 
     @staticmethod

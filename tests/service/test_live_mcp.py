@@ -155,3 +155,17 @@ def test_a_folder_another_process_serves_is_refused_with_one_line(folder: Path) 
         assert done.returncode == 1 and done.stderr.count("\n") == 1 and "another" in done.stderr
     finally:
         writer.stop()
+
+
+def test_a_token_revoked_during_an_mcp_session_answers_nothing_more(folder: Path) -> None:
+    store = TokenStore(folder)
+    token, secret = store.create("acme", "read,write")
+    client = LiveMcp(folder, secret)
+    try:
+        assert not client.call("record_turn", stream=S, user="My office is on floor 3.")["isError"]
+        store.revoke(token.token_id)  # from another process, as `ledgermem token revoke` does
+        refused = client.call("current_values", stream=S)
+        assert refused["isError"] and refused["structuredContent"]["status"] == 401
+        assert "revoked" in refused["structuredContent"]["error"]
+    finally:
+        client.stop()
