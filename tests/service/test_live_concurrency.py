@@ -198,10 +198,11 @@ def test_a_rolled_back_group_answers_an_error_and_its_idempotency_keys_are_free_
             thread.start()
             for _ in range(400):
                 with store.lock:
-                    if store.ledger.stream_version(stream_key(("acme", "u", "s"))) > 0 and store.writes("acme/u/s"):
-                        break
+                    if any(w["operation"] == "record_turn" for w in store.writes("acme/u/s")):
+                        break  # the turn is appended (its attribution row with it): the request waits to commit
                 threading.Event().wait(0.05)
             with store.lock:
+                assert store.ledger.stream_version(stream_key(("acme", "u", "s"))) > 0
                 assert store.ledger.last_seq > store.ledger.durable_seq == 0
                 store.ledger._abort_group()  # what a failed commit does
                 assert store.ledger.last_seq == 0 and store.writes() == []
