@@ -54,7 +54,7 @@ from ledgermem.ledger.store import BeforeCommit, Ledger, RecordedEvent, StreamKe
 from ledgermem.memory.backends import Backend, Completion, Message, identity
 from ledgermem.memory.memory import Memory
 from ledgermem.projections.materialise import ProjectionStore, projection_path
-from ledgermem.service.errors import Conflict, NotFound, ServeError
+from ledgermem.service.errors import Conflict, NotFound, ServeError, Unavailable
 from ledgermem.service.tokens import Token, TokenStore, split_address
 
 RUN_ID, SYSTEM = "live", "three_layer"
@@ -63,6 +63,23 @@ OPEN_MEMORIES = 256  # streams whose folded state stays in memory
 WRITES_DDL = ("CREATE TABLE IF NOT EXISTS service_writes (first_seq BIGINT NOT NULL, last_seq BIGINT NOT NULL, "
               "stream VARCHAR NOT NULL, operation VARCHAR NOT NULL, token_id VARCHAR NOT NULL, "
               "idempotency_key VARCHAR, request_sha256 VARCHAR, turn BIGINT, recorded_at TIMESTAMP NOT NULL)")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Mark:
+    """What a request saw (the ledger's last seq), the abort count it began at, and what it appended."""
+
+    seq: int
+    started: int
+    appended: tuple[tuple[int, str], ...]
+
+
+class RolledBack(Unavailable):
+    """A request's write went with a commit group that was rolled back: nothing of it was recorded."""
+
+    def __init__(self) -> None:
+        super().__init__("the write was rolled back with its commit group (see the server's log); nothing of it "
+                         "was recorded: send it again (with the same idempotency key)")
 
 
 def stream_key(address: tuple[str, ...]) -> StreamKey:
@@ -123,6 +140,23 @@ class AttributedLedger(Ledger):
     def current(self) -> Write | None:
         return getattr(self._local, "write", None)
 
+    @property
+    def appended(self) -> list[tuple[int, str]]:
+        """(seq, event id) of the last event of each append the calling thread's request made."""
+        found: list[tuple[int, str]] | None = getattr(self._local, "appended", None)
+        if found is None:
+            found = self._local.appended = []
+        return found
+
+    def survives(self, appended: Sequence[tuple[int, str]]) -> bool:
+        """Whether every one of these appends is still in the ledger (a rolled-back group took them if not)."""
+        for seq, event_id in appended:
+            row = self.conn.execute("SELECT event_id FROM events WHERE seq = ?", [seq]).fetchone() \
+                if seq <= self.last_seq else None
+            if row is None or row[0] != event_id:
+                return False
+        return True
+
     @current.setter
     def current(self, write: Write | None) -> None:
         self._local.write = write
@@ -142,6 +176,7 @@ class AttributedLedger(Ledger):
             if before_commit is not None:
                 before_commit(conn, recorded)
             written.append(recorded)
+            self.appended.append((recorded[-1].seq, recorded[-1].event_id))
 
         written: list[tuple[RecordedEvent, ...]] = []
         keyed = self.keyed() if write.idempotency_key is not None else None  # loaded before the write
@@ -214,23 +249,32 @@ class LiveStore:
 
     # -- group commit -------------------------------------------------------------------
 
-    def mark(self) -> tuple[int, int]:
-        """What a request has seen (call it holding the store's lock): the ledger's last seq and abort count."""
-        return self.ledger.last_seq, self.ledger.groups_aborted
+    def begin(self) -> int:
+        """A request starts (call it holding the store's lock): the abort count it starts from."""
+        self.ledger.appended.clear()
+        return self.ledger.groups_aborted
 
-    def sync(self, mark: tuple[int, int]) -> None:
+    def mark(self, started: int) -> Mark:
+        """What a request has seen and written (call it holding the store's lock), for `sync`."""
+        return Mark(self.ledger.last_seq, started, tuple(self.ledger.appended))
+
+    def lost(self, started: int, appended: Sequence[tuple[int, str]] | None = None) -> bool:
+        """Whether a group rolled back since the request began took any of its appends (holding the lock)."""
+        if self.ledger.groups_aborted == started:
+            return False
+        return not self.ledger.survives(self.ledger.appended if appended is None else appended)
+
+    def sync(self, mark: Mark) -> None:
         """Return once everything up to `mark` is durable, committing the open group if nobody has yet.
 
-        Call it without the store's lock. Raises `ServeError` when the group
-        holding those appends was rolled back: nothing of it was recorded.
+        Call it without the store's lock. Raises `RolledBack` when a group that
+        held one of the request's appends was rolled back: it was not recorded.
         """
-        seq, aborted = mark
         with self._commit_lock:
             with self.lock:
-                if self.ledger.groups_aborted != aborted:
-                    raise ServeError("the write was rolled back with its commit group (see the server's log); "
-                                     "nothing was recorded: retry it with the same idempotency key")
-                if self.ledger.durable_seq >= seq:
+                if self.lost(mark.started, mark.appended):
+                    raise RolledBack()
+                if self.ledger.durable_seq >= mark.seq:
                     return
                 self.ledger.commit_group()
 
@@ -325,5 +369,5 @@ class LiveStore:
         return [dict(zip(names, r)) for r in result.fetchall()]
 
 
-__all__ = ["LEDGER_FILE", "AttributedLedger", "LiveStore", "Unlocked", "Write", "address_of", "request_hash", "split_address",
+__all__ = ["LEDGER_FILE", "AttributedLedger", "LiveStore", "Mark", "RolledBack", "Unlocked", "Write", "address_of", "request_hash", "split_address",
            "stream_key"]

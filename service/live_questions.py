@@ -23,7 +23,8 @@ from ledgermem.memory.candidates import tool_call_tables
 from ledgermem.projections.events import FactExpired
 from ledgermem.memory.memory import Memory
 from ledgermem.service.errors import BadRequest, Conflict, NotFound
-from ledgermem.service.live import LiveStore, Write, request_hash
+from ledgermem.ledger.errors import LedgermemError
+from ledgermem.service.live import LiveStore, RolledBack, Write, request_hash
 from ledgermem.service.retention import apply_retention
 from ledgermem.service.questions import Arguments, Param, Question, error_body, jsonable
 from ledgermem.service.tokens import Token, split_address
@@ -361,8 +362,14 @@ class LiveService:
             address = split_address(args["stream"])
         token.check(address, question.scope)
         with self.store.holding(None if name == "list_streams" else address):
-            answer = jsonable(question.answer(Ask(self.store, token, address), args))
-            mark = self.store.mark()
+            started = self.store.begin()
+            try:
+                answer = jsonable(question.answer(Ask(self.store, token, address), args))
+            except LedgermemError as exc:
+                if self.store.lost(started):  # a rollback took its earlier appends: that is why it failed
+                    raise RolledBack() from exc
+                raise
+            mark = self.store.mark(started)
         self.store.sync(mark)  # nothing is answered that a crash could take back
         return answer
 

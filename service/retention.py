@@ -172,8 +172,9 @@ def apply_everywhere(store: LiveStore, clock: Callable[[], datetime] = _utcnow) 
         if policies.policy_for(address) is None:
             continue
         with store.holding(address):
+            started = store.begin()
             result = apply_retention(store, address, token, clock)
-            mark = store.mark()
+            mark = store.mark(started)
         store.sync(mark)
         if result["applied"]:
             applied.append(result)

@@ -14,8 +14,9 @@ import pytest
 from ledgermem.gate.invariants import audit
 from ledgermem.memory.backends import Completion, Message
 from ledgermem.memory.heuristic import HeuristicBackend
+from ledgermem.projections.events import TurnRecorded
 from ledgermem.projections.tokens import ESTIMATOR
-from ledgermem.service.live import LiveStore, stream_key
+from ledgermem.service.live import LiveStore, RolledBack, Write, stream_key
 from ledgermem.service.live_questions import LiveService
 from ledgermem.service.tokens import Token
 
@@ -223,3 +224,60 @@ def test_a_rolled_back_group_answers_an_error_and_its_idempotency_keys_are_free_
         assert reopened.ledger.verify().ok
     finally:
         reopened.close()
+
+
+class Held(HeuristicBackend):
+    """The heuristic backend, whose calls wait until the test lets them go."""
+
+    def __init__(self, entered: threading.Event, release: threading.Event) -> None:
+        super().__init__(tokenizer=ESTIMATOR)
+        self.entered, self.release = entered, release
+
+    def complete(self, messages: Sequence[Message], *, purpose: str) -> Completion:
+        self.entered.set()
+        assert self.release.wait(timeout=60)
+        return super().complete(messages, purpose=purpose)
+
+
+@pytest.mark.parametrize("new_stream", [True, False], ids=["its-start-rolled-back", "control-nothing-of-it-lost"])
+def test_a_request_whose_earlier_append_a_rollback_took_answers_503(tmp_path: Path, new_stream: bool) -> None:
+    """A request appends (a new stream's start), waits for its model, and meanwhile a group is rolled back:
+    what it writes next cannot stand on what is gone, so it answers 503 'rolled back', never a version
+    conflict or an acknowledgement. A request that had appended nothing of the lost group is answered (control)."""
+    entered, release = threading.Event(), threading.Event()
+    holding = {"on": False}
+
+    def make() -> Any:
+        return Held(entered, release) if holding["on"] else HeuristicBackend(tokenizer=ESTIMATOR)
+
+    store, svc, token = service(tmp_path / "mem", make)
+    try:
+        if not new_stream:
+            svc.ask("record_turn", {"stream": "acme/u/s", "user": "hello", "agent": "ok"}, token)
+            store._memories.clear()  # opened again, with the held backend
+        holding["on"] = True
+        errors: list[BaseException] = []
+        thread = threading.Thread(target=lambda: errors.extend(run_threads([lambda: svc.ask(
+            "record_turn", {"stream": "acme/u/s", "user": "My office is on floor 3.", "agent": "ok"}, token)])))
+        thread.start()
+        assert entered.wait(timeout=60)  # the request waits for its model, the store's lock let go
+        with store.lock:
+            assert (store.ledger.durable_seq < store.ledger.last_seq) == new_stream  # its start, not yet durable
+            with store.writing(Write("acme/other/s", "record_turn", token.token_id)):  # another stream's write
+                store.ledger.append(stream_key(("acme", "other", "s")),
+                                    [TurnRecorded(turn=1, record_id="r0001", text="x", agent="ok")],
+                                    expected_version=0)
+            store.ledger._abort_group()  # what a failed commit does: the whole open group goes
+        release.set()
+        thread.join(timeout=60)
+        if new_stream:
+            assert len(errors) == 1 and isinstance(errors[0], RolledBack), errors
+            assert svc.error(errors[0])[0] == 503
+            assert store.ledger.last_seq == 0
+        else:
+            assert errors == []
+            assert svc.ask("current_values", {"stream": "acme/u/s"}, token)["turn"] == 2
+            assert store.ledger.stream_version(stream_key(("acme", "other", "s"))) == 0
+    finally:
+        release.set()
+        store.close()
