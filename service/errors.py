@@ -105,6 +105,15 @@ class Unavailable(ServiceError):
     """The fact intake is not enabled on this server."""
 
 
+class RolledBack(Unavailable):
+    """A request's write went with a commit group that was rolled back (the live service): nothing of it was
+    recorded."""
+
+    def __init__(self) -> None:
+        super().__init__("the write was rolled back with its commit group (see the server's log); nothing of it "
+                         "was recorded: send it again (with the same idempotency key)")
+
+
 class AuditFailed(ServiceError):
     """A fact was recorded (the ledger is append-only) and the audit after it found a violation."""
 

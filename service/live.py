@@ -54,7 +54,7 @@ from ledgermem.ledger.store import BeforeCommit, Ledger, RecordedEvent, StreamKe
 from ledgermem.memory.backends import Backend, Completion, Message, identity
 from ledgermem.memory.memory import Memory
 from ledgermem.projections.materialise import ProjectionStore, projection_path
-from ledgermem.service.errors import Conflict, NotFound, ServeError, Unavailable
+from ledgermem.service.errors import Conflict, NotFound, RolledBack, ServeError
 from ledgermem.service.tokens import Token, TokenStore, split_address
 
 RUN_ID, SYSTEM = "live", "three_layer"
@@ -72,14 +72,6 @@ class Mark:
     seq: int
     started: int
     appended: tuple[tuple[int, str], ...]
-
-
-class RolledBack(Unavailable):
-    """A request's write went with a commit group that was rolled back: nothing of it was recorded."""
-
-    def __init__(self) -> None:
-        super().__init__("the write was rolled back with its commit group (see the server's log); nothing of it "
-                         "was recorded: send it again (with the same idempotency key)")
 
 
 def stream_key(address: tuple[str, ...]) -> StreamKey:
