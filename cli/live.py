@@ -35,6 +35,18 @@ def live_group() -> None:
     """
 
 
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    from ledgermem.gate.errors import CommandRejected
+    from ledgermem.gate.retention import parse_duration
+
+    if value is None:
+        return None
+    try:
+        return parse_duration(value, param.opts[0])
+    except CommandRejected as exc:
+        raise click.BadParameter(str(exc).split(": ", 1)[-1]) from None
+
+
 @live_group.command("serve")
 @click.argument("folder", type=click.Path(file_okay=False))
 @click.option("--port", type=click.IntRange(0, 65535), default=8766, show_default=True,
@@ -46,12 +58,12 @@ def live_group() -> None:
               help="Threads answering requests.")
 @click.option("--idle-timeout", type=click.FloatRange(min=0.1, max=3600), default=IDLE, show_default=True,
               help="Seconds a client may stay silent before its connection is closed.")
-@click.option("--retention-every", metavar="DURATION", default=None,
+@click.option("--retention-every", metavar="DURATION", default=None, callback=_duration,
               help="Apply the folder's retention policies to every stream they cover this often (90s, 15m, "
                    "1h, 1d; attributed to server:retention-schedule). Default: only when a client asks.")
 @fails_cleanly
 def live_serve(folder: str, port: int, backend: str, quiet: bool, workers: int, idle_timeout: float,
-               retention_every: str | None) -> None:
+               retention_every: int | None) -> None:
     """Serve the live memory in FOLDER over HTTP JSON on 127.0.0.1 (created if new).
 
     Every request under /api/memory/ needs 'Authorization: Bearer <token>'
@@ -65,24 +77,16 @@ def live_serve(folder: str, port: int, backend: str, quiet: bool, workers: int, 
       curl -s -H "Authorization: Bearer $TOKEN" \\
         'http://127.0.0.1:8766/api/memory/values?stream=acme/user-42/session-7'
     """
-    from ledgermem.gate.errors import CommandRejected
-    from ledgermem.gate.retention import parse_duration
     from ledgermem.service.http import make_live_server
     from ledgermem.service.live import LiveStore
     from ledgermem.service.live_questions import LiveService
     from ledgermem.service.retention import RetentionSchedule
 
-    every = None
-    if retention_every is not None:
-        try:
-            every = parse_duration(retention_every, "--retention-every")
-        except CommandRejected as exc:
-            raise click.UsageError(str(exc)) from None
     store = LiveStore(folder, backend=backend)
     server = listen(lambda: make_live_server(LiveService(store), port, quiet=quiet, workers=workers,
                                              idle=idle_timeout), port, store.close)
     streams = len(store.ledger.streams())
-    schedule = RetentionSchedule(store, every) if every is not None else None
+    schedule = RetentionSchedule(store, retention_every) if retention_every is not None else None
     serve_until_stopped(server, lambda bound: (
         f"serving the live memory {folder} ({streams} stream{'s' if streams != 1 else ''}, "
         f"{len(store.tokens.tokens())} token(s)) at http://127.0.0.1:{bound}/ : explorer at /, API under "
@@ -131,18 +135,6 @@ def retention_group() -> None:
     Example:
       ledgermem live retention set mem/ --namespace acme --keep-raw-turns 20 --expire-facts-after 30d
     """
-
-
-def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
-    from ledgermem.gate.errors import CommandRejected
-    from ledgermem.gate.retention import parse_duration
-
-    if value is None:
-        return None
-    try:
-        return parse_duration(value, param.opts[0])
-    except CommandRejected as exc:
-        raise click.BadParameter(str(exc).split(": ", 1)[-1]) from None
 
 
 @retention_group.command("set")
@@ -229,12 +221,12 @@ def token_group() -> None:
 @click.option("--share", "shares", multiple=True, metavar="NAMESPACE=SCOPES",
               help="A further grant, e.g. 'acme/shared=read' (repeatable): streams several agents share.")
 @click.option("--note", default="", help="What the token is for (stored, shown by `token list`).")
-@click.option("--expires-in", metavar="DURATION", default=None,
+@click.option("--expires-in", metavar="DURATION", default=None, callback=_duration,
               help="The token stops authenticating this long after now (90s, 15m, 12h, 30d, 2w). Default: "
                    "until revoked.")
 @json_option("Print JSON (with the secret) instead of text.")
 @fails_cleanly
-def token_create(live: str, namespace: str, scopes: str, shares: tuple[str, ...], note: str, expires_in: str | None,
+def token_create(live: str, namespace: str, scopes: str, shares: tuple[str, ...], note: str, expires_in: int | None,
                  as_json: bool) -> None:
     """Create a token and print its secret once: only its salted hash is stored.
 
@@ -242,16 +234,8 @@ def token_create(live: str, namespace: str, scopes: str, shares: tuple[str, ...]
     Example:
       ledgermem token create --live mem/ --namespace acme/user-42 --scope read,write --share acme/shared=read
     """
-    from ledgermem.gate.errors import CommandRejected
-    from ledgermem.gate.retention import parse_duration
     from ledgermem.service.tokens import TokenStore
 
-    lifetime = None
-    if expires_in is not None:
-        try:
-            lifetime = parse_duration(expires_in, "--expires-in")
-        except CommandRejected as exc:
-            raise click.UsageError(str(exc)) from None
     grants = []
     for share in shares:
         other, sep, other_scopes = share.partition("=")
@@ -259,7 +243,7 @@ def token_create(live: str, namespace: str, scopes: str, shares: tuple[str, ...]
             raise click.BadParameter(f"{share!r}: give NAMESPACE=SCOPES, e.g. acme/shared=read", param_hint="--share")
         grants.append((other, other_scopes))
     Path(live).mkdir(parents=True, exist_ok=True)
-    token, secret = TokenStore(Path(live)).create(namespace, scopes, note=note, shared=grants, expires_in=lifetime)
+    token, secret = TokenStore(Path(live)).create(namespace, scopes, note=note, shared=grants, expires_in=expires_in)
     if as_json:
         out.print(json.dumps({**token.public(), "secret": secret}), markup=False, soft_wrap=True)
         return

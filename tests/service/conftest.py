@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -270,3 +271,20 @@ def assert_no_secret(secret: str, found_in: str | bytes) -> None:
     for part in (secret, matched.group(2)):
         needle = part.encode() if isinstance(found_in, bytes) else part
         assert needle not in found_in, "a token's secret was stored"
+
+
+@contextmanager
+def live_http(store: Any) -> Iterator[str]:
+    """The live service of `store` (a `LiveStore`) over HTTP on a free loopback port, answered by a thread: its
+    URL. The server stops and the store closes on leaving."""
+    from ledgermem.service.http import make_live_server
+    from ledgermem.service.live_questions import LiveService
+
+    server = make_live_server(LiveService(store), 0, quiet=True)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        store.close()

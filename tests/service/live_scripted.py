@@ -7,7 +7,6 @@ the tool returned, so every question makes one tool call whose candidate table i
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,9 +18,8 @@ import requests
 from ledgermem.memory.backends import Message, RoutedBackend, ScriptedBackend
 from ledgermem.memory.factory import make_backend
 from ledgermem.projections.tokens import ESTIMATOR
-from ledgermem.service.http import make_live_server
 from ledgermem.service.live import LiveStore
-from ledgermem.service.live_questions import LiveService
+from tests.service.conftest import live_http
 
 STREAM = "acme/user-42/session-7"
 TURNS = [("My office is on floor 3.", "Noted."), ("I live in Lyon.", "OK."),
@@ -59,12 +57,5 @@ def live_server(folder: Path) -> Iterator[LiveServer]:
     store = LiveStore(folder, backend=backend)
     secrets = {name: store.tokens.create(ns, scopes)[1] for name, ns, scopes in (
         ("writer", "acme", "read,write"), ("reader", "acme", "read"), ("outsider", "globex", "read,write"))}
-    server = make_live_server(LiveService(store), 0, quiet=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield LiveServer(f"http://127.0.0.1:{server.server_address[1]}", store, secrets)
-    finally:
-        server.shutdown()
-        server.server_close()
-        store.close()
+    with live_http(store) as url:
+        yield LiveServer(url, store, secrets)

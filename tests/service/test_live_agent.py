@@ -4,7 +4,6 @@ keeps its memory in the live service through `ledgermem.client`."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,10 +12,10 @@ import pytest
 
 from ledgermem.client import MemoryClient
 from ledgermem.service.agent_loop import MODEL_TOOLS, Agent
-from ledgermem.service.http import make_live_server
 from ledgermem.service.live import LiveStore
-from ledgermem.service.live_questions import LiveService, openai_tools
+from ledgermem.service.live_questions import openai_tools
 from tests.llm_server import ScriptedLlmServer
+from tests.service.conftest import live_http
 
 S = "acme/user-42/session-7"
 
@@ -25,14 +24,8 @@ S = "acme/user-42/session-7"
 def memory(tmp_path: Path) -> Iterator[tuple[MemoryClient, LiveStore]]:
     store = LiveStore(tmp_path / "mem")
     secret = store.tokens.create("acme/user-42", "read,write")[1]
-    server = make_live_server(LiveService(store), 0, quiet=True)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    try:
-        yield MemoryClient(f"http://127.0.0.1:{server.server_address[1]}", secret), store
-    finally:
-        server.shutdown()
-        server.server_close()
-        store.close()
+    with live_http(store) as url:
+        yield MemoryClient(url, secret), store
 
 
 def tool_call(name: str, arguments: Any, ident: str = "call_1") -> tuple[str, bytes]:

@@ -13,10 +13,9 @@ import pytest
 import requests
 
 from ledgermem.gate.invariants import audit
-from ledgermem.service.http import make_live_server
 from ledgermem.service.live import LiveStore
 from ledgermem.service.live_questions import LIVE_QUESTIONS, LiveService
-from tests.service.conftest import assert_no_secret
+from tests.service.conftest import assert_no_secret, live_http
 
 
 @dataclass
@@ -41,15 +40,8 @@ def live(tmp_path: Path) -> Iterator[Live]:
     secrets = {name: store.tokens.create(ns, scopes)[1] for name, ns, scopes in (
         ("acme", "acme", "read,write"), ("acme_reader", "acme", "read"), ("acme_eraser", "acme", "read,erase"),
         ("globex", "globex", "read,write,erase"), ("user42", "acme/user-42", "read,write"))}
-    server = make_live_server(LiveService(store), 0, quiet=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield Live(f"http://127.0.0.1:{server.server_address[1]}", store, secrets)
-    finally:
-        server.shutdown()
-        server.server_close()
-        store.close()
+    with live_http(store) as url:
+        yield Live(url, store, secrets)
 
 
 S = "acme/user-42/session-7"

@@ -18,11 +18,11 @@ from ledgermem.gate.invariants import audit
 from ledgermem.gate.retention import RetentionPolicy
 from ledgermem.projections.events import FactExpired, KeyShredded, RetentionApplied
 from ledgermem.service.errors import ServeError
-from ledgermem.service.http import make_live_server
 from ledgermem.service.live import LiveStore, Write
 from ledgermem.service.live_questions import LiveService
 from ledgermem.service.retention import (POLICY_FILE, SCHEDULE_TOKEN_ID, RetentionPolicies, RetentionSchedule,
                                          apply_everywhere, apply_retention)
+from tests.service.conftest import live_http
 
 S = "acme/user-42/session-7"
 TURNS = ["My office is on floor 3 of the Zephyrine tower.", "I live in Quimperlé-sur-Mer.",
@@ -34,15 +34,8 @@ def live(tmp_path: Path) -> Iterator[dict[str, Any]]:
     store = LiveStore(tmp_path / "mem")
     secrets = {name: store.tokens.create(ns, scopes)[1] for name, ns, scopes in (
         ("writer", "acme", "read,write"), ("eraser", "acme", "read,erase"), ("globex", "globex", "read,erase"))}
-    server = make_live_server(LiveService(store), 0, quiet=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield {"url": f"http://127.0.0.1:{server.server_address[1]}", "store": store, "secrets": secrets}
-    finally:
-        server.shutdown()
-        server.server_close()
-        store.close()
+    with live_http(store) as url:
+        yield {"url": url, "store": store, "secrets": secrets}
 
 
 def post(live: dict[str, Any], who: str, path: str, body: dict[str, Any]) -> requests.Response:

@@ -11,7 +11,7 @@ import pytest
 
 from ledgermem.service.errors import BadRequest, Forbidden, Unauthorized
 from ledgermem.service.tokens import Token, TokenStore, split_address
-from tests.service.conftest import assert_no_secret
+from tests.service.conftest import assert_no_secret, live_http
 
 
 def test_the_token_file_holds_no_secret_and_is_private(tmp_path: Path) -> None:
@@ -162,13 +162,9 @@ def test_a_token_stops_authenticating_when_it_expires(tmp_path: Path) -> None:
 
 
 def test_token_create_takes_a_lifetime_and_an_expired_token_is_401_over_http(tmp_path: Path) -> None:
-    import threading
-
     import requests
 
-    from ledgermem.service.http import make_live_server
     from ledgermem.service.live import LiveStore
-    from ledgermem.service.live_questions import LiveService
     from tests.invoke import invoke_in
 
     folder = tmp_path / "mem"
@@ -181,19 +177,13 @@ def test_token_create_takes_a_lifetime_and_an_expired_token_is_401_over_http(tmp
     store = LiveStore(folder)
     _, lapsed = store.tokens.create("acme", "read", now=datetime_ago(2), expires_in=3600)
     _, fresh = store.tokens.create("acme", "read")
-    server = make_live_server(LiveService(store), 0, quiet=True)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/api/memory/streams"
+    with live_http(store) as base:
+        url = base + "/api/memory/streams"
         answer = requests.get(url, params={"namespace": "acme"}, headers={"Authorization": f"Bearer {lapsed}"},
                               timeout=30)
         assert answer.status_code == 401 and "expired" in answer.json()["error"]
         ok = requests.get(url, params={"namespace": "acme"}, headers={"Authorization": f"Bearer {fresh}"}, timeout=30)
         assert ok.status_code == 200, ok.text
-    finally:
-        server.shutdown()
-        server.server_close()
-        store.close()
 
 
 def datetime_ago(hours: int) -> datetime:
