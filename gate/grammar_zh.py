@@ -29,18 +29,22 @@ _SLOT_CHARS = rf"[{_CJK}A-Za-z0-9 _\-()]"
 _SLOT = rf"(?P<slot>{_SLOT_CHARS}{{1,18}}?)"
 _ADV = (r"(?:现在|目前|如今|已经|已|刚刚|刚|其实|实际上|实际|真的|也|还|就|都|暂时|最近|正式|终于|又|重新|今天|这周|本周|"
         r"最后|最终|后来|自[^，,]{1,6}?起|从[^，,]{1,6}?起|即日起|"
-        r"早就|早已|一直|始终|还是|已被|被|现已|均|亦|则|便|特|仍|仍然|依然|照样)*")
+        r"早就|早已|一直|始终|还是|已被|被|现已|均|亦|则|便|特|仍|仍然|依然|照样|一向|向来|这些年|多年来|"
+        r"这[\d一两二三四五六七八九十几]+(?:年|个月|天|周)|近[\d一两二三四五六七八九十几]+(?:年|个月)|相应|随之|同步|"
+        r"确(?=为|是|实)|确实|的确|应(?=为|是|更正|改为|调整)|跟着|随着|直接|干脆|而家|已经|最后|总算|就(?=定))*")
 _ADV_CHANGE = ("现在", "目前", "如今", "已经", "已", "刚刚", "刚", "其实", "实际上", "终于", "最近", "正式", "重新", "又",
                "早就", "早已", "被", "现已")
 _CHANGE = (r"(?P<verb>改成|改为|改到|改回|换成|换为|换到|换回|变成|变为|变回|调成|调为|调到|调整为|调整到|调整成|"
            r"更新为|更新成|更新到|更改为|更改成|升到|升为|升级为|升级到|升级成|降到|降为|搬到|搬去|挪到|转到|定为|定成|"
            r"设为|设成|设置为|设置成|修改为|修改成|涨到|涨为|降低到|降低为|提高到|提高为|增加到|增加为|减少到|减少为|"
            r"变更为|变更成|改用|换用|成了|登记为|登记成|记为|记成|写成|写为|填为|填成|切换到|切换成|切换为|调换为|"
-           r"更换为|更换成|替换为|替换成|确定为|确定成|核定为|调回|改回到|换回到|恢复为|恢复成|恢复到|切到|切成|切为|切回|"
-           r"换了成|改了成|记录为|记录成|存为|保存为|标记为|改做|改了做|变做|换做|转做|弄成|搞成|定了|设了|选了|→|->|换(?![了过掉成为到回用新个一])|"
+           r"更换为|更换成|替换为|替换成|更正为|更正成|改正为|回到|重回|确定为|确定成|核定为|调回|改回到|换回到|恢复为|恢复成|恢复到|切到|切成|切为|切回|"
+           r"转了做|转成|转为|改了做|(?<=就)定(?![下了好来])|落在|定在|弄成了|搞成了|(?:变|换|改)了\s*(?:现在|而家|目前)(?:是|系|为)|"
+           r"改(?![了过掉成为到回用变动天日好一个完下正善名口进革])(?=\S{2,})|换了成|改了成|记录为|记录成|存为|保存为|标记为|改做|改了做|变做|换做|转做|弄成|搞成|定了|设了|选了|→|->|换(?![了过掉成为到回用新个一])|"
            r"变(?![了过掉成为到回化动更])(?=[A-Za-z0-9]))")
-_COPULA = r"(?P<cop>是|(?<![华因作成认以行更变改])为|(?<![联关体派院维干])系(?![统列数])|叫|叫做|在|(?<![0-9]):|(?<![0-9])：|=|＝)"
-_OWNER = (r"(?:本人的|本人|我(?:那个|这个|那|这)|我(?:平时|一直|现在|目前|常|经常|还)?(?:在用|用着|常用|用|登记|留|填|设|定|选)的|"
+_COPULA = (r"(?P<cop>(?:用|选|填|设|定|登记|留)的是|(?<=[A-Za-z0-9\u3400-\u9fff])(?:用|选|填|设|登记)的(?=\s*[^\s是就])|乃|"
+           r"就(?![是在要会能得不没好行可用也都])(?=\S{2,})|是|(?<![华因作成认以行更变改])为|(?<![联关体派院维干])系(?![统列数])|叫|叫做|在|(?<![0-9]):|(?<![0-9])：|=|＝)")
+_OWNER = (r"(?:本人的|本人|我自己(?:用|选|填|登记|设|定)?的|我(?:那个|这个|那|这|个|嘅|哋)|我(?:平时|一直|现在|目前|常|经常|还)?(?:在用|用着|常用|用|登记|留|填|设|定|选)的|"
           r"我的|我)")
 _LEAD_ADJ = r"(?:现在的|目前的|新的|最新的|当前的|新)?"
 
@@ -54,7 +58,9 @@ _BA_RE = re.compile(
 )
 _IS_RE = re.compile(rf"^{_OWNER}{_LEAD_ADJ}{_SLOT}\s*(?P<adv>{_ADV})\s*{_COPULA}\s*(?P<value>.+)$")
 _BARE_NOW_RE = re.compile(rf"^{_SLOT}\s*(?P<adv>(?:现在|目前|如今|已经|现已|已)+{_ADV})\s*(?:是|为)\s*(?P<value>.+)$")
-_TERSE_NOW_RE = re.compile(rf"^{_SLOT}\s*现(?:为|是)?(?![在场金代象实])(?P<value>\S{{2,}})$")
+_NOW_NO_COPULA_RE = re.compile(rf"^{_SLOT}\s*(?:现在|目前|如今)(?!是|为|在|的|还|也|都|就|又|已|正|要|会|能|可|得|很|挺|太|非常|比较|更|最|好|不|没|有)"
+                                rf"(?P<value>\S.{{1,30}})$")  # "工位现在9楼"
+_TERSE_NOW_RE = re.compile(rf"^{_SLOT}\s*现(?:为|是)?(?![在场金代象实])(?P<value>\S.+)$")
 _LABEL_RE = re.compile(rf"^(?![0-9]){_SLOT}\s*(?P<cop>(?<![0-9])[:：]|[=＝]|——)\s*(?P<value>.+)$")
 _WAS_NOW_RE = re.compile(  # "工位变更：原3楼，现7楼"
     rf"^(?![0-9]){_SLOT}\s*(?:变更|更新|调整|修改|变动)?\s*[：:]\s*(?:由|原|原来|以前|之前)(?:为|是)?(?P<old>[^，,]+?)[，,]\s*"
@@ -63,13 +69,16 @@ _WAS_NOW_RE = re.compile(  # "工位变更：原3楼，现7楼"
 _BARE_COPULA_RE = re.compile(rf"^{_SLOT}\s*(?:就|也|还|一直)?是\s*(?P<value>.+)$")
 _WAS_RE = re.compile(rf"^(?![0-9]){_SLOT}\s*(?:变更|更新|调整|修改|变动)?\s*[：:]\s*(?:由|原|原来|以前|之前)(?:为|是)?(?P<old>.+)$")
 _IF_YOU_NEED_RE = re.compile(rf"^(?:要是|如果|万一|假如)你(?:哪天|以后|之后|什么时候)?(?:需要|要|想要|想知道|用得上)(?:我的)?{_SLOT}$")
-_REMEMBER_SAID_RE = re.compile(rf"^(?:你)?还记得我(?:说|讲|提)过?(?:的)?(?:我的)?{_SLOT}(?:是|为)(?P<old>.+?)(?:吗|嘛|不)?$")
-_DIFFERENT_RE = re.compile(rf"^.{{0,8}}的{_SLOT}(?:跟|和|与)我(?:的)?不一样$")
-_IT_IS_THIS_RE = re.compile(rf"^{_OWNER}{_SLOT}(?:就是|是)(?:这个|这|它|这一个)$")
+_REMEMBER_SAID_RE = re.compile(
+    rf"^(?:(?:你)?还记得我(?:说|讲|提)过?|(?:之前|上次|以前)(?:我)?(?:提过|说过|讲过|告诉过你))(?:的)?(?:我的|我)?{_SLOT}(?:是|为)"
+    rf"(?P<old>.+?)(?:吗|嘛|不|对吧|是吧|吧)?$")
+_DIFFERENT_RE = re.compile(rf"^.{{0,8}}的{_SLOT}(?:(?:跟|和|与)我(?:的)?不一样|五花八门|各不相同|各有不同|都不一样|不尽相同|千奇百怪|"
+                           rf"各种各样|各式各样)$")
+_IT_IS_THIS_RE = re.compile(rf"^{_OWNER}{_SLOT}(?:用的|选的|填的)?(?:就是|是)(?:这个|这|它|这一个)$")
 _PAREN_VALUE_RE = re.compile(rf"^{_OWNER}{_SLOT}\s*[（(](?P<value>[^（）()]+)[）)]\s*(?:一直|从来|还是|也)?(?:没变过?|没改过?|不变|没换过?)$")
 _OWNED_SLOT_RE = re.compile(rf"^(?:本人的|本人|我(?:那个|这个|那|这)|我的){_SLOT}$")
 _VALUE_FIRST_RE = re.compile(
-    rf"^(?P<value>.{{1,24}}?)(?:现在|目前)?(?:是|就是)(?:我(?:的|在用的|用的|现在用的|新的|现在的)?|本人的?){_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦)?$"
+    rf"^(?P<value>.{{1,24}}?)(?:现在|目前)?(?:是|就是)(?:我(?:的|在用的|用的|现在用的|新的|现在的|常用的|登记的|留的|填的|选的|设的|自己的|自己用的|一直用的|平时用的)?|本人的?){_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦)?$"
 )
 _TOPIC_FRONT_RE = re.compile(  # "工位我选了7楼", "工位我用的是7楼"
     rf"^{_SLOT}\s*(?:这块儿?|这边|方面|嘛|呢|的话)?[，,\s]*我\s*(?:现在|目前|一直)?\s*"
@@ -77,24 +86,36 @@ _TOPIC_FRONT_RE = re.compile(  # "工位我选了7楼", "工位我用的是7楼"
 )
 _TOPIC_RE = re.compile(
     rf"^{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*{_ADV}\s*(?:换了|改了|变了|调了|更新了|更改了|变动了|有变化|有变动|换过了|改过了|换掉了|"
-    rf"改掉了|换新的了|换新了|换了新的|改新的了|也换了|又换了|又改了|又变了|变啦|换啦|改啦|弄好了|搞定了|办好了|定下来了|"
-    rf"(?:那边|这边)?(?:帮我)?(?:更新|改|换)一下|我?重新(?:弄|换|改|搞|设)了(?:一个|个新的)?|"
-    rf"不再是.+?了?|已经不是.+?了?|不是.+?了|以前是.+?|之前是.+?|原来是.+?|本来是.+?)(?:哈|啊|呀|哦|嘛|哟|啦|呢)?$"
+    rf"改掉了|换掉了|换新的了|换新了|换了新的|改新的了|也换了|又换了|又改了|又变了|变啦|换啦|改啦|弄好了|搞定了|办好了|定下来了|"
+    rf"(?:那边|这边)?(?:帮我)?(?:更新|改|换)一下|我?重新(?:弄|换|改|搞|设)了(?:一个|个新的|一?下)?|拍板了|敲定了|"
+    rf"不再是.+?了?|已经不是.+?了?|不是.+?了|不用.+?了|不要.+?了|弃了.+?|弃用了?.+?|告别了?.+?|换掉了?.+?|以前是.+?|之前是.+?|原来是.+?|本来是.+?)(?:哈|啊|呀|哦|嘛|哟|啦|呢|喇|啰|喽|咯|囉)?$"
 )
+_DONE_WITH_RE = re.compile(rf"^(?:刚|才|终于|总算)?(?:折腾完|弄完|搞完|搞定|处理完|改完|换完|弄好|搞好)了?{_OWNER}?{_SLOT}$")
+_TOLD_WRONG_RE = re.compile(  # "我之前给你的工位是错的": what follows is the right value
+    rf"^我?(?:之前|上次|刚才|刚刚|以前)?(?:给|告诉|跟|和|发)你(?:说)?的{_SLOT}(?:是|写|填)?错的?了?$")
+_IF_ASKED_RE = re.compile(rf"^(?:如果|要是|万一)(?:有人|别人|谁)(?:问起|问到|问)(?:我的|我)?{_SLOT}$")
+_LANDED_ON_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*{_ADV}\s*(?:落在|定在|停在)(?P<value>.+?)上$")  # "工位最后落在7楼上"
+_FILL_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*(?:填|写)(?:的是)?\s*(?P<value>.+?)就(?:对了|行了?|好了?|可以了?)$")
 _SORTED_RE = re.compile(
     rf"^(?:终于|总算|刚|已经)?(?:把|将){_OWNER}?{_SLOT}\s*(?:搞定|弄好|办好|改好|换好|处理好|定下来|换了|改了|更新了)了?$"
 )
 _ABOUT_RE = re.compile(
-    rf"^(?:(?:关于|至于|说到|对于|说起|提到|你(?:之前|刚才|上次|前面)?问(?:过)?(?:我)?|问)\s*{_OWNER}?{_SLOT}"
+    rf"^(?:(?:关于|至于|说到|对于|说起|提到|你(?:之前|刚才|刚刚|刚|上次|前面)?问(?:过)?(?:我)?|问)\s*{_OWNER}?{_SLOT}"
     rf"(?:的话|嘛|呢|啊|呀|这块儿?|方面|这个)?"
     rf"|{_OWNER}?(?P<slot2>{_SLOT_CHARS}{{1,18}}?)(?:的话|这块儿?|这边|方面|呢|嘛|的部分)(?:喔|哦|啊|呀|呢)?"
     rf"|(?:大家|他们|我们|同事们?|朋友们?)?(?:都)?(?:在)?(?:聊|说|问|讨论|比|对比|晒|比较)(?:起|了)?(?P<slot3>{_SLOT_CHARS}{{1,18}}?))$"
 )
 _ANAPHOR_RE = re.compile(
-    rf"^(?:不过|但是|但|而|所以)?\s*(?:{_ADV})\s*(?:新的|新)?(?:改成了?|换成了?|变成了?|调到了?|改为|更新为|变更为|现为|现是|现|是|为|就是|"
+    rf"^(?:不过|但是|但|而|所以)?\s*(?:这次|这回|如今)?\s*(?:{_ADV})\s*(?:新的|新)?(?:改用|换用|改成用|对的是|正确的是|正确的应该是|"
+    rf"应该是|就说是|就说|弄成了?|搞成了?|变成了?|变|系|填|写|(?:更新|变更|修改|调整|更改|改)后(?:的)?(?:为|是)|改成了?|换成了?|变成了?|调到了?|改为|更新为|变更为|现为|现是|现|是|为|就是|"
     rf"我是|我的是|我的呢是|我用的是|用的是|我用|我选了|我选的是|我定的是|我现在用|改)\s*(?P<value>.+)$"
 )
-_BACK_RE = re.compile(rf"^(?:这|那)?(?:就)?是我(?:的|新的|现在的|在用的|用的)?{_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦)?$")
+_AS_MY_RE = re.compile(
+    rf"^(?:(?:劳驾|麻烦|烦请|请|请您|帮我|帮忙)(?:您|你)?(?:帮我|帮忙)?)?(?P<me>我|本人)?{_ADV}"
+    rf"(?:将|把|拿|用)(?P<value>(?:[^，,]|(?<=\d),(?=\d)){{1,24}}?)(?:登记为|登记成|记为|记成|设为|设成|设置为|设置成|当作|当成|当|作为|做)"
+    rf"(?P<own>我的|本人的|我|本人)?{_LEAD_ADJ}{_SLOT}$"
+)
+_BACK_RE = re.compile(rf"^(?:(?:这|那)(?:个|一个)?)?(?:就)?是我(?:的|新的|现在的|在用的|用的)?{_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦)?$")
 _DEHUA_RE = re.compile(rf"^{_OWNER}?{_SLOT}的话\s*(?:是|为|就是|就)?\s*(?P<value>.+)$")
 
 _LEAD_BLOCKERS = (
@@ -113,30 +134,39 @@ _OTHER_OWNERS = (
 _SLOT_STOP = ("我", "你", "他", "她", "它", "把", "将", "不", "没", "如果", "假如", "要是", "应该", "可能", "打算", "准备",
               "觉得", "认为", "是", "吗", "呢", "吧", "什么", "多少", "哪", "谁", "几", "现在", "目前", "如今", "以前",
               "之前", "原来", "刚才", "已经", "今天", "昨天", "明天", "被", "已", "一直", "这块", "这是", "就是", "并非",
-              "并不", "不是", "绝非", "并未", "这次", "后来", "本人", "倘若", "如果", "但", "那是", "那", "们")
+              "并不", "不是", "绝非", "并未", "这次", "这回", "后来", "本人", "倘若", "如果", "但", "那是", "那", "们")
 _SLOT_WHOLE_STOP = frozenset({"的", "是", "了", "呢", "啊", "新的", "新", "旧的", "现在的", "目前的", "原来的", "这个", "那个",
-                              "嘛", "呀", "话", "的话"})
+                              "嘛", "呀", "话", "的话", "对的", "弄", "搞", "用的", "选的", "定的", "填的", "设的", "登记的", "留的"})
 _SLOT_BLOCK = frozenset({"意思", "天", "天哪", "想法", "问题", "看法", "建议", "理解", "意见", "感觉", "猜测",
                          "计划", "目标", "回答", "答案", "心情", "错", "错误", "习惯", "状态", "身体", "工作", "事",
-                         "东西", "情况", "信息", "资料", "事项"})
+                         "东西", "情况", "信息", "资料", "事项",
+                         # a form's own fields, not facts about the user: "变更原因：工作调整"
+                         "原因", "变更原因", "修改原因", "理由", "备注", "说明", "附件", "申请人", "项目", "变更项目",
+                         "修改项目", "内容", "主题", "标题", "变更后", "变更前", "更新后", "修改后", "调整后", "新值",
+                         "旧值", "原值", "现值", "日期", "结果", "处理结果"})
+# A form names the field in one label and gives its value in another: "项目：工位；内容：7楼".
+_ITEM_LABELS = frozenset({"项目", "变更项目", "修改项目", "更新项目", "登记项目", "事项", "字段", "信息项", "主题"})
+_VALUE_LABELS = frozenset({"内容", "变更后", "更新后", "修改后", "调整后", "新值", "现值", "新内容", "变更内容", "登记内容",
+                           "填写内容", "值", "新的"})
 _VALUE_MARKERS = ("什么", "多少", "哪", "吗", "几", "谁", "怎么", "如何", "啥")
 _VALUE_BAD_START = ("不是", "不再", "不用", "不要", "不会", "不想", "不知", "不清楚", "不确定", "不一样", "没", "也", "还是",
                     "就是", "都", "否", "一样", "同样", "差不多", "这", "那", "挺好", "很好", "太好", "有点", "不错", "好的",
                     "我", "你", "他", "她", "在", "是", "它")
 _TRAIL = re.compile(
-    r"(?:了|啦|哦|喔|噢|哈|哈哈|呀|啊|嘛|的|哟|呢|噢|么|呗|咯|捏|耶|齁|囉|咧|句号|逗号|～|~|…|\.\.\.|！|!|。|，|,|；|;|\s)+$"
+    r"(?:了|啦|哦|喔|噢|哈|哈哈|呀|啊|嘛|的|哟|呢|噢|么|呗|咯|捏|耶|齁|囉|咧|句号|逗号|～|~|…|\.\.\.|！|!|。|，|,|；|;|—|－|\s)+$"
     r"|(?:了)?(?:现在|目前|如今|今天起|从今天起|从现在起|开始|以后|以后就是这个|为准|这个|喔|为止|特此告知|请查收|"
-    r"请知悉|谢谢|多谢|感谢|麻烦了|辛苦了)$"
+    r"请知悉|谢谢|多谢|感谢|麻烦了|辛苦了|才对|才是对的|就对了|就行了?|就好了?|就可以了?|没错|没错的|对的)$"
 )
 _CHANGE_TAIL = re.compile(r"(?:今天起|从今天起|从现在起|以后|为准)$")
 # Asides in brackets that are not part of the value: "（之前是3楼）", "（已更新）".
 _PAREN_ASIDE = re.compile(r"[（(](?:原|之前|以前|已|新|注|备注|即|不是|旧|变更|更新|特此|请|如|若)[^（）()]*[）)]$"
-                          r"|[（(][^（）()]*(?:请|联系|谢谢|如有|若有|备查|存档)[^（）()]*[）)]$")
+                          r"|[（(][^（）()]*(?:请|联系|谢谢|如有|若有|备查|存档|详见|参见|见附件|附件)[^（）()]*[）)]$|[（(](?:本人|我的|自己|我)[）)]$")
 _MAX_VALUE_CHARS = 40
 
 
 def _clean_value(raw: str) -> tuple[str, bool]:
     value = re.sub(r"^(?:那个|就是|就|呃|嗯)+(?=\S)", "", raw.strip())
+    value = re.split(r"然后|(?:，|；|(?<!\d),|,(?!\d))\s*(?:请|谢谢|麻烦|烦请|如有|若有|特此|此前|之前|以前|原来|记一下|挺|蛮|很)", value, maxsplit=1)[0]
     if value.count("（") + value.count("(") > value.count("）") + value.count(")"):
         value = re.split(r"[（(][^（）()]*$", value)[0]  # "7楼（如有疑问": an aside cut by a comma
     change = False
@@ -183,18 +213,21 @@ def bare_value(clause: str) -> str | None:
 def _slot(raw: str) -> str | None:
     """The user's own slot, normalised; None when someone else owns it or it is not a noun phrase."""
     slot = " ".join(raw.split()).strip()
+    slot = re.sub(r"^(?:至于|关于|对于|说到|提到|说起)(?=\S)", "", slot)  # "至于工位的话"
+    slot = re.sub(r"(?<=\S)(?:的部分|\s*(?:新的|最新|新))$", "", slot)  # "工位的部分喔", "工位 新：7楼"
     if slot.startswith(("我们", "咱们")):
         return None  # "我们搬到了7楼": ours, not a slot of the user's
-    for prefix in ("把我的", "将我的", "本人的", "本人", "我那个", "我这个", "我现在用的", "我在用的", "我用的", "我常用的",
+    for prefix in ("把我的", "将我的", "本人的", "本人", "我那个", "我这个", "我个", "我嘅", "我现在用的", "我在用的", "我用的", "我常用的",
                    "我登记的", "我留的", "我的", "把", "将", "我"):
         if slot.startswith(prefix) and len(slot) > len(prefix):
             slot = slot[len(prefix):].strip()
             break
-    for adj in ("现在的", "目前的", "新的", "最新的", "当前的"):
+    for adj in ("现在的", "目前的", "新的", "最新的", "当前的", "自己的", "自己用的", "常用的", "登记的", "留的", "填的",
+                "选的", "设的", "一直用的", "平时用的", "在用的", "更新后的", "变更后的", "修改后的", "调整后的", "改后的"):
         if slot.startswith(adj) and len(slot) > len(adj):
             slot = slot[len(adj):]
-    if not slot:
-        return None
+    if not slot or re.search(r"就(?![业诊读职餐医近])", slot):
+        return None  # "昵称就小鱼": a clause, not a slot
     if "的" in slot:
         owner = slot.rsplit("的", 1)[0]
         if re.search("(?:" + "|".join(_OTHER_OWNERS) + r")(?:用|开|住|买|在用|常用|现在用)?$", owner) or re.search(
@@ -220,7 +253,7 @@ def _blocked(lead: str) -> bool:
 
 def _found(slot_raw: str, value_raw: str, *, change: bool) -> Clause:
     slot = _slot(slot_raw)
-    if slot is None or re.search(r"待定|暂定|未定|未确认|待确认|没关系|无关", value_raw):
+    if slot is None or re.search(r"待定|暂定|未定|未确认|待确认|没关系|无关|(?:那|这|的)(?:件)?事|没成|没办成|未成|作罢|黄了", value_raw):
         return None  # "工位→7楼（待定）" is not settled
     value, tail_change = _clean_value(value_raw)
     if not _valid_value(value) or re.search(r"(?:不|没|未)$", value):
@@ -239,11 +272,11 @@ _BARE_IS_RE = re.compile(
     rf"\s*(?P<value>.+)$"
 )
 _OPENERS = re.compile(
-    r"^(?:对了|另外|还有|然后|所以|嗯+|哦+|噢|啊|诶|哎|好的|好|那个|就是|话说|顺便说一下|顺便提一下|顺便|告诉你|跟你说|"
-    r"和你说|跟你讲|说一下|提一下|记一下|请记住|记住|记得|注意|更正一下|更正|勘误|纠正一下|纠正|补充一下|补充一点|补充下信息|"
-    r"补充|再补充一句|更新一下|更新|刚才说错了|我说错了|说错了|打错了|不好意思|抱歉|其实|实际上|最新消息|通知一下|提醒一下|"
+    r"^(?:对了|另外|还有|然后|所以|嗯+|哦+|噢|啊|诶|哎|好的|好|那个|就是说|就是|话说|顺便说一下|顺便提一下|顺便|告诉你|跟你说|"
+    r"和你说|跟你讲|说一下|提一下|记一下|请记住|记住|记得|注意|更正一下|更正(?![为成后])|勘误|纠正一下|纠正|补充一下|补充一点|补充下信息|"
+    r"补充|再补充一句|更新一下|更新(?![后为成到的了])|刚才说错了|我说错了|说错了|打错了|不好意思|抱歉|其实|实际上|最新消息|通知一下|提醒一下|"
     r"备注|另外说一下|特此告知|特此说明|特此通知|供您备查|烦请更新|烦请知悉|请知悉|您好|你好|hi|hello|btw|fyi|ok|okay|"
-    r"我记得|记得|印象中|呃+|嗯+那个|那个那个|就是说|欸|诶|哎呀|唉|小爱同学|天猫精灵|小度小度|小度|hey siri|siri|"
+    r"我记得|记得|我印象中|印象中|我印象里|印象里|搞半天|闹了半天|折腾了半天|呃+|嗯+那个|那个那个|就是说|欸|诶|哎呀|唉|小爱同学|天猫精灵|小度小度|小度|hey siri|siri|"
     r"等下|等等|改了改了|对对|哈喽|嘿|诶对|话说回来|对了对了|跟你讲哦|跟你说哦|告诉你哦|烦请登记|请登记|登记一下|请更新|"
     r"烦请协助处理以下事项|有几点需要告知|以下是|如下)[哦啊呀哈~～！!]*[：:，,、\s]*",
     re.IGNORECASE,
@@ -257,18 +290,35 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     "说错了"), so "工位应该是7楼" is the corrected value, not a guess.
     """
     clause = clause.strip().strip("\"'“”‘’「」『』 ")
+    m = _BACK_RE.match(clause)
+    if m and clause.startswith("就是") and _slot(m["slot"]):
+        return Topic(_slot(m["slot"]) or "", False, back=True)  # "7楼！对，就是我的工位": before "就是" goes as an opener
     previous = None
     while previous != clause:
         previous = clause
         clause = _OPENERS.sub("", clause).strip()
     clause = re.sub(r"^(?:现在|目前|如今|最近|最终|最后|后来)(?=[^的是为])", "", clause)  # "现在工位换用7楼"
+    clause = re.sub(r"^(?:月初|月底|月中|年初|年底|年中|上个?月|上周|上星期|上礼拜|前几天|前阵子|前段时间|前些天|昨天|前天|今天|今早|"
+                    r"刚才|刚刚|日前|近日|近期|这周|本周|这个月|本月|上个?月[尾底初]|琴日|寻日|尋日|噚日)(?:的时候)?\s*(?=我|本人|把|将|说到|提到|说起|问)", "",
+                    clause)  # "上周我把工位从3楼换到了7楼"
+    clause = re.sub(r"^(?:你|您)(?:那边|这边|那儿|那里)\s*(?=\S)", "", clause)  # "你那边工位改一下"
     clause = re.sub(r"^【[^】]{1,16}】\s*(?=\S)", "", clause)  # a form's header: "【个人信息登记】工位——7楼"
-    clause = re.sub(r"^(?:\d{1,2}[)）.、]|[一二三四五六七八九十]+[、.）)]|[（(]\d{1,2}[)）]|[•·*])\s*", "", clause)  # list items
+    clause = re.sub(r"^(?:\d{1,2}[)）.、]|[一二三四五六七八九十]+[、.）)]|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,3})[)）]|[•·*])\s*", "",
+                    clause)  # list items
+    request = re.match(r"^(?:可以|能|能不能|可不可以|麻烦)(?:你|您)?(?=帮我|帮忙)(?P<rest>.+?)(?:吗|嘛|好吗|可以吗|行吗|好不好)?$", clause)
+    if request:  # "可以帮我把工位从3楼改成7楼吗": a request, not a question
+        clause = request["rest"]
     if not clause:
         return None
     split = re.search(r"(?<![0-9A-Za-z])[:：]", clause)
     head, tail = (clause[: split.start()], clause[split.end():]) if split else (clause, "")
     if split and tail.strip():
+        label = head.strip()
+        if label in _ITEM_LABELS and _slot(tail.strip()):  # "项目：工位": the field a form is about
+            return Topic(_slot(tail.strip()) or "", bool(re.search(r"变更|修改|更新", label)), bare=True)
+        if label in _VALUE_LABELS:  # "内容：7楼": the value of the field named before, if one was
+            value, _ = _clean_value(tail)
+            return Anaphor(value, label != "内容") if topic_open and _valid_value(value) else Blocked("a form's value")
         if re.search(r"我|本人", tail):  # "特此告知：本人的工位为7楼": the head is an opener
             return parse_clause(tail, topic_open=topic_open, correcting=correcting)
         m = _WAS_NOW_RE.match(clause)
@@ -280,11 +330,24 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             if found is not None:
                 return found
     clause = re.sub(r"(是|的|那个)\1+", r"\1", clause)  # a stutter: "我的工位是是7楼"
+    clause = re.sub(r"((?:换|改|变|调)了)\1+", r"\1", clause)  # "工位变了变了现在是7楼"
+    clause = re.sub(r"(换|改|变|调)了\1(?=成|为|到)", r"\1", clause)  # "工位换了换成了7楼"
     clause = re.sub(r"[嗯呃]+", "", clause)  # voice fillers
     clause = re.sub(r"(?:改|换|更新|调)一下(?=改|换|更新|调)", "", clause)  # "工位改一下改成7楼"
-    clause = re.sub(r"(?<=\S)(?:的部分|这样|這樣|这样子)(?=是|$)", "", clause)  # 台湾用语: "我工位的部分是7楼這樣"
+    clause = re.sub(r"^那(?=\S{1,14}的部分)", "", clause)  # "那工位的部分就是7楼"
+    clause = re.sub(r"(?<=\S)(?:的部分|这样|這樣|这样子)(?=就?是|$)", "", clause)  # 台湾用语: "我工位的部分是7楼這樣"
     if re.search(r"(?:说|发了?句|发了?条|写|写着|道|讲|问|喊|回)[了过]?[：:]?\s*[“\"「『]", clause):
         return Blocked("quoted speech")  # 他在群里发了句“我的工位是7楼”: his words, not the user's
+    if topic_open and re.match(_PERSON_IS, clause):
+        return Blocked("someone else's value")  # "工位这块儿，我表哥是7楼": the cousin's, not the user's
+    m = _IF_ASKED_RE.match(clause)
+    if m and _slot(m["slot"]):
+        return Topic(_slot(m["slot"]) or "", False, bare=True)  # "如果有人问起我的工位，就说是7楼"
+    m = re.match(r"^就(?:说|讲|回|答)(?:是)?(?P<value>.+)$", clause)
+    if m and topic_open:
+        value, _ = _clean_value(m["value"])
+        if _valid_value(value):
+            return Anaphor(value, False)
     m = _IF_YOU_NEED_RE.match(clause)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", False, bare=True)  # "要是你哪天需要我的工位，就是7楼"
@@ -294,16 +357,29 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     m = _REMEMBER_SAID_RE.match(clause)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", True, bare=False)  # "还记得我说工位是3楼吗？现在变成7楼了"
-    topic = re.fullmatch(r"(?:那|至于)?(?P<slot>.+?)(?:呢|嘛)", clause)
-    if topic and _slot(topic["slot"]):
+    topic = (re.fullmatch(r"(?:那|至于)?(?P<slot>.+?)(?:呢|嘛)", clause)
+             or re.fullmatch(r"(?P<slot>[^，,]{2,14}?)(?:哦|喔|噢|啊|呀)", clause))
+    if topic and re.match(r"(?:说到|提到|说起|关于|问)", topic["slot"]):
+        topic = None  # "说到工位嘛": read below as "说到工位"
+    if topic and topic.group(0)[-1] not in "呢嘛" and (topic_open or re.search(r"[就是为了在改换变成到]", topic["slot"])):
+        topic = None  # "7楼呀" answers a slot already named
+    if topic and _slot(topic["slot"]) and not re.fullmatch(_INTERJECTION, topic["slot"]) and not re.search(
+            r"就|是", topic["slot"]):
         return Topic(_slot(topic["slot"]) or "", False, bare=True)  # "工位呢，我是7楼": as for my desk
     if _HEDGE_TAIL.search(clause):
         return Blocked("a question or a hedge")
+    m = _AS_MY_RE.match(clause)
+    if m and (m["me"] or m["own"]) and not _blocked_inside(clause):  # "请将7楼登记为本人的工位", "我一直拿小鱼当昵称"
+        found = _found(m["slot"], m["value"], change=False)
+        if found is not None:
+            return found
     if _PAST_FRAME.match(clause):
         return Blocked("a past frame")  # "以前读书的时候，我的工位是3楼": what follows is the past
     owner_at = min((i for i in (clause.find("我"), clause.find("本人")) if i >= 0), default=-1)
     lead = clause[:owner_at] if owner_at > 0 else ""
     past = _PAST_LEAD.match(clause)
+    if past and correcting and clause.startswith("原来"):
+        past = None  # "原来我的工位是7楼，之前记错了": "it turns out", not "it used to be"
     if past:  # "以前我的工位是3楼" / "原来的工位是3楼": the old value; what follows may say the new one
         m = _IS_RE.match("我的" + past["rest"].removeprefix("我的").removeprefix("我")) or _BARE_IS_RE.match(past["rest"])
         slot = _slot(m["slot"]) if m else None
@@ -320,9 +396,21 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         found = _found(m["slot"], m["value"], change=True) if m else None
         if found is not None:
             return found
+    m = _VALUE_FIRST_RE.match(body)
+    if m and not re.match(r"可能|也许|大概|或许|应该|估计|好像|似乎", m["value"]):
+        found = _found(m["slot"], m["value"], change=False)  # "咸鱼不想翻身是我常用的昵称": the value may say anything
+        if found is not None:
+            return found
     if _blocked_inside(body):
         return Blocked("a plan, report, hedge or negation")
     return _core(body, topic_open)
+
+
+_PEOPLE = (r"(?:[表堂]?[哥姐弟妹]|[妈爸叔姨舅爷奶]|儿子|女儿|孩子|老婆|老公|室友|同事|朋友|同学|老板|领导|邻居|闺蜜|"
+           + "|".join(o for o in _OTHER_OWNERS if len(o) >= 2) + ")")
+_PERSON_IS = rf"^我(?:的)?{_PEOPLE}(?:的)?(?:是|用的是|用的|选的是|填的是|则是|呢是)"
+_DIFFERENT_FROM_RE = re.compile(rf"^我(?:和|跟|与)(?:我的?)?{_PEOPLE}(?:的)?{_SLOT}不一样$")  # "我和我哥工位不一样，我是7楼"
+_INTERJECTION = r"(?:好|好的|对|对的|是|是的|行|可以|没问题|知道了|收到|明白|谢谢|嗯|哈哈|天哪|不是|真的|这样|那样|这个|那个)"
 
 
 def _slot_like(lead: str) -> bool:
@@ -331,10 +419,18 @@ def _slot_like(lead: str) -> bool:
         return False
     return bool(re.search(r"[A-Za-z\u4e00-\u9fff]", lead)) and _slot(re.sub(r"(?:这块儿?|这边|方面|嘛|呢|的话)?[，,\s]*$", "", lead)) is not None and not re.search(
         r"[，,：:]|开始|以来|起|后|时候|今天|昨天|最近|上周|这周|本周|[\d一二三四五六七八九十上下本这每]+个?月|今年|去年|明年|"
-        r"\d+年|\d+日|号$", lead)
+        r"\d+年|\d+日|[\d一二三四五六七八九十]号$", lead)
 
 
 def _core(body: str, topic_open: bool) -> Clause:
+    for pattern, change in ((_DONE_WITH_RE, True), (_TOLD_WRONG_RE, True), (_DIFFERENT_FROM_RE, False), (_IF_ASKED_RE, False)):
+        m = pattern.match(body)
+        if m and _slot(m["slot"]):  # a slot named now, its value in the next clause
+            return Topic(_slot(m["slot"]) or "", change, bare=True)
+    for pattern in (_LANDED_ON_RE, _FILL_RE):
+        m = pattern.match(body)
+        if m and (found := _found(m["slot"], m["value"], change=pattern is _LANDED_ON_RE)) is not None:
+            return found
     for pattern in (_BA_RE, _CHANGE_RE):
         m = pattern.match(body)
         if m:
@@ -366,6 +462,10 @@ def _core(body: str, topic_open: bool) -> Clause:
             slot = _slot(m["slot"])  # "我的工位不是3楼，是7楼": only what follows is a fact
             return Topic(slot, True) if slot else Blocked("negated")
         adv = m["adv"] or ""
+        if m["cop"] == "就" and (re.search(r"[了过着]\s*$", value) or len(_clean_value(value)[0]) < 2):
+            return None  # "我的手机就坏了": a verb, not a value
+        if "的" in m["cop"] and (re.search(r"是|为", value) or re.match(_PERSON_IS, "我" + m["slot"] + "是")):
+            return None  # "我室友用的工位是7楼": the roommate's
         found = _found(m["slot"], value, change=any(a in adv for a in _ADV_CHANGE) or "现在的" in body[:6])
         if found is not None:
             return found
@@ -379,6 +479,11 @@ def _core(body: str, topic_open: bool) -> Clause:
     m = _OWNED_SLOT_RE.match(body)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", False, bare=True)  # "我那个工位，是7楼"
+    m = _NOW_NO_COPULA_RE.match(body)
+    if m and not re.search(r"[了过着吧吗呢]$|^(?:[挤忙乱吵热冷远近贵满空堵]|便宜)", m["value"]):
+        found = _found(m["slot"], m["value"], change=True)
+        if found is not None:
+            return found
     m = _BARE_NOW_RE.match(body) or _TERSE_NOW_RE.match(body)
     if m:
         found = _found(m["slot"], m["value"], change=True)

@@ -265,7 +265,8 @@ _TAG_QUESTION = re.compile(
 
 _REQUEST = re.compile(
     r"^(?:(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+|kindly\s+)?(?:update|change|set|switch|note|"
-    r"record|remember|save|put|make|correct|amend|edit|log|register|use|keep|list|mark|kindly|please|pls)\b)",
+    r"record|remember|save|put|make|correct|amend|edit|log|register|use|keep|list|mark|kindly|please|pls)\b)"
+    r"|^(?:可以|能|能不能|可不可以|麻烦)(?:你|您)?(?:帮我|帮忙)(?:把|将|改|换|更新|登记|记)",
     re.IGNORECASE,
 )
 # A piece after a comma that continues a value: "Canary Wharf, Level 9", "nights, 22:00-06:00".
@@ -370,13 +371,17 @@ class _Reader:
                 self.topic, self.pending = None, []
                 if read.reason == "a past frame":
                     index += 1  # the clause the frame governs is about the past
+            elif re.fullmatch(r"(?:对|对的|对对|是的|没错|嗯|yes|yeah|yep|right|correct)", body, re.IGNORECASE) and (
+                    self.pending or self.loose is not None):
+                continue  # "7楼！对，就是我的工位": an affirmation between the value and the slot that owns it
             else:
                 self.pending = [*self.pending[-2:], body]
                 if re.match(r"(?:not|no\s+longer|isn't|is\s+not)\b|不再是|不是|我的(?:嘛|呢|话|啊)$", body, re.IGNORECASE):
                     continue  # "my X? not 3F anymore — 7F": the old value, then the new one
                 if self.topic is not None and self.topic.bare:
                     self.topic = None  # a slot named on its own is answered in the clause right after it, or not at all
-        if not yielded and len(subs) == 1 and self.pending and len(subs[0].split()) <= 6 and not self.zh(subs[0]):
+        if not yielded and len(subs) == 1 and self.pending and len(subs[0].split()) <= 6 and (
+                not self.zh(subs[0]) or len(grammar_zh.bare_value(subs[0]) or "") >= 2):
             self.loose = self.pending[-1]  # "3rd floor. That's my office floor": the next sentence may name it
 
 

@@ -50,6 +50,46 @@ def test_single_fact_is_detected_exactly(text: str, expected: FactMention) -> No
     assert detect_facts(text) == (expected,)
 
 
+# Constructions of plain Chinese the grammar reads (slots and values of our own, not a corpus's):
+# duration and formal adverbs between the slot and the copula, value first, a form's two labels,
+# Cantonese, a request, a slot named by others then "mine", a correction, "use/pick" as the copula.
+ZH_CONSTRUCTIONS = [
+    ("我的工位这三年一直是7楼。", "工位", "7楼"),
+    ("经核实，本人的车牌号确为沪A12345。", "车牌号", "沪A12345"),
+    ("谨此说明：我的邮箱乃leo@x.com", "邮箱", "leo@x.com"),
+    ("由于调岗，我的工位相应调整为9楼，请更新记录。", "工位", "9楼"),
+    ("我的工位已经更新了，更新后为9楼", "工位", "9楼"),
+    ("勘误：本人工位应更正为9楼。", "工位", "9楼"),
+    ("本月事项：（一）本人工位调整为9楼；（二）请删除旧提醒。", "工位", "9楼"),
+    ("我昵称选的小鱼，挺好记", "昵称", "小鱼"),
+    ("小鱼是我常用的昵称", "昵称", "小鱼"),
+    ("小鱼，我昵称用的就是它", "昵称", "小鱼"),
+    ("小鱼！对，就是我的昵称", "昵称", "小鱼"),
+    ("请将9楼登记为本人的工位。", "工位", "9楼"),
+    ("我一直拿小鱼当昵称", "昵称", "小鱼"),
+    ("昵称弃了大鱼，改用小鱼", "昵称", "小鱼"),
+    ("兜兜转转，昵称又回到小鱼了", "昵称", "小鱼"),
+    ("上周我把昵称从大鱼换到了小鱼", "昵称", "小鱼"),
+    ("已改 昵称现在小鱼", "昵称", "小鱼"),
+    ("项目：昵称；内容：小鱼；状态：已确认", "昵称", "小鱼"),
+    ("朋友们的昵称五花八门，我的是小鱼", "昵称", "小鱼"),
+    ("我那个昵称就小鱼嘛", "昵称", "小鱼"),
+    ("昵称哦 小鱼呀 咋了", "昵称", "小鱼"),
+    ("您好：我的工位为9楼（详见附件），请存档备查。", "工位", "9楼"),
+    ("可以帮我把工位从3楼改成7楼吗？谢谢", "工位", "7楼"),
+    ("工位最后落在7楼上", "工位", "7楼"),
+    ("我和我姐工位不一样，我是7楼", "工位", "7楼"),
+    ("我之前给你的工位是错的，对的是7楼", "工位", "7楼"),
+    ("之前提过我工位是3楼对吧，现在改7楼了", "工位", "7楼"),
+    ("我個工位係7樓啊，唔好搞錯", "工位", "7樓"),
+]
+
+
+@pytest.mark.parametrize(("text", "slot", "value"), ZH_CONSTRUCTIONS)
+def test_chinese_constructions_are_read_as_one_fact(text: str, slot: str, value: str) -> None:
+    assert [(m.slot, m.value) for m in detect_facts(text)] == [(slot, value)]
+
+
 NEGATIVES = [
     "What is my office floor?",
     "What is my office floor now?",
@@ -80,6 +120,14 @@ NEGATIVES = [
     "如果工位改成7楼就好了。",
     "今天天气不错。",
     "好的，记住了。",
+    "我的手机就坏了。",
+    "我室友用的昵称是小鱼",
+    "工位这块儿，我表哥是7楼",
+    "昵称改小鱼那事没成，别记",
+    "我打算拿小鱼当昵称",
+    "工位现在很挤",
+    "好的。这是我的工位",
+    "好哦 小鱼呀",
     "",
 ]
 
