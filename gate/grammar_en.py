@@ -99,7 +99,7 @@ _ADV = (r"(?:(?P<adv>now|currently|still|actually|really|officially|finally|basi
 _ADV_CHANGE = frozenset({"now", "currently", "finally", "presently", "at present", "right now",
                          "these days", "nowadays", "actually"})
 _COPULA = (r"(?P<cop>(?<=\S)\s*=|(?<=[^\s\d])\s*:|\s+na(?=\s)|\s+now(?=\s)|"
-           r"\s+(?:(?:currently|now|still|usually|normally|actually)\s+)?(?:is|iz|si|'s|’s|"
+           r"\s+(?:(?:currently|now|still|usually|normally|actually)\s+)?(?:is\s+become|has\s+became|is|iz|si|'s|’s|"
            r"it\s+is|it's|it’s|sits\s+at|stands\s+at|comes\s+to|reads|has\s+been|have\s+been|remains|stays|is\s+set\s+to|is\s+listed\s+as|reads|"
            r"stands\s+at|comes\s+to|sits\s+at|is\s+at|'s\s+at|equals|happens\s+to\s+be|has\s+become|became|"
            r"is\s+down\s+as|is\s+recorded\s+as|is\s+registered\s+as|is\s+saved\s+as|is\s+on\s+file\s+as|"
@@ -114,7 +114,7 @@ _CHANGE_VERB = (
     r"fell|fallen|became|become|modified|adjusted|revised|corrected|amended|reverted|returned|went\s+back|"
     r"changed\s+back|switched\s+back|moved\s+back|bumped\s+up|bumped\s+down|renamed|reassigned|replaced|"
     r"migrated|ported|rebooked|rescheduled|pushed|postponed|brought\s+forward|increased|cut|went|shifted|change|"
-    r"switch|update|move|shift)"
+    r"switch|update|move|shift|chgd|chngd|chg'd|changd)"
 )
 _FROM = r"(?:\s+from\s+(?P<old>.+?))?"
 _TO = r"\s+(?:over\s+|back\s+|up\s+|down\s+)?(?:to|into|as)\s+"
@@ -123,7 +123,7 @@ _MY = re.compile(r"\bmy\s+", re.IGNORECASE)
 _I_CHANGE = re.compile(
     r"\b(?:i|we|they|someone|somebody|hr|it|the\s+company|the\s+office|my\s+(?:company|employer|office|landlord|bank))"
     r"(?:'ve|’ve|\s+have|\s+had|\s+just|\s+finally|\s+recently|\s+officially|\s+now|\s+went\s+ahead\s+and|"
-    r"\s+(?:just\s+|finally\s+)?went\s+and)*\s+"
+    r"\s+(?:just\s+|finally\s+|only\s+)?(?:went|gone)\s+and)*\s+"
     r"(?P<verb>changed|updated|switched|moved|set|swapped|bumped|reset|upgraded|downgraded|raised|shifted|"
     r"lowered|increased|decreased|transferred|relocated|changed\s+over|switched\s+over|adjusted|"
     r"corrected|modified|amended)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+(?:over|back|across))?" + _FROM + _TO
@@ -134,7 +134,7 @@ _BARE_PAST = re.compile(
     r"^(?:(?:just|finally|also|so|and|oh|ok|okay|lol|then|recently|officially)\s+)*"
     r"(?:changed|updated|switched|swapped|moved|bumped|upgraded|downgraded|reset|raised|lowered|set|put|got|adjusted|"
     r"increased|decreased|cut|reduced|dropped|lifted|reverted|renamed|changed\s+over|switched\s+over)\s+(?:over\s+)?"
-    r"(?:my|the)\s+" + _ADJ + _SLOT + _FROM + _TO + r"(?P<value>.+)$",
+    r"(?:my|the)\s+" + _ADJ + _SLOT + r"(?:\s+(?:over|across|back))?" + _FROM + _TO + r"(?P<value>.+)$",
     re.IGNORECASE,
 )
 _SWAPPED_OUT = re.compile(
@@ -157,7 +157,8 @@ _V_FOR_MY = re.compile(
     r"opted\s+for|stick\s+with|sticking\s+with|stuck\s+with|landed\s+on|ended\s+up\s+with|upgraded\s+to|downgraded\s+to|"
     r"bumped\s+(?:it\s+)?(?:up\s+|down\s+)?to|treat|consider|count|regard|take)\s+(?P<value>.+?)\s+(?:down\s+)?"
     r"(?:for|as|on)\s+my\s+" + _ADJ + _SLOT
-    + r"(?:\s+(?:now|these\s+days|lately|instead|too|as\s+well|lol|haha+|btw|fyi|rn))*"
+    + r"(?:\s+(?:now|these\s+days|lately|instead|too|as\s+well|lol|haha+|btw|fyi|rn|after\s+all|in\s+the\s+end|eventually|"
+    r"for\s+now|pretty\s+much\s+always|mostly))*"
     + r"(?:\s+(?:instead\s+of|rather\s+than|not)\s+.+)?$",
     re.IGNORECASE,
 )
@@ -184,7 +185,7 @@ _MY_PAST = re.compile(r"my\s+" + _ADJ + _SLOT + r"\s+(?:used\s+to\s+be|was|had\s
                       r"(?P<old>.+)$", re.IGNORECASE)
 _MY_CHANGED_ALONE = re.compile(r"my\s+" + _ADJ + _SLOT + r"\s+" + _CHANGE_VERB + r"(?:\s+(?:again|recently|"
                                r"today|yesterday|this\s+week|last\s+week|lately|smh|lol|ugh|btw|ffs|omg|haha+|finally|"
-                               r"once\s+more|as\s+well|too))*$", re.IGNORECASE)
+                               r"once\s+more|as\s+well|too|yet\s+again|once\s+again|o|oh|sha|lah|lor|ugh|again\s+lol))*$", re.IGNORECASE)
 _MY_IS = re.compile(r"my\s+" + _ADJ + _SLOT + _COPULA + r"\s*" + _ADV + r"(?P<value>.+)$",
                     re.IGNORECASE)
 _MY_CONTRACTED = re.compile(r"my\s+" + _ADJ + r"(?P<slot>" + _W + r"(?:\s+" + _W + r"){0,4}?)(?:'s|’s)\s+"
@@ -206,37 +207,60 @@ _RECORD_AS = re.compile(
     re.IGNORECASE,
 )
 _USE_V_AS = re.compile(
-    r"^(?:(?:please|kindly|pls|going\s+forward|from\s+now\s+on)\s*,?\s+)*(?:use|put|take|record|note|register|list|"
-    r"enter|save|keep|file|log)\s+(?P<value>.+?)\s+(?:as|for)\s+my\s+" + _ADJ + _SLOT
+    r"^(?:(?:please|kindly|pls|going\s+forward|from\s+now\s+on|henceforth)\s*,?\s+)*(?:use|put|take|record|note|register|list|"
+    r"enter|save|keep|file|log|treat|consider|regard|count)\s+(?P<value>.+?)\s+(?:as|for)\s+my\s+" + _ADJ + _SLOT
     + r"(?:\s+(?:rather\s+than|instead\s+of|not)\s+.+)?(?:\s+(?:lol|haha+|pls|please|thx|thanks|btw|fyi|rn|now|ok|okay))*$",
     re.IGNORECASE,
 )
 _THE_SLOT_I = re.compile(
     r"^(?:the|my)\s+" + _ADJ + _SLOT + r"\s+(?:(?:that\s+)?i(?:'m|’m|\s+am|'ve|’ve|\s+have)?\s+"
     r"(?:have|use|using|got|go\s+by|gave\s+you|registered|put\s+down|set|chose|chosen|picked|selected|entered|"
-    r"signed\s+up\s+for|went\s+with|settled\s+on)|on\s+file|of\s+(?:me|mine)|for\s+me)"
+    r"signed\s+up\s+for|went\s+with|settled\s+on|stick\s+to|stick\s+with|rely\s+on|go\s+for|prefer|'m\s+on|am\s+on)"
+    r"|on\s+file|of\s+(?:me|mine)|for\s+me)"
     r"\s+(?:now\s+)?(?:is|'s|’s|=|:)\s+(?:now\s+)?(?P<value>.+)$",
     re.IGNORECASE,
 )
 _WHAT_I_USE = re.compile(
     r"^(?P<value>.{1,40}?)\s+is\s+what\s+i(?:'m|’m|\s+am|'ve|’ve|\s+have)?\s+(?:use|using|have|go\s+with|put|put\s+down|"
     r"gave|set|chosen|chose|picked|registered|got|entered|selected|settled\s+on|went\s+with|going\s+with|gone\s+with|"
-    r"gone\s+for|ended\s+up\s+with|landed\s+on|stuck\s+with|opted\s+for)\s+"
-    r"(?:as|for)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+now)?$",
+    r"gone\s+for|ended\s+up\s+with|landed\s+on|stuck\s+with|opted\s+for|stick\s+to|stick\s+with|rely\s+on|go\s+for)\s+"
+    r"(?:as|for)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+(?:now|pretty\s+much\s+always|mostly|always))?$",
     re.IGNORECASE,
 )
 _BACK_TOPIC = re.compile(
     r"^(?:and\s+|so\s+)?(?:that(?:'s|’s|\s+is|s)|this\s+is|it(?:'s|’s|\s+is)|which\s+is|those\s+are|that\s+would\s+be|"
-    r"thas)\s+(?:now\s+)?(?:my\s+(?:new\s+|current\s+)?|the\s+(?:new|current)\s+)" + _SLOT + r"(?:\s+(?:now|these\s+days|currently))?"
+    r"thas)\s+(?:now\s+)?(?:my\s+(?:new\s+|current\s+)?|the\s+(?:new|current)\s+|the\s+(?=\S+(?:\s+\S+){0,3}\s+now$))" + _SLOT
+    + r"(?:\s+(?:now|these\s+days|currently))?"
     r"(?:\s+(?:lol|haha+|btw|fyi|rn|now|ok|okay|tho))*$",
     re.IGNORECASE,
 )
 _IF_YOU_NEED = re.compile(
-    r"^(?:if|in\s+case|whenever)\s+(?:you|anyone|someone|somebody|they|people|something|anything|a\s+form|the\s+form|"
+    r"^(?:if|in\s+case|whenever|should)\s+(?:you|anyone|someone|somebody|they|people|something|anything|a\s+form|the\s+form|"
     r"an\s+app|a\s+website)\s+(?:ever\s+)?(?:need|needs|want|wants|"
     r"wanna|ask|asks|asked|have\s+to\s+know|are\s+asked\s+for)\s+(?:for\s+|about\s+|to\s+know\s+)?"
-    r"my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
+    r"my\s+" + _ADJ + _SLOT + r"(?:\s+for\s+(?:anything|something|any\s+reason|a\s+form))?$", re.IGNORECASE)
 _GAVE_WRONG = re.compile(r"\b(?:i\s+)?(?:gave|told|sent)\s+you\s+the\s+wrong\s+" + _SLOT + r"(?:\s+(?:before|earlier|last\s+time))?$",
+                         re.IGNORECASE)
+# Constructions that name the slot in one clause and give its value in the next, or give both in an order
+# of their own: "my X i mean" (after the value), "V is what my X is", "ditched my old X; the new one is V",
+# "I had my X wrong", "V was my X until …", "not V any more for my X", "everyone was comparing their X".
+_I_MEAN_MY = re.compile(r"^(?:i\s+mean\s+)?my\s+" + _ADJ + _SLOT + r"\s+(?:i\s+mean|i\s+meant|that\s+is|rather)$", re.IGNORECASE)
+_WHAT_MY_IS = re.compile(r"^(?P<value>.{1,40}?)\s*(?:[:,—–-]\s*)?(?:that(?:'s|’s|\s+is)|is)\s+what\s+my\s+" + _ADJ + _SLOT
+                         + r"\s+(?:is|'s)(?:\s+(?:now|these\s+days|currently))?$", re.IGNORECASE)
+_DITCHED_MY = re.compile(r"^(?:i(?:'ve|\s+have)?\s+)?(?:just\s+|finally\s+)?(?:ditched|dumped|dropped|binned|scrapped|"
+                         r"got\s+rid\s+of|retired|replaced)\s+my\s+(?:old\s+)?" + _SLOT + r"$", re.IGNORECASE)
+_HAD_WRONG = re.compile(r"^i\s+(?:had|got|have\s+had|'ve\s+had)\s+my\s+" + _ADJ + _SLOT + r"\s+wrong\b.*$", re.IGNORECASE)
+_WAS_MY_UNTIL = re.compile(r"^(?P<old>.{1,40}?)\s+was\s+my\s+" + _SLOT + r"\s+(?:up\s+to|until|till|up\s+until)\s+.+$",
+                           re.IGNORECASE)
+_NOT_ANY_MORE_FOR = re.compile(r"^(?:it's\s+)?not\s+(?P<old>.{1,40}?)\s+(?:any\s*more|any\s+longer)\s+(?:for|as)\s+my\s+" + _SLOT
+                               + r"$", re.IGNORECASE)
+_THEIR_SLOTS = re.compile(r"\b(?:comparing|discussing|talking\s+about|sharing|swapping|listing|asked\s+for|asking\s+for|"
+                          r"asked\s+about|asking\s+about)\s+(?:their|our|everyone's|everyone’s|everybody's|people's)\s+" + _SLOT
+                          + r"(?:\s+(?:today|earlier|yesterday|at\s+lunch|again|in\s+the\s+\w+(?:\s+\w+)?))?$", re.IGNORECASE)
+_ANSWER_ABOUT = re.compile(r"\b(?:q|question|qn|query)\s+(?:abt|about|re|on)\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
+_PAREN_MY = re.compile(r"^my\s+" + _ADJ + _SLOT + r"\s*\((?P<value>[^()]{1,40})\)\s+(?:is\s+the\s+one|is\s+still|stays|"
+                       r"hasn't\s+changed|remains|is\s+current|is\s+right)\b.*$", re.IGNORECASE)
+_LABEL_SWAP = re.compile(r"^(?:swapped|switched|changed|traded|moved)\s+(?:from\s+)?(?P<old>.+?)\s+(?:for|to|with)\s+(?P<value>.+)$",
                          re.IGNORECASE)
 _OUT_IN = re.compile(r"^out\s+with\s+(?P<old>.+?),?\s+in\s+with\s+(?P<value>.+?)\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT + r"$",
                      re.IGNORECASE)
@@ -263,7 +287,7 @@ _REPLACE_MY = re.compile(
     r"\b(?:replace|swap|substitute|overwrite)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+currently\s+on\s+file|\s+on\s+file|"
     r"\s+in\s+your\s+(?:records|notes|system))?\s+with\s+(?P<value>.+)$", re.IGNORECASE)
 _ASKED_SLOT = re.compile(r"^(?:oh\s+|and\s+|also\s+|as\s+for\s+|re\s+|about\s+|what\s+about\s+|"
-                         r"(?:you|u)\s+(?:wanted|asked\s+(?:for|about)|needed|need|want)\s+)*(?:my\s+)?" + _ADJ
+                         r"(?:you|u)\s+(?:wanted|asked\s+(?:for|about)|needed|need|want)\s+)*(?:my\s+|your\s+)?" + _ADJ
                          + _SLOT + r"$", re.IGNORECASE)
 _GOT_SORTED = re.compile(
     r"\b(?:got|had|have|'ve|’ve|finally\s+got|just\s+got)\s+my\s+" + _ADJ + _SLOT + r"\s+(?:sorted(?:\s+out)?|fixed|"
@@ -283,18 +307,18 @@ _NEW_DROPPED = re.compile(
     re.IGNORECASE,
 )
 _ABOUT_MY = re.compile(
-    r"^(?:on\s+the\s+subject\s+of|speaking\s+of|when\s+it\s+comes\s+to|in\s+terms\s+of|with\s+regard\s+to|"
+    r"^(?:on\s+the\s+subject\s+of|speaking\s+of|talking\s+of|talking\s+about|speaking\s+about|when\s+it\s+comes\s+to|in\s+terms\s+of|with\s+regard\s+to|"
     r"with\s+respect\s+to|what\s+about|now\s+for|and\s+for|as\s+far\s+as|as\s+(?:for|to|regards)|about|regarding|"
     r"re|concerning|on|for|with)\s+(?:my\s+|the\s+)?" + _ADJ + _SLOT + r"(?:\s+(?:goes|is\s+concerned))?$", re.IGNORECASE)
 _VALUE_FIRST = re.compile(
-    r"^(?P<value>[^\s].{0,40}?)\s+(?:is|'s|’s)\s+(?:now\s+|currently\s+|officially\s+)?my\s+" + _ADJ + _SLOT
+    r"^(?:(?:yeah|yep|yes|so|well|ok|okay|oh|and)\s+)*(?P<value>[^\s].{0,40}?)\s+(?:is|'s|’s)\s+(?:now\s+|currently\s+|officially\s+)?my\s+" + _ADJ + _SLOT
     + r"(?:\s+(?:now|these\s+days|nowadays|currently|at\s+the\s+moment|from\s+here\s+on|from\s+now\s+on|going\s+forward|"
     + r"for\s+good|lol|haha+|btw))*$",
     re.IGNORECASE,
 )
 _USE_AS = re.compile(
-    r"\bi(?:'m|’m|\s+am|'ve|’ve|\s+have)?(?:\s+now|\s+currently|\s+just|\s+recently|\s+finally)?\s+"
-    r"(?:have|use|using|got|gotten|picked|chose|chosen|went\s+with|go\s+with|going\s+with|settled\s+on|opted\s+for|"
+    r"\bi(?:'m|’m|\s+am|'ve|’ve|\s+have)?(?:\s+now|\s+currently|\s+just|\s+recently|\s+finally)?(?:\s+been)?\s+"
+    r"(?:have|use|using|got|gotten|picked|chose|chosen|went\s+with|go\s+with|going\s+with|sticking\s+with|settled\s+on|opted\s+for|"
     r"put\s+down|registered|entered|listed|gave|give|set)\s+(?P<value>.+?)\s+(?:as|for)\s+my\s+" + _ADJ + _SLOT
     + r"(?:\s+(?:now|these\s+days|nowadays|currently))?$",
     re.IGNORECASE,
@@ -343,6 +367,7 @@ _VALUE_STOP = frozenset(
     okay good great bad a an the what which who whom whose where when how why something anything
     nothing somewhere anywhere changing changed updated mine yours his hers theirs ours one
     ugh wow yay damn smh lol haha omg argh sigh awesome again yikes oops whoops hmm meh nice cool easy simple
+    thanks thx cheers bye since then
     sure yes yeah yep nope well right honestly obviously basically literally
     """.split()
 )
@@ -361,7 +386,7 @@ _TRAIL = re.compile(
     r"for\s+me|itself|lah|leh|lor|liao|already|la|ah|o|sha|abeg|innit|mate|period|full\s+stop|yeah|yh|ya|eh|"
     r"this\s+arvo|no\s+dramas|cheers|over\s+the\s+(?:weekend|holidays|summer|break)|"
     r"from\s+this\s+(?:week|month|year)|from\s+today|w\.?e\.?f\.?(?:\s+\S+){0,2}|"
-    r"with\s+effect\s+from(?:\s+\S+){1,2}|:\)|:-\)|!+)$",
+    r"with\s+effect\s+from(?:\s+\S+){1,2}|from\s+(?:\w+day|tomorrow|next\s+\w+)|this\s+time|since\s+then|pretty\s+much\s+always|:\)|:-\)|!+)$",
     re.IGNORECASE,
 )
 _CHANGE_TRAIL = re.compile(r"\b(?:now|anymore|any\s+more|from\s+now\s+on|going\s+forward|starting\s+(?:today|now)|"
@@ -386,8 +411,12 @@ _POLITE = re.compile(
     r"(?:let\s+you\s+know|inform\s+you|tell\s+you|mention|note|confirm|update\s+you|remind\s+you|share|say|add|"
     r"point\s+out|you\s+to\s+know|flag|clarify|correct|record)\b"
     r"|\bi\s+(?:would|should)\s+be\s+(?:grateful|glad|happy|obliged|thankful)\s+if\s+you\s+(?:could|would|can)\b"
+    r"|\bi(?:'d|’d|\s+would)\s+appreciate\s+it\s+if\s+you\s+(?:could|would|can)\b"
+    r"|\b(?:can|could|would|will)\s+(?:you|u)(?:\s+(?:please|kindly|pls))?\s*$"
+    r"|\bi(?:'m|’m|\s+am)\s+(?:informing|writing\s+to\s+(?:inform|tell)\s+you|letting\s+you\s+know)(?:\s+that)?\b"
     r"|\b(?:if\s+you\s+(?:could|would|can|don't\s+mind)|(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|kindly\s+|pls\s+)?"
-    r"(?:make\s+a\s+note|note|record|remember|confirm|update|be\s+aware|keep\s+in\s+mind|bear\s+in\s+mind))\b",
+    r"(?:make\s+a\s+note|note|record|remember|confirm|update|be\s+aware|keep\s+in\s+mind|bear\s+in\s+mind|replace|swap|"
+    r"change|set|correct|amend|overwrite))\b",
     re.IGNORECASE,
 )
 _CONJUNCTION = re.compile(r"\b(?:and|but|then|anyway|anyways|yeah|yep|so|plus|also|ok|okay|well|oh|lol|haha)\b", re.IGNORECASE)
@@ -570,17 +599,33 @@ def label_value_ok(slot: str, value: str) -> bool:
     return not (single_name and slot.lower() not in _FIELD_WORDS and len(words) > 1)
 
 
+_FORM_FIELDS = frozenset({"previous", "old", "was", "before", "formerly", "reason", "date", "signed", "signature",
+                          "comments", "comment", "status", "ref", "reference", "new", "value", "new value", "entry",
+                          "subject", "re", "regarding", "field", "item"})
+
+
 def _label(clause: str) -> Clause:
     m = _LABEL.match(clause)
     if not m:
         return None
+    head = m["slot"].lower()
+    if head in {"subject", "re", "regarding", "field", "item", "topic"}:  # "Re: phone plan — mine is V"
+        slot = clean_slot(re.sub(r"^(?:my|your)\s+", "", m["value"].strip(), flags=re.IGNORECASE))
+        return Topic(slot, False) if slot else None
+    if re.match(r"(?:no\s+longer|not|isn't|was|previously|previous|old|formerly|before)\b", m["value"].strip(), re.IGNORECASE):
+        slot = clean_slot(m["slot"])  # "X: no longer A, it's B now"
+        return Topic(slot, True, bare=True) if slot else None
     if not label_value_ok(m["slot"], m["value"].strip()):
         return None
-    head = m["slot"].lower()
+    if head in _FORM_FIELDS:
+        return None  # "previous: 3F", "reason: …": a form's own field, not the user's attribute
     if head in _OPENER_LABELS or head in _OPENER_PHRASES or all(w in _OPENER_LABELS for w in head.split()):
         return None  # "Update: ..." is an opener, handled by the caller
     if m["sep"] == ":" and m["value"][:1].isdigit() and head[-1:].isdigit():
         return None
+    swap = _LABEL_SWAP.match(m["value"].strip())
+    if swap:  # "my X: swapped A for B"
+        return _found(m["slot"], swap["value"], change=True, adj=m["adj"])
     return _found(m["slot"], m["value"], change=False, adj=m["adj"])
 
 
@@ -606,8 +651,9 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
     for pattern in (_MY_NOT_ANYMORE, _MY_NO_LONGER, _MY_ISNT):
         m = pattern.match(rest)
         if m:
-            slot = clean_slot(m["slot"])
-            return Topic(slot, True) if slot else None
+            slot = clean_slot(m["slot"])  # "my X is no longer A. B.": the value may come on its own next
+            gone = bool(re.search(r"\b(?:no\s+longer|no\s+more|any\s*more|any\s+longer)\b", rest, re.IGNORECASE))
+            return Topic(slot, True, bare=gone) if slot else None
     m = _MY_CHANGED_ALONE.match(rest)
     if m and clean_slot(m["slot"]) is not None:
         slot = clean_slot(m["slot"])
@@ -635,6 +681,8 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
         value = re.sub(r"^(?:been|become|gone\s+(?:up|down)\s+to|now\s+been)\s+", "", m["value"], flags=re.IGNORECASE)
         if re.match(r"(?:not|never|no\s+longer)\b", value, re.IGNORECASE):
             return Blocked("negated")
+        if re.search(r"\s(?:is|na|was|=|iz)\s", value, re.IGNORECASE):
+            return Blocked("someone else's")  # "my boss's phone plan is V": the boss's
         adv = (m["adv"] or "").lower()
         return _found(m["slot"], value, change=adv in _ADV_CHANGE, adj=m["adj"])
     return None
@@ -687,6 +735,27 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             return found
     if correcting:
         clause = re.sub(r"\bshould\s+(?:be|read|say|have\s+been)\b", "is", clause, flags=re.IGNORECASE)
+    # A request wrapped in courtesy: "I should be grateful if you would record my X as V" asks to record it.
+    clause = re.sub(r"^(?:so|well|anyway|ok|okay)\s*[:,]\s*(?=\S)", "", clause, flags=re.IGNORECASE)  # "so: mine is V"
+    clause = re.sub(r"^(?:i\s+(?:would|should)\s+be\s+(?:grateful|glad|obliged|thankful)|i(?:'d|’d|\s+would)\s+appreciate\s+it)"
+                    r"\s+if\s+you\s+(?:could|would|can|will)\s+(?:kindly\s+|please\s+)?"
+                    r"|^i(?:'m|’m|\s+am)\s+(?:informing(?:\s+you)?|writing\s+to\s+(?:inform|tell)\s+you|letting\s+you\s+know)"
+                    r"(?:\s+that)?\s+|^(?:haha+|lol|so|yeah|yep|um+|uh+)\s+(?=(?:it's|its|it\s+is|now)\s)", "", clause,
+                    flags=re.IGNORECASE)
+    m = re.match(r"^(?:(?:my|a|the)\s+)?(?:brand\s+)?new\s+" + _SLOT + r"(?:\s+(?:alert|incoming|time|day))?$", clause, re.IGNORECASE)
+    if m and clean_slot(m["slot"]):
+        return Topic(clean_slot(m["slot"]) or "", True, bare=True)  # "new phone plan!! it's V"
+    for pattern, change, back in ((_I_MEAN_MY, True, True), (_DITCHED_MY, True, False), (_HAD_WRONG, True, False),
+                                  (_WAS_MY_UNTIL, True, False), (_NOT_ANY_MORE_FOR, True, False),
+                                  (_THEIR_SLOTS, False, False), (_ANSWER_ABOUT, False, False)):
+        m = pattern.search(clause) if pattern in (_THEIR_SLOTS, _ANSWER_ABOUT) else pattern.match(clause)
+        if m and clean_slot(m["slot"]) and not (pattern is _ANSWER_ABOUT and _blocked(clause[: m.start()])):
+            # the slot named now; its value stood just before ("V — my X i mean") or comes next
+            return Topic(clean_slot(m["slot"]) or "", change, bare=not back and pattern is not _THEIR_SLOTS, back=back)
+    for pattern in (_WHAT_MY_IS, _PAREN_MY):
+        m = pattern.match(clause)
+        if m and (found := _found(m["slot"], m["value"], change=False, adj=m["adj"])) is not None:
+            return found
     if _PAST_FRAME.match(clause):
         return Blocked("a past frame")  # "back in uni, my X was V": what follows is the past
     m = _I_CHANGE.search(clause)
@@ -741,6 +810,9 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     head, colon, tail = clause.partition(":")
     if colon and tail.strip() and not head[-1:].isdigit():
         left = parse_clause(head, topic_open=False)
+        swap = _LABEL_SWAP.match(tail.strip())
+        if isinstance(left, Topic) and swap:  # "my X: swapped A for B"
+            return _found(left.slot, swap["value"], change=True)
         if isinstance(left, Topic):  # "my X changed: V", "on the subject of my X: mine is V"
             value = bare_value(tail)
             if value is not None:
@@ -843,6 +915,7 @@ def bare_value(clause: str) -> str | None:
         return None
     if re.match(r"(?:not|no|never|maybe|probably|might|may|will|would|could|should|if|when)\b", value, re.IGNORECASE):
         return None
-    if re.search(r"\b(?:i|i'm|you|we|they|he|she|is|are|was|were|do|does|did|have|has)\b", value, re.IGNORECASE):
+    if re.search(r"\b(?:i|i'm|you|we|they|he|she|is|are|was|were|do|does|did|have|has|it|someone|somebody|didn't|don't|"
+                 r"wasn't|isn't)\b", value, re.IGNORECASE):
         return None
     return value

@@ -318,7 +318,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             return Topic(_slot(tail.strip()) or "", bool(re.search(r"变更|修改|更新", label)), bare=True)
         if label in _VALUE_LABELS:  # "内容：7楼": the value of the field named before, if one was
             value, _ = _clean_value(tail)
-            return Anaphor(value, label != "内容") if topic_open and _valid_value(value) else Blocked("a form's value")
+            return Anaphor(value, label != "内容") if topic_open and _valid_value(value) else None
         if re.search(r"我|本人", tail):  # "特此告知：本人的工位为7楼": the head is an opener
             return parse_clause(tail, topic_open=topic_open, correcting=correcting)
         m = _WAS_NOW_RE.match(clause)

@@ -127,6 +127,8 @@ _INVERTED = re.compile(
 
 
 def _is_interrogative(sub: str) -> bool:
+    if re.match(r"^should\s+(?:you|anyone|someone)\s+(?:ever\s+)?(?:need|want|require|ask)\b", sub, re.IGNORECASE):
+        return False  # "should you need my X, it's V": a condition on the listener, said as a statement
     if is_question(sub) or _INVERTED.match(sub):
         return True
     first = _FIRST_WORD.match(sub)
@@ -228,6 +230,19 @@ def _label_sentence(sentence: str) -> grammar_en.Clause:
         return None
     slot = (m["bslot"] or m["slot"] or "").strip()
     value = m["value"].strip().rstrip(".,!?;: ")
+    head = slot.lower()
+    was = re.match(r"(?:previous|old|was|before|formerly)\s*:\s*\S", value, re.IGNORECASE)
+    if was and not _HAS_CJK.search(slot):  # "phone plan — previous: A; new: B"
+        named = grammar_en.clean_slot(slot)
+        return Topic(named, True) if named else None
+    if head in _ITEM_LABELS and not _HAS_CJK.search(head):  # "Subject: phone plan", "Field: phone plan": what follows is about it
+        named = grammar_en.clean_slot(re.sub(r"^(?:my|your)\s+", "", value, flags=re.IGNORECASE))
+        return Topic(named, False) if named else None
+    if head in _VALUE_LABELS:  # "New value: V", "Entry: V": the value of the field named before
+        given = grammar_en.bare_value(value)
+        return Anaphor(given, head != "entry") if given else None
+    if head in _META_LABELS:
+        return Blocked("a form's own field")
     if m["bslot"] and re.search(r"——|(?<!\d)[:：]|[:：](?!\d)|=", value):  # "【个人信息登记】工位——7楼": a header, then the label
         return _label_sentence(value)
     marked = re.search(r"\s*[（(](?:updated|new|changed|revised|corrected|amended|current|latest|已更新|更新|新|已变更|"
@@ -256,6 +271,13 @@ def _label_sentence(sentence: str) -> grammar_en.Clause:
     return grammar_en.parse_clause(f"{slot}: {value}", topic_open=False)
 
 
+# A form names the field in one label and gives its value in another ("Field: phone plan | New value: V");
+# its other fields ("Reason: …", "Date: …") are about the form, not about the user.
+_ITEM_LABELS = frozenset({"subject", "re", "regarding", "topic", "field", "item", "attribute", "detail", "fwd", "fw"})
+_VALUE_LABELS = frozenset({"new value", "new", "value", "entry", "updated value", "current value", "changed to", "new entry",
+                           "now", "updated", "corrected value", "correct value"})
+_META_LABELS = frozenset({"reason", "date", "signed", "signature", "requested by", "comments", "comment", "status",
+                          "reference", "ref", "old value", "previous value", "previous", "old", "was"})
 _TAG_QUESTION = re.compile(
     r"^(?:right|ok|okay|yes|yeah|correct|got\s+it|ya|yea|no|好吗|对吧|好不好|行吗|可以吗|明白吗|记住了吗)$"
     r"|^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:note|remember|update|save|record|write|keep|make\s+a\s+note)\b"
@@ -265,7 +287,8 @@ _TAG_QUESTION = re.compile(
 
 _REQUEST = re.compile(
     r"^(?:(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+|kindly\s+)?(?:update|change|set|switch|note|"
-    r"record|remember|save|put|make|correct|amend|edit|log|register|use|keep|list|mark|kindly|please|pls)\b)"
+    r"record|remember|save|put|make|correct|amend|edit|log|register|use|keep|list|mark|kindly|please|pls|replace|swap|"
+    r"overwrite)\b)"
     r"|^(?:可以|能|能不能|可不可以|麻烦)(?:你|您)?(?:帮我|帮忙)(?:把|将|改|换|更新|登记|记)",
     re.IGNORECASE,
 )
@@ -283,6 +306,11 @@ def _continues(piece: str) -> bool:
     piece = grammar_en.clean_value(piece.strip().rstrip(".!?;"))
     return (bool(piece) and len(piece.split()) <= 4 and bool(_CONTINUATION.match(piece))
             and not _NOT_CONTINUATION.search(piece) and not _HAS_CJK.search(piece))
+
+
+_FILLER_CLAUSE = re.compile(
+    r"(?:对|对的|对对|是的|没错|嗯|yes|yeah|yep|right|correct|haha+|lol|lmao|easy|simple|sure|well|so|ok|okay|oh|um+|uh+|"
+    r"hmm+|since\s+then|after\s+that|from\s+then\s+on|dear\s+\w+|hi|hello)", re.IGNORECASE)
 
 
 class _Reader:
@@ -327,6 +355,8 @@ class _Reader:
             index += 1
             if not body or (_is_interrogative(body) and not _REQUEST.match(body)):
                 continue
+            if _FILLER_CLAUSE.fullmatch(body) and (self.pending or self.loose is not None or self.topic is not None):
+                continue  # "7楼！对，就是我的工位", "my X? Easy — V": a word between the value and the slot it belongs to
             read = self.read(body)
             lead: list[str] = []
             for piece in reversed(self.pending):  # the value-like pieces right before this clause
@@ -371,9 +401,6 @@ class _Reader:
                 self.topic, self.pending = None, []
                 if read.reason == "a past frame":
                     index += 1  # the clause the frame governs is about the past
-            elif re.fullmatch(r"(?:对|对的|对对|是的|没错|嗯|yes|yeah|yep|right|correct)", body, re.IGNORECASE) and (
-                    self.pending or self.loose is not None):
-                continue  # "7楼！对，就是我的工位": an affirmation between the value and the slot that owns it
             else:
                 self.pending = [*self.pending[-2:], body]
                 if re.match(r"(?:not|no\s+longer|isn't|is\s+not)\b|不再是|不是|我的(?:嘛|呢|话|啊)$", body, re.IGNORECASE):
@@ -395,6 +422,10 @@ def _facts(text: str) -> Iterator[FactMention]:
     text = _STUTTER.sub(r"\1", text)  # "change my change my X to V"
     text = _ME_AS_MY.sub(r"\1 my ", text)  # "changed me phone plan to V" (British, Australian)
     text = re.sub(r"\bmyy+\b", "my", text, flags=re.IGNORECASE)
+    text = re.sub(r"(?<=[A-Za-z0-9\u3400-\u9fff])\s*(?:\.{3,}|…+)\s*(?=[A-Za-z0-9\u3400-\u9fff£$€¥#])", " — ", text)  # "X... V"
+    text = re.sub(r"\s+[|｜]\s+", "\n", text)  # "Field: X | Entry: V": one label per line
+    text = re.sub(r"(?m)^\s*(?:>+\s*|(?:me|user|agent|assistant|bot|q|a)\s*:\s+(?=\S))"
+                  r"(?:(?:so\s+|and\s+)?what(?:'s|’s|\s+is)\s+(?=your\s))?", "", text, flags=re.IGNORECASE)  # a quoted exchange
     text = re.sub(r"(?<=\s)\s+", " ", text)
     reader = _Reader(text)
     for sentence, asked in _sentences(text):
@@ -423,6 +454,17 @@ def _facts(text: str) -> Iterator[FactMention]:
         if isinstance(label, Found):
             yield FactMention(slot=normalise_slot(label.slot), value=label.value, change=label.change)
             reader.topic = None
+            continue
+        if isinstance(label, Topic):
+            reader.topic = label
+            continue
+        if isinstance(label, Anaphor) and reader.topic is not None:
+            yield FactMention(slot=normalise_slot(reader.topic.slot), value=label.value,
+                              change=reader.topic.change or label.change)
+            reader.topic = None
+            continue
+        if isinstance(label, (Anaphor, Blocked)):
+            reader.topic = None  # "Reason: …" on a form, or a value with no field named before it
             continue
         yield from reader.sentence(subs, tagged=tagged)
 

@@ -50,6 +50,44 @@ def test_single_fact_is_detected_exactly(text: str, expected: FactMention) -> No
     assert detect_facts(text) == (expected,)
 
 
+# Constructions of plain English the grammar reads (our own slot and values, not a corpus's): a topic named
+# in one clause and its value in the next, a form's field and value labels, courtesy formulas around a request,
+# a value before the slot it belongs to, a change said as a swap.
+EN_CONSTRUCTIONS = [
+    ("forgot to answer ur q abt my desk number lol its B14", "desk number", "B14"),
+    ("new desk number!! it is B14", "desk number", "B14"),
+    ("Could you please replace my desk number currently on file with B14? Many thanks.", "desk number", "B14"),
+    ("desk number — previous: A7; new: B14", "desk number", "B14"),
+    ("I am informing that my desk number is become B14 from Monday.", "desk number", "B14"),
+    ("desk number? Simple — B14!", "desk number", "B14"),
+    ("Re: desk number — mine is B14", "desk number", "B14"),
+    ("Everyone in the office was comparing their desk number today. Mine is B14.", "desk number", "B14"),
+    ("desk number: no longer A7, it is B14 now", "desk number", "B14"),
+    ("my desk number is no longer A7. B14.", "desk number", "B14"),
+    ("A7 was my desk number until last Friday. Since then, B14.", "desk number", "B14"),
+    ("B14: that is what my desk number is", "desk number", "B14"),
+    ("*B14 — my desk number i mean, typed it wrong", "desk number", "B14"),
+    ("my desk number: swapped A7 for B14", "desk number", "B14"),
+    ("switched my desk number over from A7 to B14 yesterday", "desk number", "B14"),
+    ("I should be grateful if you would record my desk number as B14.", "desk number", "B14"),
+    ("Henceforth, please treat B14 as my desk number.", "desk number", "B14"),
+    ("the desk number I stick to is B14", "desk number", "B14"),
+    ("they've only gone and changed my desk number to B14", "desk number", "B14"),
+    ("Field: desk number | New value: B14 | Reason: office move", "desk number", "B14"),
+    ("desk number ..... B14", "desk number", "B14"),
+    ("ditched my old desk number; the new one is B14", "desk number", "B14"),
+    ("I had my desk number wrong the whole time. It is B14.", "desk number", "B14"),
+    ("> what is your desk number?\nB14", "desk number", "B14"),
+    ("My desk number (B14) is the one to use for anything of mine.", "desk number", "B14"),
+    ("should you need my desk number for anything, it is B14", "desk number", "B14"),
+]
+
+
+@pytest.mark.parametrize(("text", "slot", "value"), EN_CONSTRUCTIONS)
+def test_english_constructions_are_read_as_one_fact(text: str, slot: str, value: str) -> None:
+    assert [(m.slot, m.value) for m in detect_facts(text)] == [(slot, value)]
+
+
 # Constructions of plain Chinese the grammar reads (slots and values of our own, not a corpus's):
 # duration and formal adverbs between the slot and the copula, value first, a form's two labels,
 # Cantonese, a request, a slot named by others then "mine", a correction, "use/pick" as the copula.
@@ -120,6 +158,11 @@ NEGATIVES = [
     "如果工位改成7楼就好了。",
     "今天天气不错。",
     "好的，记住了。",
+    "no no, my desk number is not B14, somebody entered it wrong",
+    "Reason: office move",
+    "my boss's desk number is B14",
+    "new phone! it is great",
+    "Should you need anything else, let me know.",
     "我的手机就坏了。",
     "我室友用的昵称是小鱼",
     "工位这块儿，我表哥是7楼",
