@@ -513,18 +513,22 @@ class QuestionIntent:
 _ORIGINAL = re.compile(
     r"\b(?:original(?:ly)?|initial(?:ly)?|at\s+first|first\s+(?:one|value|time)?|to\s+begin\s+with|"
     r"in\s+the\s+(?:very\s+)?beginning|at\s+the\s+(?:very\s+)?(?:start|beginning)|started\s+(?:with|out)|"
-    r"start(?:ed)?\s+off|very\s+first|earliest|first\s+ever|ever\s+(?:told|gave|said|mentioned))\b"
-    r"|最早|最开始|一开始|最初|起初|第一次|第一个|刚开始|开头|最先|初始",
+    r"start(?:ed)?\s+off|very\s+first|earliest|first\s+ever|ever\s+(?:told|gave|said|mentioned)|start\s+with|began\s+with|"
+    r"begin\s+with|which\s+was\s+the\s+first)\b"
+    r"|最早|最开始|一开始|最初|起初|第一次|第一个|刚开始|开头|最先|初始|原始|当初|初代|头一回|第一版",
     re.IGNORECASE,
 )
 _BEFORE_WORDS = re.compile(
-    r"\b(?:before|prior\s+to|until|earlier\s+than|ahead\s+of)\b|之前|以前|前面|先前|此前|那会儿?|的时候",
+    r"\b(?:before|prior\s+to|until|till|earlier\s+than|ahead\s+of|pre-|switch(?:ed)?\s+away\s+from|change\s+it\s+from|"
+    r"replac(?:e|ed|ing))\b|之前|以前|前面|先前|此前|那会儿?|的时候|(?<=\S)(?<![目当眼提])前(?=是|的|本人|我|那|[)）]|$|[,，=])|"
+    r"替掉的|替换掉的|取代的|顶掉的",
     re.IGNORECASE,
 )
 _PREVIOUS = re.compile(
     r"\b(?:previous(?:ly)?|prior|former(?:ly)?|old|older|last|earlier|before|used\s+to|use\s+to|was\s+it|had\s+been|"
     r"what\s+was|did\s+i\s+have|had\s+before|back\s+then|the\s+one\s+before)\b"
-    r"|以前|之前|原来|原先|上一个|上个|上一次|上次|先前|过去|换之前|改之前|旧的|老的|曾经",
+    r"|以前|之前|原来|原先|上一个|上个|上一次|上次|先前|过去|换之前|改之前|旧的|老的|曾经|前一个|前值|上一回|倒数第二个|换掉的|"
+    r"替换掉的|换下来的|被替换|被换掉",
     re.IGNORECASE,
 )
 _CURRENT_MARK = re.compile(r"\b(?:now|currently|current|at\s+the\s+moment|right\s+now|these\s+days|today|still|"
@@ -535,25 +539,33 @@ _OTHER_OWNER_EN = re.compile(
 
 
 _ANCHOR_EN = re.compile(
-    r"\b(?:before|prior\s+to|ahead\s+of)\s+(?:it|that|this)?\s*(?:was\s+|got\s+|had\s+been\s+)?(?:became|become|changed\s+(?:to|over\s+to)|"
+    r"\b(?:(?:changed|switched|moved|set|shifted)\s+my\s+(?:over\s+)?to|pre-)\s*"
+    r"(?P<anchor2>[^\s?,—–;!].*?)\s*(?:[?;!]|\s[—–]|(?<!\d),|,(?!\d)|$)"
+    r"|\bpicked\s+(?P<anchor3>[^\s?,—–;!].*?)\s+(?:for|as)\s+my\b"
+    r"|\bwhat\s+did\s+(?P<anchor4>[^\s?,—–;!].*?)\s+replace\b"
+    r"|\b(?:before|prior\s+to|ahead\s+of|up\s+until|until|till)\s+(?:it|that|this)?\s*(?:was\s+|got\s+|had\s+been\s+)?(?:became|become|changed\s+(?:to|over\s+to)|"
     r"switched\s+(?:to|over\s+to)|went\s+(?:to|up\s+to|down\s+to)|turned\s+into|moved\s+to|updated\s+to|was\s+set\s+to|"
-    r"is|was)?\s*(?:i\s+(?:changed|switched|moved|updated|set)\s+(?:it\s+)?to\s+|the\s+(?:change|switch|move)\s+to\s+|"
+    r"is|was)?\s*(?:i\s+(?:changed|switched|moved|updated|set|shifted)\s+(?:it\s+|my\s+)?(?:over\s+)?to\s+|"
+    r"i\s+(?:went\s+with|picked|chose|got|switched\s+to|settled\s+on)\s+|the\s+(?:change|switch|move)\s+to\s+|like\s+|"
     r"(?:switching|changing|moving)\s+(?:it\s+)?to\s+)?(?P<anchor>[^\s?,—–;!].*?)\s*(?:[?;!]|\s[—–]|[—–]\s|(?<!\d)[—–]|"
     r"(?<!\d),|,(?!\d)|\s-\s|$)",
     re.IGNORECASE,
 )
 _ANCHOR_ZH = re.compile(
-    r"(?:还没|没)(?:改成|换成|变成|调到|换到|改为|变为)\s*(?P<anchor2>(?:[^，,。？?！]|(?<=\d),(?=\d))+?)\s*(?:那会儿?|的时候|时候|(?<!小)时|之前|以前)"
+    r"(?:还没|没|未)(?:改成|换成|变成|调到|换到|改为|变为|转做|转成|换做)\s*(?P<anchor2>(?:[^，,。？?！]|(?<=\d),(?=\d))+?)\s*(?:那会儿?|的时候|时候|(?<!小)时|之前|以前)"
     r"|(?:变更为|变更成|更新为|更新成|调整为|调整成|切换到|切换为|改成了?|换成了?|变成了?|改为|换到|调到|改到|变为|换为|升到|降到|"
     r"是|在|到|用)\s*"
-    r"(?P<anchor>[^，,。？?！\s](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*(?:之前|以前|前面)"
-    r"|^\s*(?P<anchor3>[^，,。？?！\s我](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*(?:之前|以前)(?=那个|的|用的|我)"
+    r"(?P<anchor>[^，,。？?！\s](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*[，,]?\s*(?:之前|以前|前面|(?<![目当眼提])前(?=是|的|本人|我|那|[)）]|$))"
+    r"|^\s*(?P<anchor3>[^，,。？?！\s我](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*(?:之前|以前|前面)(?=那个|的|用的|我|[，,])"
+    r"|[（(](?P<anchor4>[^（）()]+?)(?<![目当眼])前[）)]|^\s*(?P<anchor5>[^，,。？?！\s我](?:[^，,。？?！]|(?<=\d),(?=\d))*?)(?:替掉|替换掉|取代|顶掉)的"
+    r"|^\s*(?P<anchor6>[^，,。？?！\s我](?:[^，,。？?！]|(?<=\d),(?=\d))*?)的前一个"
 )
 _ANCHOR_JUNK = re.compile(
     r"(?:最近|上一?次|这一?次|最新|最后)(?:一次)?的?(?:变更|更改|改动|修改|调整|更新|变化|换)|^(?:变更|更改|改动|修改|调整|更新|变化)$|"
     r"^(?:the|a|an|my|it|that|this|then|now|you|i|one|ones|before|change|update)$|^(?:this|that|these|the\s+(?:current|new|latest|last|present)|"
     r"now|the\s+change|it\s+changed|the\s+update|my\s+current|i\s|you\s|we\s|they\s|it\s|switching|changing|"
-    r"the\s+switch|the\s+move)\b|^(?:什么|啥|哪个|多少|现在|这个|那个|换|改|上次换|上次改)$",
+    r"the\s+switch|the\s+move)\b|^(?:什么|啥|哪个|多少|现在|这个|那个|换|改|上次换|上次改)$|^现在(?:这个|的)|我|记得|"
+    r"^(?:any|all)\b.*\b(?:changes?|amendments?|updates?|edits?)$|\b(?:change|changes|amendments?)$|^dem\b",
     re.IGNORECASE)
 
 
@@ -567,12 +579,17 @@ def _textual_anchor(question: str) -> str | None:
     """The value named after "before" when the memory does not show it ("before 7F", "改成7楼之前")."""
     for pattern in (_ANCHOR_ZH, _ANCHOR_EN) if _HAS_CJK.search(question) else (_ANCHOR_EN,):
         for m in pattern.finditer(question):
-            group = next((g for g in ("anchor2", "anchor3", "anchor") if m.groupdict().get(g)), "anchor")
+            group = next((g for g in ("anchor2", "anchor3", "anchor4", "anchor5", "anchor6", "anchor")
+                          if m.groupdict().get(g)), "anchor")
             anchor = (m.group(group) or "").strip().strip(_QUOTES + " ").rstrip(".")
             if _ANCHOR_JUNK.match(anchor) or _RECENT_CHANGE.search(anchor):
                 continue
             anchor = re.sub(r"^(?:变更为|变更成|更新为|更新成|调整为|调整成|切换到|切换为|改成了?|换成了?|变成了?|改为|变为|换为)",
                             "", anchor)
+            anchor = re.sub(r"^(?:嗯|就是|那个|紧挨着|就在|正好在|恰好在|能告诉我|告诉我|帮我查一下|查一下|麻烦查一下|未)+", "", anchor)
+            anchor = re.sub(r"^(?:转做|转成|换做|切到|切成|换|改|变|选)(?=\S{2,})", "", anchor)
+            anchor = re.sub(r"(?:生效|上来|出现|登场|启用|开始|那会儿?)$", "", anchor)
+            anchor = re.sub(r"\s+(?:was|is)(?:\s+what)?$", "", anchor, flags=re.IGNORECASE)
             anchor = re.sub(r"\s+(?:took\s+effect|kicked\s+in|came\s+in|started|began|happened|was\s+set|came\s+along)$", "",
                             anchor, flags=re.IGNORECASE)
             anchor = re.sub(r"\s+(?:lol|haha+)$", "", anchor, flags=re.IGNORECASE)
@@ -592,7 +609,7 @@ def _mentions(text: str, name: str) -> int:
     """Position of ``name`` in ``text`` as a whole word (Latin) or substring (CJK); -1 when absent."""
     if _HAS_CJK.search(name):
         return text.find(name)
-    m = re.search(rf"(?<![0-9a-z]){re.escape(name)}(?![0-9a-z])", text)
+    m = re.search(rf"(?<![0-9a-z]){re.escape(name)}(?:e?s)?(?![0-9a-z])", text)
     return m.start() if m else -1
 
 
@@ -624,6 +641,11 @@ def parse_question(question: str, slots: Iterable[str], values: dict[str, list[s
     known = [v for v in (values or {}).get(slot, []) if v]
     blank = " " * len(slot)
     outside = q[:at] + blank + q[at + len(slot):]
+    # "we talked about this before — what's my X?", "I forgot my X, what was it again?": asked now, about now
+    recall = re.compile(r"\b(?:(?:talked|spoke|chatted)\s+about\s+(?:this|it|that)\s+before|told\s+you\s+(?:this\s+|that\s+)?"
+                        r"before|(?:as\s+)?i\s+(?:said|mentioned)\s+before|what\s+was\s+it\s+again)\b|"
+                        r"之前(?:跟|和|给|对)你(?:说|讲|提)过?的?", re.IGNORECASE)
+    outside = recall.sub(lambda m: " " * len(m.group(0)), outside)
     anchor = None
     if _BEFORE_WORDS.search(outside):
         named = [(v, _mentions(outside, fold(v).lower())) for v in known]
