@@ -20,7 +20,7 @@ from ledgermem.gate.invariants import check_i3
 from ledgermem.gate.errors import CommandRejected
 from ledgermem.gate.retention import ApplyRetention, RetentionPolicy, decide_retention, parse_duration
 from ledgermem.projections.events import (
-    FactErased, FactExpired, KeyShredded, RetentionApplied, SummaryCreated, TurnRecorded,
+    FactErased, FactExpired, KeyShredded, LlmCalled, RetentionApplied, SummaryCreated, TurnRecorded,
 )
 from ledgermem.ledger.keys import ERASED
 from ledgermem.ledger.store import Ledger, StreamKey
@@ -146,6 +146,28 @@ def test_facts_expire_later_with_both_keys_of_a_turn_whose_raw_text_already_expi
     assert set(shredded.key_ids) == {turn_key(prefix, 1), turn_key(prefix, 3), turn_key(prefix, 4), raw_key(prefix, 4)}
     after = fold(list(events), reopened.state)
     assert "desk" not in after.current_values() and "budget" in after.current_values()
+
+
+def test_a_live_turns_reply_goes_with_its_raw_text_and_its_summarizer_response_stays(tmp_path: Path) -> None:
+    def model(messages: Any, purpose: str) -> str:
+        return "Noted, desk A1." if purpose == "respond" else "desk A1\n[FACTS: desk=A1]\n[OVERRIDES: none]"
+
+    m = Memory(Ledger(tmp_path / "l.duckdb"), STREAM, ScriptedBackend(model))
+    m.respond("My desk is A1.")
+    m.respond("Lovely weather.")
+    prefix, sealed = str(STREAM), m.ledger.sealed_keys(STREAM)
+    keys = {(r.event.event_type, getattr(r.event, "purpose", None)): sealed.get(r.seq)
+            for r in m.ledger.read(stream=STREAM) if r.event.turn == 1}
+    assert keys[("turn_recorded", None)] == keys[("llm_called", "respond")] == {raw_key(prefix, 1)}
+    assert keys[("llm_called", "summarize")] == keys[("summary_created", None)] == {turn_key(prefix, 1)}
+    events = decide_retention(m.state, ApplyRetention(policy=RetentionPolicy(namespace="acme", raw_turns=1),
+                                                      now=T0, turn_times=TIMES, key_prefix=prefix,
+                                                      raw_keys=raw_keys_of(m.ledger, STREAM)))
+    reopened = applied_and_reopened(m, events)
+    calls = {r.event.purpose: r.event.text for r in reopened.ledger.read(stream=STREAM, event_types=["llm_called"])
+             if isinstance(r.event, LlmCalled) and r.event.turn == 1}
+    assert calls == {"respond": ERASED, "summarize": "desk A1\n[FACTS: desk=A1]\n[OVERRIDES: none]"}
+    assert reopened.state.current_values()["desk"][0] == "A1"
 
 
 def test_facts_expire_after_their_duration_and_now_is_an_argument(memory: Memory) -> None:
