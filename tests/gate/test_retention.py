@@ -88,6 +88,9 @@ def test_keep_n_raw_turns_expires_only_the_raw_text_and_keeps_summaries_and_fact
     assert after.raw["r0001"].user == ERASED and after.raw["r0004"].user == SCRIPT[3][0]
     assert after.current_values()["desk"][0] == "A1" and after.current_values()["city"][0] == "Lyon"
     assert check_i3(str(STREAM), 0, after) == []  # a fact whose record's raw text expired is not a violation
+    # Control: the record erased with its turn key while its fact survives (an erasure that forgot the fact) is.
+    forgot = KeyShredded(turn=4, key_ids=(turn_key(str(STREAM), 1),), legal_basis="b", request="r", records=("r0001",))
+    assert [v.ids for v in check_i3(str(STREAM), 0, fold([forgot], memory.state))] == [("s0001", "r0001")]
     # In the ledger: the records of turns 1 and 3 read as erased, the summaries written from them do not.
     reopened = applied_and_reopened(memory, events)
     records, summaries = texts(reopened, TurnRecorded), texts(reopened, SummaryCreated)
