@@ -141,7 +141,8 @@ def retention_group() -> None:
 @click.argument("folder", type=click.Path(file_okay=False, exists=True))
 @click.option("--namespace", required=True, help="Namespace prefix the policy covers, e.g. 'acme' or 'acme/user-42'.")
 @click.option("--keep-raw-turns", type=click.IntRange(min=1), default=None,
-              help="Keep the raw text of the newest N turns of each stream; older turns expire.")
+              help="Keep the raw text of the newest N turns of each stream; older turns lose their raw text "
+                   "(their summaries and facts are kept).")
 @click.option("--expire-facts-after", "fact_ttl", callback=_duration, default=None, metavar="DURATION",
               help="Expire a fact this long after the turn that stated it: 90s, 15m, 12h, 30d, 2w, 1d12h.")
 @fails_cleanly

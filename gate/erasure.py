@@ -1,11 +1,20 @@
 """Erasure as a decision: which facts, summaries, records, titles and keys go.
 
 The names of keys are fixed here, so the application (which seals) and the
-decision (which shreds) agree: one key per turn (the raw record, the
-summarizer's response and the summary written from it), one per index
-title, one per answer. A gold value (the dataset's planted facts, a probe's
-gold answer and the value it was judged against) is sealed under the key
-of the turn that stated it, not the answer's: erasing that turn's record
+decision (which shreds) agree: two keys per turn, one for its raw text
+(`raw_key`: the user's and the agent's words, the blocks, the reply the
+model wrote in conversation and the tool calls it made for it) and one for
+the memory derived from it (`turn_key`: the summarizer's response, the
+summary and facts written from it, a pin), one per index title, one per
+answer. Retention can so expire the raw text of a turn and keep its
+summary (`gate.retention`); an erasure shreds both. A ledger written before
+the raw key existed sealed the raw text under the turn key: which key
+sealed a turn's raw record is read from the ledger (the key id every
+sealed value names, `Ledger.sealed_keys`) and handed to the decision
+(`Erase.raw_keys`); a turn it is not told about has both its keys named.
+A gold value (the dataset's planted facts, a probe's gold answer and the
+value it was judged against) is sealed under the key of the turn that
+stated it, not the answer's: erasing that turn's record
 makes the gold unreadable too (`gold_keys`). Lineage runs both ways: a fact leads to its summary
 and that summary's evidence; a record leads to every summary written from
 it; anything sealed under the same key goes with it (its other facts are
@@ -29,13 +38,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ledgermem.gate.attributes import table_for
 from ledgermem.gate.errors import CommandRejected, NothingToErase
 from ledgermem.ledger.events import Event
 from ledgermem.projections.events import (
-    EpisodeGold, FactErased, IndexCreated, IndexFolded, KeyShredded, ProbeAsked, ProbeJudged, SummaryCreated,
+    EpisodeGold, FactErased, IndexCreated, IndexFolded, KeyShredded, LlmCalled, ProbeAsked, ProbeJudged,
+    SummaryCreated, ToolCalled, TurnRecorded,
 )
 from ledgermem.ledger.keys import ERASED, FieldKeys
 from ledgermem.projections.state import EpisodeState, record_id_for
@@ -43,6 +53,54 @@ from ledgermem.projections.state import EpisodeState, record_id_for
 
 def turn_key(prefix: str, turn: int) -> str:
     return f"{prefix}#turn:{turn}"
+
+
+def raw_key(prefix: str, turn: int) -> str:
+    """The key of a turn's raw text, a numbered series like `turn_key` (made ahead, `ledger.keys.AHEAD`)."""
+    return f"{prefix}#raw:{turn}"
+
+
+_TURN_SERIES = ("#turn:", "#raw:")
+
+
+def turn_of_key(prefix: str, key_id: str) -> int | None:
+    """The turn a turn key or raw key of `prefix` names (`p#raw:7` -> 7), or None for another key."""
+    for series in _TURN_SERIES:
+        head = prefix + series
+        if key_id.startswith(head) and key_id[len(head):].isdigit():
+            return int(key_id[len(head):])
+    return None
+
+
+def raw_record_keys(prefix: str, turn: int, recorded: Mapping[int, Sequence[str]]) -> tuple[str, ...]:
+    """The keys that seal `turn`'s raw record: those the ledger records (`recorded`, by turn), else both of the
+    turn's names, so that no raw text is left readable for want of knowing where it was sealed (a key that
+    was never made is not in the key store: destroying it does nothing)."""
+    found = tuple(recorded.get(turn, ()))
+    return found if found else (raw_key(prefix, turn), turn_key(prefix, turn))
+
+
+def turn_keys(prefix: str, turn: int, recorded: Mapping[int, Sequence[str]]) -> set[str]:
+    """Every key of a turn: the turn key and the keys of its raw record."""
+    return {turn_key(prefix, turn), *raw_record_keys(prefix, turn, recorded)}
+
+
+_RAW_SHREDDED = re.compile(r"#raw:(\d+)$")
+_TURN_SHREDDED = re.compile(r"#turn:(\d+)$")
+
+
+def raw_text_expired(state: EpisodeState) -> set[str]:
+    """Records whose raw text was shredded (their raw key) while the memory derived from them was kept (their
+    turn key stands): a retention's expiry of raw text, not an erasure. A stream's state holds only its own keys."""
+    raw = {int(m.group(1)) for k in state.shredded_keys if (m := _RAW_SHREDDED.search(k))}
+    whole = {int(m.group(1)) for k in state.shredded_keys if (m := _TURN_SHREDDED.search(k))}
+    return {record_id_for(t) for t in raw - whole}
+
+
+#: The events of a turn that are its raw text, not memory derived from it: sealed under `raw_key`.
+RAW_EVENTS = (TurnRecorded, ToolCalled)
+#: The model calls of a turn whose response is the conversation itself (the reply), not a memory update.
+RAW_PURPOSES = ("respond",)
 
 
 def index_key(prefix: str, index_id: str) -> str:
@@ -60,8 +118,11 @@ def answer_key(prefix: str, version: int) -> str:
 def seal_key(prefix: str, event: Event, *, personal_data: bool = True) -> str | None:
     """The key that seals an event recorded with a turn (None: stored in clear).
 
-    The turn's key, except an index title and a capacity merge, which
-    derive from several turns and are sealed under their own key.
+    The turn's raw key for its raw text (the record, the reply the model
+    wrote in conversation and its tool calls), the turn's key for what is
+    derived from it (the summarizer's response, the summary, a pin), except
+    an index title and a capacity merge, which derive from several turns and
+    are sealed under their own key.
     """
     if not personal_data:
         return None
@@ -69,6 +130,8 @@ def seal_key(prefix: str, event: Event, *, personal_data: bool = True) -> str | 
         return index_key(prefix, event.index_id)
     if isinstance(event, SummaryCreated) and event.merged_from:
         return merge_key(prefix, event.summary_id)
+    if isinstance(event, RAW_EVENTS) or (isinstance(event, LlmCalled) and event.purpose in RAW_PURPOSES):
+        return raw_key(prefix, event.turn)
     return turn_key(prefix, event.turn)
 
 
@@ -158,7 +221,9 @@ class Erase:
     lineage, and every fact whose value mentions it is erased.
 
     `mentions` are the keys of events whose plaintext contains a value being
-    erased, found by the application's scan of the stream.
+    erased, found by the application's scan of the stream. `raw_keys` are,
+    by turn, the keys the ledger records as sealing the turn's raw record
+    (`raw_record_keys`; a turn missing from it has both of its keys named).
     """
 
     legal_basis: str
@@ -168,6 +233,7 @@ class Erase:
     record_id: str | None = None
     subject: bool = False
     mentions: tuple[str, ...] = ()
+    raw_keys: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def by_value(self) -> bool:
@@ -279,7 +345,7 @@ def decide_erase(state: EpisodeState, cmd: Erase) -> tuple[FactErased | KeyShred
         turns.add(state.raw[cmd.record_id].turn)
     if cmd.subject:
         turns |= {r.turn for r in state.raw.values()}
-    turns |= {int(k.rsplit(":", 1)[1]) for k in cmd.mentions if k.startswith(f"{prefix}#turn:")}
+    turns |= {t for t in (turn_of_key(prefix, k) for k in cmd.mentions) if t is not None}
     by_turn = {s.summary_id for s in state.summaries.values() if s.turn in turns and not s.merged_from}
     # A capacity merge is sealed under its own key and derives from its members: it goes when one does.
     merged = {s.summary_id for s in state.summaries.values()
@@ -287,7 +353,7 @@ def decide_erase(state: EpisodeState, cmd: Erase) -> tuple[FactErased | KeyShred
     summaries = sorted(by_turn | merged)
     indexes = sorted(_indexes_over(state, set(summaries), prefix, cmd.mentions))
     pins = sorted(p.pin_id for p in state.pins.values() if p.turn in turns)
-    keys = ({turn_key(prefix, t) for t in turns} | {index_key(prefix, i) for i in indexes}
+    keys = ({k for t in turns for k in turn_keys(prefix, t, cmd.raw_keys)} | {index_key(prefix, i) for i in indexes}
             | {merge_key(prefix, m) for m in merged} | set(cmd.mentions))
     erased: list[FactErased | KeyShredded] = [
         FactErased(turn=state.turn, summary_id=sid, slot=k, legal_basis=cmd.legal_basis,
@@ -324,12 +390,14 @@ class StreamToErase:
 
     `name` is the stream's id, under which its keys are named; `sealed` is
     the plaintext of every value sealed in the stream with the key that
-    sealed it, read by the application and held in memory only.
+    sealed it, read by the application and held in memory only; `raw_keys`
+    the keys that sealed each turn's raw record, by turn (`Erase.raw_keys`).
     """
 
     name: str
     state: EpisodeState
     sealed: tuple[tuple[str, str], ...] = ()
+    raw_keys: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,7 +464,7 @@ def plan_erasure(request: Erase, streams: Sequence[StreamToErase], *, gold: Coll
     check_erase(main.state, request)
     if request.by_value:
         return _plan_by_value(request, main, copies, in_run, pending)
-    own = replace(request, key_prefix=main.name)
+    own = replace(request, key_prefix=main.name, raw_keys=main.raw_keys)
     repeated = False
     try:
         decide_erase(main.state, own)  # refuse a bad request before any stream is touched
@@ -408,7 +476,7 @@ def plan_erasure(request: Erase, streams: Sequence[StreamToErase], *, gold: Coll
     parts: list[StreamErasure] = []
     for c in copies:
         try:
-            part = _part(c, replace(request, key_prefix=c.name), values, ())
+            part = _part(c, replace(request, key_prefix=c.name, raw_keys=c.raw_keys), values, ())
         except CommandRejected:
             part = None  # this copy never held the values (not even the record named)
         parts += [part] if part is not None else []
@@ -422,7 +490,7 @@ def _plan_by_value(request: Erase, main: StreamToErase, copies: tuple[StreamToEr
     found: set[str] = set()
     parts: list[StreamErasure] = []
     for s in (*copies, main):
-        own = replace(request, key_prefix=s.name)
+        own = replace(request, key_prefix=s.name, raw_keys=s.raw_keys)
         check_erase(s.state, own)
         values = values_to_erase(s.state, own)
         found |= values

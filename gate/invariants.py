@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ledgermem.gate.erasure import raw_text_expired
 from ledgermem.gate.extraction import Gold, gold_of, measure_extraction
 from ledgermem.projections.events import FactErased, KeyShredded, SummaryCreated
 from ledgermem.ledger.keys import ERASED, KeyStore, key_path
@@ -137,13 +138,16 @@ def check_i2(stream: str, seq: int, state: EpisodeState, rendered: Rendered) -> 
 
 
 def check_i3(stream: str, seq: int, state: EpisodeState) -> list[Violation]:
+    """Every surviving fact's evidence resolves to a raw record that is readable, or whose raw text alone a
+    retention policy expired (its raw key shredded, the turn's key, and so the fact, kept)."""
     out = []
+    expired = raw_text_expired(state)
     for s in state.summaries.values():
         if all(v == ERASED for _, v in s.facts):
             continue
         for rid in s.raw_ids:
             rec = state.raw.get(rid)
-            if rec is None or rec.user == ERASED:
+            if rec is None or (rec.user == ERASED and rid not in expired):
                 why = "does not exist" if rec is None else "was erased while a surviving fact cites it"
                 out.append(Violation("I3", stream, seq, (s.summary_id, rid), f"evidence {rid} {why}"))
     return out

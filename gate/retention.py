@@ -2,16 +2,23 @@
 
 A policy keeps the raw text of the newest `raw_turns` turns and expires a
 fact `fact_ttl_seconds` after the turn that stated it; a turn holding a
-pinned constraint never expires. The unit that expires is a turn, because a
-turn is the unit the ledger seals: its raw record, the summarizer's call and
-the summary written from it share one key (`gate.erasure.turn_key`).
-Expiring a turn therefore expires everything sealed under its key (the
-record, the summary and every fact of it) and is applied as an erasure is:
-the key is shredded and the facts are erased, so the projections and a
-replay show them erased. What differs is the reason, carried by the events:
-each fact gets a `fact_expired` naming the policy and the rule that expired
-it, the erasure's legal basis is the policy, and a `retention_applied`
-closes the application with the policy, `now` and everything it expired.
+pinned constraint never expires. The unit that expires is a turn's key.
+A turn has two (`gate.erasure`): its raw key seals its raw text (the
+record, the reply and the tool calls of the conversation), its turn key
+the memory derived from it (the summarizer's response, the summary and its
+facts). `raw_turns` shreds the raw key only: the record reads as erased,
+the summary and its facts stay readable, and nothing is said of them.
+`fact_ttl` shreds both keys and erases the turn's facts (and every capacity
+merge and index title over its summary), so the projections and a replay
+show them erased. A turn whose raw record the ledger shows sealed under its
+turn key (a ledger written before the raw key existed; `raw_keys` is read
+from the ledger, a turn missing from it has both its keys named) cannot
+lose its raw text alone: `raw_turns` expires it whole, and its facts are
+erased as collateral and say so. What differs from an erasure is the
+reason, carried by the events: each expired fact gets a `fact_expired`
+naming the policy and the rule that expired it, the erasure's legal basis
+is the policy, and a `retention_applied` closes the application with the
+policy, `now`, the keys shredded and everything it expired.
 
 Pure: `now` and the time each turn was recorded are arguments; the
 application reads the clock and the ledger. An empty tuple: nothing expired.
@@ -20,12 +27,12 @@ application reads the clock and the ledger. An empty tuple: nothing expired.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ledgermem.gate.erasure import index_key, merge_key, turn_key
+from ledgermem.gate.erasure import index_key, merge_key, raw_record_keys, turn_key
 from ledgermem.gate.errors import CommandRejected
 from ledgermem.ledger.events import Event
 from ledgermem.projections.events import FactErased, FactExpired, KeyShredded, RetentionApplied
@@ -96,12 +103,14 @@ class RetentionPolicy:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApplyRetention:
-    """Apply `policy` at `now` (naive UTC); `turn_times` holds when each turn was recorded (naive UTC)."""
+    """Apply `policy` at `now` (naive UTC); `turn_times` holds when each turn was recorded (naive UTC),
+    `raw_keys` the keys the ledger records as sealing each turn's raw record (`gate.erasure.raw_record_keys`)."""
 
     policy: RetentionPolicy
     now: datetime
     turn_times: Mapping[int, datetime]
     key_prefix: str
+    raw_keys: Mapping[int, Sequence[str]] = field(default_factory=dict)
 
 
 def protected_turns(state: EpisodeState) -> set[int]:
@@ -125,9 +134,23 @@ def expiring_turns(state: EpisodeState, cmd: ApplyRetention) -> dict[int, str]:
         for r in state.raw.values():
             if r.turn <= newest - policy.raw_turns and r.user != ERASED and r.turn not in found:
                 found[r.turn] = "raw_turns"
-    for turn in protected_turns(state) | {t for t in found if turn_key(cmd.key_prefix, t) in state.shredded_keys}:
+    shredded = set(state.shredded_keys)
+    for turn in protected_turns(state):
         found.pop(turn, None)
+    for turn, rule in list(found.items()):
+        # Already expired: the turn key (everything of the turn), or for raw_turns a key of its raw record.
+        gone = turn_key(cmd.key_prefix, turn) in shredded or (
+            rule == "raw_turns" and any(k in shredded for k in raw_record_keys(cmd.key_prefix, turn, cmd.raw_keys)))
+        if gone:
+            del found[turn]
     return found
+
+
+def whole_turns(cmd: ApplyRetention, expiring: Mapping[int, str]) -> set[int]:
+    """The expiring turns whose facts go with them: `fact_ttl`, and a raw expiry of a raw record sealed under
+    its turn key (where the raw text cannot go alone)."""
+    return {t for t, rule in expiring.items()
+            if rule == "fact_ttl" or turn_key(cmd.key_prefix, t) in raw_record_keys(cmd.key_prefix, t, cmd.raw_keys)}
 
 
 def decide_retention(state: EpisodeState, cmd: ApplyRetention) -> tuple[Event, ...]:
@@ -139,15 +162,18 @@ def decide_retention(state: EpisodeState, cmd: ApplyRetention) -> tuple[Event, .
     if not expiring:
         return ()
     prefix, basis, policy = cmd.key_prefix, cmd.policy.describe(), cmd.policy.as_dict()
-    by_turn = {s.summary_id for s in state.summaries.values() if s.turn in expiring and not s.merged_from}
+    whole = whole_turns(cmd, expiring)
+    by_turn = {s.summary_id for s in state.summaries.values() if s.turn in whole and not s.merged_from}
     # A capacity merge derives from its members and is sealed under its own key: it goes when a member does.
     merged = {s.summary_id for s in state.summaries.values() if s.merged_from and set(s.merged_from) & by_turn}
     summaries = sorted(by_turn | merged)
     indexes = sorted(_titles_over(state, set(summaries)))
-    pins = sorted(p.pin_id for p in state.pins.values() if p.turn in expiring)  # open loops, never constraints
+    pins = sorted(p.pin_id for p in state.pins.values() if p.turn in whole)  # open loops, never constraints
     records = sorted(record_id_for(t) for t in expiring if record_id_for(t) in state.raw)
-    keys = sorted({turn_key(prefix, t) for t in expiring} | {index_key(prefix, i) for i in indexes}
-                  | {merge_key(prefix, m) for m in merged})
+    shredded = set(state.shredded_keys)
+    raw = {k for t in expiring for k in raw_record_keys(prefix, t, cmd.raw_keys)}
+    keys = sorted(({turn_key(prefix, t) for t in whole} | raw | {index_key(prefix, i) for i in indexes}
+                   | {merge_key(prefix, m) for m in merged}) - shredded)
     facts = [(sid, k) for sid in summaries for k, v in state.summaries[sid].facts if v != ERASED]
     events: list[Event] = []
     for sid, slot in facts:

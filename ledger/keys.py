@@ -1,8 +1,9 @@
 """Per-item encryption keys, kept outside the hash-chained events.
 
 Personal values in events are sealed with AES-GCM under a key named by the
-item they belong to (a turn, an index title, an answer). The keys live in
-their own small DuckDB file beside the ledger. Erasure destroys keys
+item they belong to (a turn's raw text, the memory derived from a turn, an
+index title, an answer). The keys live in their own small DuckDB file
+beside the ledger. Erasure destroys keys
 (crypto-shredding): the ledger keeps its ciphertext and its hash chain, and
 the values become unreadable everywhere at once. Destroying means rewriting
 the key file into a new file and deleting the old one, because DuckDB keeps
@@ -16,7 +17,7 @@ that stated it, its question under the answer's key.
 
 Keys are made durable before anything is sealed with them, and a commit of
 the key file per turn would double what a turn costs. A key id that ends in
-a number (`...#turn:17`) is one of a series, and the next `AHEAD` ids of
+a number (`...#turn:17`, `...#raw:17`) is one of a series, and the next `AHEAD` ids of
 its series are made in the same transaction, so most turns find their key
 already stored. A key made ahead that is never used seals nothing.
 """

@@ -327,6 +327,7 @@ class Ledger:
                               "give one per event (None: stored in clear)")
         plan = [_seal_choice(e, k) for e, k in zip(events, keys)] if keys is not None else [None] * len(events)
         stream_no, current = self._streams.get(stream, (len(self._streams) + 1, 0))
+        self._ensure_keys(plan)
         encoded = [self._encode(e, choice) for e, choice in zip(events, plan)]
         ids = [event_id_for(stream.as_tuple(), expected_version + i + 1, enc) for i, enc in enumerate(encoded)]
         if expected_version != current:
@@ -417,6 +418,13 @@ class Ledger:
             row = self.conn.execute(f"SELECT max(seq) FROM events WHERE event_type IN ({marks})", types).fetchone()
             self._last_shredded = int(row[0]) if row and row[0] is not None else 0
         return self._last_shredded
+
+    def _ensure_keys(self, plan: Sequence[SealWith]) -> None:
+        """Make every key the events name in one key-file transaction: a turn that opens two series (its raw
+        key and its turn key) makes them, and the ids made ahead of both, with one commit."""
+        wanted = [k for c in plan if c is not None for k in (FieldKeys(c) if isinstance(c, str) else c).key_ids()]
+        if wanted and self.keys is not None:
+            self.keys.ensure(wanted)
 
     def _encode(self, event: Event, choice: SealWith) -> Any:
         if choice is None:

@@ -97,10 +97,22 @@ def answer_keys(ledger: Ledger, stream: StreamKey, prefix: str, answer: str,
 
 
 def to_erase(ledger: Ledger, stream: StreamKey, state: EpisodeState) -> StreamToErase:
-    """What the decision needs of `stream`: its state and the plaintext of every value sealed in it."""
-    sealed = tuple((key_id, ledger.unseal(envelope))
-                   for found in ledger.sealed_values(stream).values() for key_id, envelope in found)
-    return StreamToErase(name=str(stream), state=state, sealed=sealed)
+    """What the decision needs of `stream`: its state, the plaintext of every value sealed in it, and the keys
+    that sealed each turn's raw record."""
+    values = ledger.sealed_values(stream)
+    sealed = tuple((key_id, ledger.unseal(envelope)) for found in values.values() for key_id, envelope in found)
+    keys = {seq: {key_id for key_id, _ in found} for seq, found in values.items()}
+    return StreamToErase(name=str(stream), state=state, sealed=sealed, raw_keys=raw_keys_of(ledger, stream, keys))
+
+
+def raw_keys_of(ledger: Ledger, stream: StreamKey,
+                sealed: Mapping[int, set[str]] | None = None) -> dict[int, tuple[str, ...]]:
+    """Turn -> the keys the ledger records as sealing that turn's raw record (the key id each sealed value of
+    its `turn_recorded` names): `#raw:N` as this version writes, `#turn:N` in a ledger written before.
+    A record stored in clear has none. `sealed` is `ledger.sealed_keys(stream)` when the caller has it."""
+    found = ledger.sealed_keys(stream) if sealed is None else sealed
+    return {r.event.turn: tuple(sorted(found[r.seq])) for r in ledger.read(stream=stream, event_types=["turn_recorded"])
+            if r.seq in found}
 
 
 def stream_state(ledger: Ledger, stream: StreamKey, projections: ProjectionStore) -> EpisodeState:

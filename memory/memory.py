@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from ledgermem.gate.commands import PageIn, PinConstraint, RecordTurn, Turn, TurnPlan
 from ledgermem.gate.decide import decide
-from ledgermem.gate.erasure import Erase, ErasurePlan, plan_erasure, turn_key
+from ledgermem.gate.erasure import Erase, ErasurePlan, plan_erasure, raw_key, turn_key
 from ledgermem.gate.errors import CommandRejected, InvariantViolation
 from ledgermem.gate.invariants import check_i1, check_i2, check_i3, check_i5
 from ledgermem.gate.plan import plan_turn, review, seal_keys
@@ -379,9 +379,11 @@ class Memory(EpisodeShell[EpisodeState]):
         return run_tool(self.state, name, args, blobs=self._read_blob)
 
     def _read_blob(self, sha256: str, turn: int) -> tuple[str, bytes | None]:
-        """A block's bytes from the blob table, from the row sealed under its turn's key only."""
-        key = turn_key(self.key_prefix, turn) if self.state.config.personal_data else None
-        found = self.ledger.get_blob(sha256, key_ids={key})
+        """A block's bytes from the blob table, from the row sealed under its turn's keys only (the raw key;
+        the turn key in a ledger written before raw text had a key of its own)."""
+        keys: set[str | None] = ({raw_key(self.key_prefix, turn), turn_key(self.key_prefix, turn)}
+                                 if self.state.config.personal_data else {None})
+        found = self.ledger.get_blob(sha256, key_ids=keys)
         return found.state, found.data
 
     def _answer_tools(self) -> ToolRunner | None:

@@ -181,7 +181,8 @@ class EpisodeShell(Generic[S]):
         """Called once the stream is open (and started); nothing to do for most systems."""
 
     def _turn_key(self, event: Event) -> str | FieldKeys | None:
-        """The key personal values of a turn's events are sealed under (the erasure policy's `seal_key`)."""
+        """The key a turn's event is sealed under (the erasure policy's `seal_key`: the raw key for its raw
+        text, the turn key for what is derived from it)."""
         return seal_key(self.key_prefix, event, personal_data=self.state.config.personal_data)
 
     def _commit(self, events: Sequence[Event], keys: Sequence[SealWith] | None = None, *,

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ledgermem.gate.erasure import raw_text_expired
 from ledgermem.ledger.blocks import block_id
 from ledgermem.ledger.keys import ERASED
 from ledgermem.projections.render import facts_tag
@@ -102,7 +103,9 @@ def raw_choice(state: EpisodeState, reference_id: str) -> Choice:
     row = Candidate(r.record_id, "record", "erased" if erased else "raw", "asked for" + ("; erased" if erased else ""),
                     not erased, r.turn)
     if erased:
-        return Choice("get_raw_record", False, (row,), (), f"raw record {reference_id} was erased")
+        why = (" (its raw text expired under a retention policy; what was derived from it is kept)"
+               if reference_id in raw_text_expired(state) else "")
+        return Choice("get_raw_record", False, (row,), (), f"raw record {reference_id} was erased{why}")
     return Choice("get_raw_record", True, (row,), (r.record_id,), "the raw record by its exact id, complete")
 
 

@@ -317,9 +317,10 @@ LIVE_QUESTIONS: tuple[Question, ...] = (
         Param("subject", "boolean", default=False, description="erase everything personal in the stream")),
        erase, "erase"),
     _q("apply_retention", "POST", "/api/memory/retention/apply",
-       "Apply the retention policy of the stream's namespace now: raw turns beyond the newest kept and facts past "
-       "their expiry are crypto-shredded like an erasure, recorded as fact_expired and retention_applied events "
-       "with the policy; turns holding a pinned constraint are kept.",
+       "Apply the retention policy of the stream's namespace now: the raw text of turns beyond the newest kept "
+       "(their summaries and facts stay) and facts past their expiry are crypto-shredded like an erasure, recorded "
+       "as key_shredded, fact_expired and retention_applied events with the policy; turns holding a pinned "
+       "constraint are kept.",
        (STREAM,), retention, "erase"),
     _q("list_streams", "GET", "/api/memory/streams",
        "The streams under a namespace (default: the token's own) with their versions.",

@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from ledgermem.gate.errors import CommandRejected
-from ledgermem.gate.retention import ApplyRetention, RetentionPolicy, decide_retention, expiring_turns
+from ledgermem.gate.retention import (ApplyRetention, RetentionPolicy, decide_retention, expiring_turns,
+                                      whole_turns)
 from ledgermem.projections.events import FactExpired, RetentionApplied
 from ledgermem.ledger.keys import ERASED
-from ledgermem.memory.erasure import scan_detail
+from ledgermem.memory.erasure import mentions, raw_keys_of, scan_detail
 from ledgermem.projections.state import record_id_for
 from ledgermem.service.errors import BadRequest, ServeError
 from ledgermem.service.live import LiveStore, Write, stream_key
@@ -120,7 +121,8 @@ def apply_retention(store: LiveStore, address: tuple[str, ...], token: Token,
     for r in store.ledger.read(stream=key, event_types=["turn_recorded"]):
         times.setdefault(r.event.turn, r.recorded_at)
     now = clock()
-    command = ApplyRetention(policy=policy, now=now, turn_times=times, key_prefix=memory.key_prefix)
+    command = ApplyRetention(policy=policy, now=now, turn_times=times, key_prefix=memory.key_prefix,
+                             raw_keys=raw_keys_of(store.ledger, key))
     state = memory.state
     values = _expiring_values(state, command)
     try:
@@ -147,12 +149,18 @@ def apply_retention(store: LiveStore, address: tuple[str, ...], token: Token,
 
 
 def _expiring_values(state: Any, command: ApplyRetention) -> set[str]:
-    """The plaintext that is about to expire (raw text and fact values), for the residue scan only."""
-    turns = set(expiring_turns(state, command))
-    values = {v for s in state.summaries.values() if s.turn in turns for _, v in s.facts}
-    for turn in turns:
+    """The plaintext that is about to expire, for the residue scan only: the raw text of every expiring turn,
+    and the fact values of the turns that expire whole. The raw text of a turn whose summary is kept is not
+    looked for where that summary (or another kept item) repeats it word for word: that copy is kept memory."""
+    expiring = expiring_turns(state, command)
+    whole = whole_turns(command, expiring)
+    values = {v for s in state.summaries.values() if s.turn in whole for _, v in s.facts}
+    kept = [text for s in state.summaries.values() if s.turn not in whole
+            for text in (s.text, *(v for _, v in s.facts))]
+    kept += [p.text for p in state.pins.values()] + [e.title for e in state.indexes.values()]
+    for turn in expiring:
         record = state.raw.get(record_id_for(turn))
-        if record is not None:
+        if record is not None and (turn in whole or not mentions("\n".join(kept), {record.user})):
             values |= {record.user}
     return {v for v in values if v and v != ERASED}
 

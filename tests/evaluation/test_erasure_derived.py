@@ -29,7 +29,7 @@ from ledgermem.projections.events import EpisodeGold, KeyShredded, ProbeAsked, P
 from ledgermem.ledger.keys import ERASED, KeyStore
 from ledgermem.ledger.store import Ledger, StreamKey
 from ledgermem.memory import erasure as memory_erasure
-from ledgermem.memory.erasure import keys_left, personal_texts
+from ledgermem.memory.erasure import keys_left, personal_texts, raw_keys_of
 from ledgermem.projections.materialise import ProjectionStore
 
 CONTACT = "Hey! Just letting you know my emergency contact is Lena Fischer"
@@ -182,6 +182,25 @@ def test_probe_gold_is_sealed_under_the_key_of_the_turn_that_stated_it(run_dir: 
                     assert {f"d/{system}/alice#turn:{t}" for t in (2, 3, 4)} <= keys[r.seq]
                 elif r.event.probe_id == "alice:p2":  # Akureyri, stated in turn 4
                     assert f"d/{system}/alice#turn:4" in keys[r.seq]
+
+
+def test_the_raw_text_has_its_own_key_and_an_erasure_shreds_both_keys_of_the_turn(run_dir: Path) -> None:
+    streams = [StreamKey("d", system, "alice") for system in SYSTEMS]
+    with Ledger(run_dir / "ledger.duckdb", read_only=True) as ledger:
+        for stream in streams:
+            assert raw_keys_of(ledger, stream)[2] == (f"{stream}#raw:2",)  # the record of turn 2, in every system
+        summaries = [r.seq for r in ledger.read(stream=streams[0], event_types=["summary_created"]) if r.event.turn == 2]
+        assert summaries and all(ledger.sealed_keys(streams[0])[seq] == {f"{streams[0]}#turn:2"} for seq in summaries)
+    result, receipt = erase(run_dir, "--record", "r0002")
+    assert result.exit_code == 0 and receipt["clean"] is True, result.output
+    for stream in streams:
+        assert {f"{stream}#raw:2", f"{stream}#turn:2"} <= set(receipt["keys_shredded"])
+    keys = KeyStore(run_dir / "ledger.keys.duckdb", read_only=True)
+    try:
+        assert not any(k in keys for s in streams for k in (f"{s}#raw:2", f"{s}#turn:2"))
+        assert all(f"{s}#raw:3" in keys for s in streams)  # the other turns keep theirs
+    finally:
+        keys.close()
 
 
 def test_a_record_erasure_makes_the_gold_it_stated_unreadable(run_dir: Path) -> None:

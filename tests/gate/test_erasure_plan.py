@@ -17,6 +17,7 @@ from ledgermem.gate.erasure import (
     merge_key,
     mentioning,
     plan_erasure,
+    raw_key,
     seal_key,
     turn_key,
 )
@@ -25,8 +26,11 @@ from ledgermem.projections.events import (
     EpisodeStarted,
     FactErased,
     IndexCreated,
+    ConstraintPinned,
     KeyShredded,
+    LlmCalled,
     SummaryCreated,
+    ToolCalled,
     TurnRecorded,
 )
 from ledgermem.ledger.keys import ERASED, FieldKeys
@@ -58,16 +62,27 @@ def _copy(turns: tuple[int, ...] = (1, 2, 3)) -> EpisodeState:
     return fold([EpisodeStarted(config=config.to_dict()), *_turns(turns)])
 
 
-def _sealed(name: str, turns: tuple[int, ...], *extra: tuple[str, str]) -> tuple[tuple[str, str], ...]:
-    return (*((turn_key(name, t), SAID[t]) for t in turns), *extra)
+def _sealed(name: str, turns: tuple[int, ...], *extra: tuple[str, str], old: bool = False,
+            summaries: bool = False) -> tuple[tuple[str, str], ...]:
+    """The stream's sealed values: each record under its raw key (`old`: under its turn key, as a ledger written
+    before the raw key did), each summary (`summaries`) under its turn key."""
+    record = turn_key if old else raw_key
+    said = [(record(name, t), SAID[t]) for t in turns]
+    return (*said, *((turn_key(name, t), SAID[t]) for t in turns if summaries), *extra)
 
 
-def streams(copy_turns: tuple[int, ...] = (1, 2, 3)) -> list[StreamToErase]:
+def _raw_keys(name: str, turns: tuple[int, ...], old: bool = False) -> dict[int, tuple[str, ...]]:
+    return {t: ((turn_key if old else raw_key)(name, t),) for t in turns}
+
+
+def streams(copy_turns: tuple[int, ...] = (1, 2, 3), *, old: bool = False) -> list[StreamToErase]:
     """The three_layer stream and one baseline's copy; the copy answered a probe mentioning the city."""
     return [
-        StreamToErase(name=MAIN, state=_main(), sealed=_sealed(MAIN, (1, 2, 3))),
+        StreamToErase(name=MAIN, state=_main(), sealed=_sealed(MAIN, (1, 2, 3), old=old, summaries=True),
+                      raw_keys=_raw_keys(MAIN, (1, 2, 3), old)),
         StreamToErase(name=COPY, state=_copy(copy_turns), sealed=_sealed(
-            COPY, copy_turns, (answer_key(COPY, 9), "You live in Tromsø."), (answer_key(COPY, 10), "Tea."))),
+            COPY, copy_turns, (answer_key(COPY, 9), "You live in Tromsø."), (answer_key(COPY, 10), "Tea."), old=old),
+            raw_keys=_raw_keys(COPY, copy_turns, old)),
     ]
 
 
@@ -79,9 +94,9 @@ def test_a_slot_is_erased_from_every_stream_in_one_plan_copies_first() -> None:
     plan = plan_erasure(Erase(legal_basis=BASIS, key_prefix=MAIN, slot="home city"), streams(), in_run=True)
     assert [p.name for p in plan.parts] == [COPY, MAIN]  # the subject's own stream goes last
     main, copy = shredded(plan.events_of(MAIN)), shredded(plan.events_of(COPY))
-    assert main.key_ids == (turn_key(MAIN, 1),)
+    assert main.key_ids == (raw_key(MAIN, 1), turn_key(MAIN, 1))  # both keys of the turn: no plaintext survives
     # The copy extracted no facts: it loses what mentions the value its three_layer stream names.
-    assert copy.key_ids == tuple(sorted((turn_key(COPY, 1), answer_key(COPY, 9))))
+    assert copy.key_ids == tuple(sorted((raw_key(COPY, 1), turn_key(COPY, 1), answer_key(COPY, 9))))
     assert not [e for e in plan.events_of(COPY) if isinstance(e, FactErased)]
     assert [(e.summary_id, e.slot) for e in plan.events_of(MAIN) if isinstance(e, FactErased)] == [
         ("s0001", "home city")]
@@ -101,7 +116,7 @@ def test_the_subjects_own_part_is_what_the_decider_says_for_that_stream() -> Non
 def test_gold_values_the_request_covers_are_looked_for_in_the_copies() -> None:
     request = Erase(legal_basis=BASIS, key_prefix=MAIN, slot="drink")
     without = plan_erasure(request, streams(), in_run=True)
-    assert shredded(without.events_of(COPY)).key_ids == (answer_key(COPY, 10), turn_key(COPY, 3))
+    assert shredded(without.events_of(COPY)).key_ids == (answer_key(COPY, 10), raw_key(COPY, 3), turn_key(COPY, 3))
     assert "Tea" not in without.values
     plan = plan_erasure(request, streams(), gold={"tea", "Tromsø"}, in_run=True)
     assert answer_key(COPY, 9) in shredded(plan.events_of(COPY)).key_ids
@@ -143,7 +158,8 @@ def test_a_request_carried_out_before_finishes_in_a_run_and_is_refused_on_one_st
 def test_a_value_is_looked_for_in_each_stream_and_nothing_anywhere_is_an_empty_plan_in_a_run() -> None:
     plan = plan_erasure(Erase(legal_basis=BASIS, key_prefix=MAIN, value="tromsø"), streams(), in_run=True)
     assert [p.name for p in plan.parts] == [COPY, MAIN]
-    assert shredded(plan.events_of(COPY)).key_ids == tuple(sorted((answer_key(COPY, 9), turn_key(COPY, 1))))
+    assert shredded(plan.events_of(COPY)).key_ids == tuple(sorted((answer_key(COPY, 9), raw_key(COPY, 1),
+                                                                    turn_key(COPY, 1))))
     assert "tromsø" in plan.values and "Tromsø" in plan.values
     empty = plan_erasure(Erase(legal_basis=BASIS, key_prefix=MAIN, value="Narvik"), streams(), in_run=True)
     assert empty.parts == () and empty.keys == ()
@@ -163,10 +179,36 @@ def test_the_key_that_seals_an_event() -> None:
     title = IndexCreated(turn=4, index_id="i0001", text="t", members=("s0001",))
     merged = SummaryCreated(turn=5, summary_id="s0009", text="t", facts=(), overrides=(), raw_ids=(),
                             merged_from=("s0001", "s0002"))
-    assert seal_key(MAIN, rec) == turn_key(MAIN, 2)
+    assert seal_key(MAIN, rec) == raw_key(MAIN, 2)  # the raw text of the turn: its own key
+    reply = LlmCalled(turn=2, purpose="respond", backend="b", model="m", prompt_hash="h", text="Noted.")
+    tool = ToolCalled(turn=2, probe_id="", tool="get_raw_record", args={"reference_id": "r0001"}, ok=True, text="x")
+    assert seal_key(MAIN, reply) == seal_key(MAIN, tool) == raw_key(MAIN, 2)
+    # What memory derives from the turn stays under the turn key: a raw expiry keeps it.
+    summarizer = replace(reply, purpose="summarize")
+    summary = SummaryCreated(turn=2, summary_id="s0002", text="t", facts=(), overrides=(), raw_ids=("r0002",))
+    pin = ConstraintPinned(turn=2, pin_id="p1", kind="constraint", text="t", origin="declared")
+    assert seal_key(MAIN, summarizer) == seal_key(MAIN, summary) == seal_key(MAIN, pin) == turn_key(MAIN, 2)
     assert seal_key(MAIN, title) == index_key(MAIN, "i0001")
     assert seal_key(MAIN, merged) == merge_key(MAIN, "s0009")
     assert seal_key(MAIN, rec, personal_data=False) is None
+
+
+def test_an_old_ledgers_records_are_erased_by_the_key_the_ledger_shows_sealed_them() -> None:
+    # Written before the raw key: the records are sealed under the turn key, and the plan names no other key.
+    plan = plan_erasure(Erase(legal_basis=BASIS, key_prefix=MAIN, slot="home city"), streams(old=True), in_run=True)
+    assert shredded(plan.events_of(MAIN)).key_ids == (turn_key(MAIN, 1),)
+    assert shredded(plan.events_of(COPY)).key_ids == tuple(sorted((turn_key(COPY, 1), answer_key(COPY, 9))))
+    by_value = plan_erasure(Erase(legal_basis=BASIS, key_prefix=MAIN, value="Pixel"), streams(old=True))
+    assert shredded(by_value.events_of(MAIN)).key_ids == (turn_key(MAIN, 2),)
+
+
+def test_a_turn_the_decision_is_not_told_about_has_both_its_keys_named() -> None:
+    state = _main()
+    events = decide_erase(state, Erase(legal_basis=BASIS, key_prefix=MAIN, record_id="r0003"))
+    assert shredded(events).key_ids == (raw_key(MAIN, 3), turn_key(MAIN, 3))
+    told = decide_erase(state, Erase(legal_basis=BASIS, key_prefix=MAIN, record_id="r0003",
+                                     raw_keys={3: (turn_key(MAIN, 3),)}))
+    assert shredded(told).key_ids == (turn_key(MAIN, 3),)
 
 
 def test_a_shredded_key_is_never_made_again() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from ledgermem.gate.commands import RecordTurn, Turn
 from ledgermem.gate.decide import decide
-from ledgermem.gate.erasure import index_key, merge_key, turn_key
+from ledgermem.gate.erasure import index_key, merge_key, raw_key, turn_key
 from ledgermem.gate.errors import CommandRejected
 from ledgermem.gate.plan import plan_turn, review, seal_keys
 from ledgermem.projections.events import (
@@ -116,5 +116,5 @@ def test_seal_keys_name_each_events_key() -> None:
                        merged_from=("s0001", "s0002")),
         IndexCreated(turn=4, index_id="i0002", members=("s0001",), text="t", span="turn 1-3"),
     ]
-    assert seal_keys("p", events) == [turn_key("p", 4), turn_key("p", 4), turn_key("p", 4), merge_key("p", "s0010"),
+    assert seal_keys("p", events) == [raw_key("p", 4), turn_key("p", 4), turn_key("p", 4), merge_key("p", "s0010"),
                                       index_key("p", "i0002")]

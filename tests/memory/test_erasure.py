@@ -6,10 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from ledgermem.evaluation.replay import replay
+from ledgermem.gate import erasure as erasure_module
+from ledgermem.gate.erasure import raw_key, turn_key
 from ledgermem.gate.errors import CommandRejected
 from ledgermem.gate.invariants import audit, check_i2, check_i5
 from ledgermem.ledger.keys import ERASED
 from ledgermem.ledger.store import Ledger, StreamKey
+from ledgermem.memory.erasure import raw_keys_of
 from ledgermem.memory.memory import Memory
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.materialise import ProjectionStore, projection_path
@@ -96,10 +100,52 @@ def test_erasing_every_value_of_a_slot_leaves_nothing_in_the_registry(memory: Me
 def test_erasing_a_raw_record_erases_the_summaries_derived_from_it(memory: Memory) -> None:
     receipt = memory.erase(record_id="r0001", legal_basis="user request")
     assert receipt.clean and receipt.summaries == ("s0001",)
+    both = {raw_key(str(STREAM), 1), turn_key(str(STREAM), 1)}  # the raw text's key and the summary's
+    assert both <= set(receipt.keys_shredded)
+    assert memory.ledger.keys is not None and not any(k in memory.ledger.keys for k in both)
     s1 = memory.state.summaries["s0001"]
     assert s1.text == ERASED and dict(s1.facts) == {"home city": ERASED}
     assert memory.state.current_values()["home city"][0] == NEW
     assert audit(memory.ledger, memory.projections).ok
+
+
+def test_control_an_erasure_that_forgets_the_raw_key_leaves_the_raw_text_and_the_scan_finds_it(
+        memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A plan that names the turn key only, also where the scan of the sealed values found the raw key.
+    found = erasure_module.mentioning
+    monkeypatch.setattr(erasure_module, "turn_keys", lambda prefix, turn, recorded: {turn_key(prefix, turn)})
+    monkeypatch.setattr(erasure_module, "mentioning",
+                        lambda sealed, values: tuple(k for k in found(sealed, values) if "#raw:" not in k))
+    receipt = memory.erase(record_id="r0001", legal_basis="user request")
+    assert raw_key(str(STREAM), 1) not in receipt.keys_shredded
+    assert not receipt.clean and receipt.residue[f"events of {STREAM} (decrypted)"] > 0
+
+
+def test_a_ledger_written_before_the_raw_key_is_erased_audited_and_replayed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with monkeypatch.context() as old_layout:  # every value of a turn under its turn key, as before
+        old_layout.setattr(erasure_module, "RAW_EVENTS", ())
+        old_layout.setattr(erasure_module, "RAW_PURPOSES", ())
+        m = open_memory(tmp_path)
+        for user, agent in DIALOGUE[:3]:
+            m.add_turn(user, agent)
+    m.add_turn(*DIALOGUE[3])  # continued by this version: the new turn's raw text has its own key
+    prefix = str(STREAM)
+    assert raw_keys_of(m.ledger, STREAM) == {1: (turn_key(prefix, 1),), 2: (turn_key(prefix, 2),),
+                                             3: (turn_key(prefix, 3),), 4: (raw_key(prefix, 4),)}
+    receipt = m.erase(record_id="r0001", legal_basis="user request")
+    assert receipt.clean, receipt.residue
+    assert turn_key(prefix, 1) in receipt.keys_shredded and raw_key(prefix, 1) not in receipt.keys_shredded
+    assert m.state.raw["r0001"].user == ERASED and m.state.summaries["s0001"].text == ERASED
+    subject = m.erase(subject=True, legal_basis="account deleted")
+    assert subject.clean and raw_key(prefix, 4) in subject.keys_shredded
+    report = audit(m.ledger, m.projections)
+    assert report.ok, report.as_dict()
+    replayed = replay(m.ledger, m.projections, run_id=STREAM.run_id)
+    assert replayed.projections_identical
+    close(m)
+    data = files_bytes(tmp_path)
+    assert OLD.encode() not in data and NEW.encode() not in data and b"Lovely weather" not in data
 
 
 def test_erasing_the_subject_erases_everything(memory: Memory, tmp_path: Path) -> None:

@@ -143,6 +143,29 @@ def test_sealed_turns_make_their_keys_ahead_in_one_commit(tmp_path: Path, monkey
     reopened.close()
 
 
+@pytest.mark.parametrize("together", [True, False])
+def test_a_turn_makes_its_raw_key_and_turn_key_series_in_one_commit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, together: bool) -> None:
+    stores: list[int] = []
+    original = KeyStore._store
+
+    def counted(self: KeyStore, new: Any) -> None:
+        stores.append(len(new))
+        original(self, new)
+
+    monkeypatch.setattr(KeyStore, "_store", counted)
+    if not together:  # control: each event makes its own key when it is sealed, one commit per series
+        monkeypatch.setattr(Ledger, "_ensure_keys", lambda self, plan: None)
+    with Ledger(tmp_path / "l.duckdb") as ledger, ProjectionStore(projection_path(ledger.path)) as store:
+        m = memory(ledger, store, sealed=True)
+        m.add_turn("My desk number is 7.", "Noted.")  # a record (raw key) and a summary (turn key)
+        assert ledger.keys is not None
+        made = ledger.keys.material()
+    prefix = str(STREAM)
+    assert f"{prefix}#raw:{AHEAD}" in made and f"{prefix}#turn:{AHEAD}" in made
+    assert stores == ([2 * AHEAD] if together else [AHEAD, AHEAD])
+
+
 def test_a_numbered_key_brings_its_series_and_another_key_only_itself(tmp_path: Path) -> None:
     keys = KeyStore(tmp_path / "k.duckdb")
     keys.ensure(["s#turn:5", "s#index:i1"])

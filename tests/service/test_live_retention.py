@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from ledgermem.cli.main import cli
 from ledgermem.gate.invariants import audit
 from ledgermem.gate.retention import RetentionPolicy
-from ledgermem.projections.events import FactExpired, KeyShredded, RetentionApplied
+from ledgermem.projections.events import FactErased, FactExpired, KeyShredded, RetentionApplied
 from ledgermem.service.errors import ServeError
 from ledgermem.service.live import LiveStore, Write
 from ledgermem.service.live_questions import LiveService
@@ -64,13 +64,13 @@ def folder_bytes(store: LiveStore) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(store.folder.iterdir()) if p.is_file())
 
 
-def test_raw_turns_expire_as_events_and_no_plaintext_is_left_in_the_files(live: dict[str, Any]) -> None:
+def test_raw_turns_expire_as_events_and_no_raw_text_is_left_in_the_files(live: dict[str, Any]) -> None:
     store: LiveStore = live["store"]
     RetentionPolicies(store.folder).set(RetentionPolicy(namespace="acme", raw_turns=2))
     record_all(live)
     store.projections.conn.execute("CHECKPOINT")
     # Control: before the policy is applied the projection file holds the turns in plaintext, so the scan can fail.
-    assert b"Zephyrine" in folder_bytes(store) and "Quimperl".encode() in folder_bytes(store)
+    assert TURNS[0].encode() in folder_bytes(store) and "Quimperl".encode() in folder_bytes(store)
     refused = post(live, "writer", "/api/memory/retention/apply", {"stream": S})
     assert refused.status_code == 403  # applying retention destroys data: it needs the erase scope
     r = post(live, "eraser", "/api/memory/retention/apply", {"stream": S})
@@ -79,32 +79,34 @@ def test_raw_turns_expire_as_events_and_no_plaintext_is_left_in_the_files(live: 
     assert body["applied"] and body["expired_turns"] == [1, 2] and body["rules"] == ["raw_turns", "raw_turns"]
     assert body["policy"] == {"namespace": "acme", "raw_turns": 2, "fact_ttl_seconds": None}
     assert body["clean"], body["residue"]
+    # Only the raw text expired: the raw keys of the turns, no fact, no summary.
+    assert len(body["keys_shredded"]) == 2 and all("#raw:" in k for k in body["keys_shredded"])
+    assert body["facts"] == [] and body["summaries"] == [] and body["records"] == ["r0001", "r0002"]
     store.ledger.conn.execute("CHECKPOINT")
     store.projections.conn.execute("CHECKPOINT")
     data = folder_bytes(store)
-    assert b"Zephyrine" not in data and "Quimperl".encode() not in data
-    assert b"Lapsang" in data or b"team" in data  # the newest turns are kept (the projections show them)
+    assert TURNS[0].encode() not in data and "Quimperl".encode() not in data
+    assert b"Zephyrine" in data and b"Lapsang" in data  # the fact of turn 1 and the newest turns are kept
     # Every application is an event carrying its policy, attributed to the token that asked.
     stream = next(s for s, _ in store.ledger.streams("live"))
     events = [r.event for r in store.ledger.read(stream=stream)]
     applied = [e for e in events if isinstance(e, RetentionApplied)]
     assert len(applied) == 1 and applied[0].policy == body["policy"] and applied[0].turns == (1, 2)
-    assert all(e.policy == body["policy"] for e in events if isinstance(e, FactExpired))
+    assert list(applied[0].key_ids) == body["keys_shredded"]
+    assert not any(isinstance(e, (FactExpired, FactErased)) for e in events)
     assert "retention policy of 'acme'" in next(e for e in events if isinstance(e, KeyShredded)).legal_basis
     eraser = store.tokens.authenticate(live["secrets"]["eraser"]).token_id
     retention_writes = [w for w in store.writes(S) if w["operation"] == "retention"]
     assert len(retention_writes) == 1 and retention_writes[0]["token_id"] == eraser
     assert (retention_writes[0]["first_seq"], retention_writes[0]["last_seq"]) == (body["first_seq"], body["last_seq"])
-    # Visible in history and the raw tool; the audit of the ledger is clean.
+    # The raw tool shows the record erased; the fact taken from it reads as before, now and in history.
     record = get(live, "eraser", "/api/memory/record", stream=S, reference_id="r0001").json()
-    assert "Zephyrine" not in json.dumps(record)
+    assert record["ok"] is False and "floor 3" not in json.dumps(record) and "expired" in record["text"]
     history = get(live, "eraser", "/api/memory/history", stream=S, slot="team size").json()
     assert "6" in json.dumps(history)
-    expired_slot = body["facts"][0]["slot"]
-    past = get(live, "eraser", "/api/memory/as-of", stream=S, slot=expired_slot, at="2000-01-01T00:00Z").json()
-    now = get(live, "eraser", "/api/memory/as-of", stream=S, slot=expired_slot, at="2999-01-01T00:00Z").json()
-    assert past["value"] is None and now["value"] is None and now["erased"] is True  # time travel cannot undo it
-    naive = get(live, "eraser", "/api/memory/as-of", stream=S, slot=expired_slot, at="2026-11-01T09:00")
+    now = get(live, "eraser", "/api/memory/as-of", stream=S, slot="office", at="2999-01-01T00:00Z").json()
+    assert now["value"] == "floor 3 of the Zephyrine tower" and not now["erased"]
+    naive = get(live, "eraser", "/api/memory/as-of", stream=S, slot="office", at="2026-11-01T09:00")
     assert naive.status_code == 400 and naive.json()["parameter"] == "at" and "timezone" in naive.text
     report = audit(store.ledger, store.projections)
     assert report.ok, report.as_dict()
