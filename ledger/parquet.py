@@ -31,25 +31,30 @@ it (`import_into`).
 from __future__ import annotations
 
 import fcntl
+import collections
 import json
 import os
 import shutil
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import duckdb
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ledgermem.ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledgermem.ledger.blocks import HAS_BLOCKS_SQL, referenced_blobs
 from ledgermem.ledger.keys import KeyStore
-from ledgermem.ledger.chain import VerifyReport, check_chain
+from ledgermem.ledger.chain import ChainWalk, TableWalk, VerifyReport, check_chain
 from ledgermem.ledger.schema import BLOBS_SCHEMA, GENESIS_HASH, blobs_ddl, events_arrow_schema, events_ddl
 from ledgermem.ledger.store import FORMAT_VERSION, Ledger, StreamKey
 
@@ -62,6 +67,7 @@ PARTITION_COLUMNS = ("run_id", "system")
 ROWS_PER_FILE = 1_000_000
 _BATCH_ROWS = 65_536  # one row group per batch: small enough to prune by seq
 
+_STREAMS_TYPES = (pa.int64(), pa.string(), pa.string(), pa.string(), pa.int64())  # DuckDB casts to the DDL's
 _STREAMS_DDL = (
     "CREATE TABLE streams (stream_no INTEGER NOT NULL, run_id VARCHAR NOT NULL, "
     "system VARCHAR NOT NULL, episode_id VARCHAR NOT NULL, version BIGINT NOT NULL)"
@@ -424,8 +430,11 @@ class ParquetLedger(Ledger):
     """A read-only ledger over a Parquet export: same reads, same `verify()`, an `events` view in `conn`."""
 
     def __init__(
-        self, path: str | os.PathLike[str], keys: KeyStore | None = None, *, run_id: str | None = None
+        self, path: str | os.PathLike[str], keys: KeyStore | None = None, *, run_id: str | None = None,
+        events: bool = True,
     ) -> None:
+        """`events=False` leaves out the `events` view (an import reads the files itself): `open_events()`
+        adds it. Everything else (manifest, file schemas, streams, blobs) is read and checked either way."""
         self.path, self.read_only, self.keys = str(path), True, keys
         self._clock = lambda: datetime.now(timezone.utc).replace(tzinfo=None)
         root = Path(path)
@@ -433,27 +442,47 @@ class ParquetLedger(Ledger):
         self.runs = _pick_runs(self.manifest, run_id, self.path)
         self.files = _checked_files(root, self.runs)
         self.conn = duckdb.connect(":memory:")
-        try:
-            self._create_views()
-            tail = self.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        except duckdb.Error as exc:
-            self.conn.close()
-            raise LedgerCorrupt(f"{self.path}: the Parquet files cannot be read: {exc}") from exc
         self._streams = {
             StreamKey(run, s, e): (no, v) for run, entry in self.runs.items() for no, s, e, v in entry.streams
         }
-        self._last_seq: int = int(tail[0]) if tail else 0
-        self._last_hash: str = str(tail[1]) if tail else GENESIS_HASH
+        self._last_seq: int = 0
+        self._last_hash: str = GENESIS_HASH
+        self._has_events = False
+        try:
+            if events:
+                self.open_events()
+            try:
+                self._create_tables()
+            except duckdb.Error as exc:
+                raise LedgerCorrupt(f"{self.path}: the Parquet files cannot be read: {exc}") from exc
+        except BaseException:
+            self.conn.close()
+            raise
 
-    def _create_views(self) -> None:
-        if self.files:
-            self.conn.execute(f"CREATE VIEW events AS {self.select_sql}")
-        else:
-            self.conn.execute(events_ddl())
+    def open_events(self) -> None:
+        """The `events` view over the files (a table, empty, when there are none) and the last event."""
+        if self._has_events:
+            return
+        try:
+            if self.files:
+                self.conn.execute(f"CREATE VIEW events AS {self.select_sql}")
+            else:
+                self.conn.execute(events_ddl())
+            tail = self.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        except duckdb.Error as exc:
+            raise LedgerCorrupt(f"{self.path}: the Parquet files cannot be read: {exc}") from exc
+        self._has_events = True
+        self._last_seq = int(tail[0]) if tail else 0
+        self._last_hash = str(tail[1]) if tail else GENESIS_HASH
+
+    def _create_tables(self) -> None:
         self.conn.execute(_STREAMS_DDL)
-        rows = [[no, run, s, e, v] for run, entry in self.runs.items() for no, s, e, v in entry.streams]
-        if rows:
-            self.conn.executemany("INSERT INTO streams VALUES (?, ?, ?, ?, ?)", rows)
+        rows = [(no, run, s, e, v) for run, entry in self.runs.items() for no, s, e, v in entry.streams]
+        if rows:  # one statement: a row-at-a-time insert costs a millisecond a stream
+            _insert_rows(self.conn, "streams", pa.table(
+                [pa.array(column, type) for column, type in zip(zip(*rows), _STREAMS_TYPES)],
+                names=["stream_no", "run_id", "system", "episode_id", "version"],
+            ))
         self.conn.execute("CREATE TABLE ledger_meta (key VARCHAR NOT NULL, value VARCHAR NOT NULL)")
         self.conn.execute("INSERT INTO ledger_meta VALUES ('format', ?)", [self.manifest.ledger_format])
         self.conn.execute(blobs_ddl())
@@ -506,15 +535,18 @@ class ParquetLedger(Ledger):
             return report
         return self._anchor_problem(report.events, self.conn) or self._file_problem(report.events) or report
 
-    def verify_copy(self, copy: Ledger) -> VerifyReport:
+    def verify_copy(self, copy: Ledger, walked: ChainWalk | None = None) -> VerifyReport:
         """`verify()` of this (complete) export, read from `copy`, a ledger holding exactly its rows and streams.
 
         An import checks the file it wrote rather than the Parquet files it
         read: the files are read once, and the copy is stored in seq order,
         the order the chain is walked in (the files are in partition order).
-        Only the files' row counts are read from the export itself.
+        `walked` is a clean walk along the chain made over exactly the rows
+        written to `copy`, in the order written (`chain.TableWalk`); without
+        it the chain is walked in `copy`. Only the files' row counts are read
+        from the export itself.
         """
-        report = copy.verify()
+        report = copy.verify() if walked is None else copy.verify_walked(walked)
         if not report.ok:
             return report
         return self._anchor_problem(report.events, copy.conn) or self._file_problem(report.events) or report
@@ -630,7 +662,7 @@ def import_into(
 
 def _place_ledger(from_: str | os.PathLike[str], target: Path, run_id: str | None, *, left_over: bool) -> bool:
     """Write the new ledger at `target`; True when an interrupted import's complete copy is there already."""
-    with ParquetLedger(from_, run_id=run_id) as source:
+    with ParquetLedger(from_, run_id=run_id, events=False) as source:
         if not source.complete:
             raise LedgerError(
                 f"{from_}: runs {', '.join(sorted(source.runs))} are only part of their ledger; "
@@ -639,18 +671,24 @@ def _place_ledger(from_: str | os.PathLike[str], target: Path, run_id: str | Non
         if target.exists():
             if not left_over:
                 raise LedgerError(f"{target}: already exists; import into a new file")
+            source.open_events()
             _check_same_events(target, source, from_)
             return True
-        select_sql = source.select_sql if source.files else None
-        streams = source.conn.execute("SELECT * FROM streams ORDER BY stream_no").fetchall()
-        blobs = source.conn.execute("SELECT sha256, key_id, size, data FROM blobs ORDER BY sha256, key_id").fetchall()
+        rest = _Rest(
+            source.conn.sql("SELECT * FROM streams ORDER BY stream_no").to_arrow_table(),
+            source.conn.sql("SELECT sha256, key_id, size, data FROM blobs ORDER BY sha256, key_id").to_arrow_table(),
+        )
 
-        def check(copy: Ledger) -> None:
-            report = source.verify_copy(copy)
+        def check(copy: Ledger, walked: ChainWalk | None) -> None:
+            report = source.verify_copy(copy, walked)
             if not report.ok:
                 raise LedgerCorrupt(f"{from_}: seq {report.first_broken_seq}: {report.reason}; nothing imported")
 
-        _write_new_ledger(target, select_sql, streams, check, blobs)
+        try:
+            _write_new_ledger(target, partial(_merge_files, source, rest), check)
+        except _NotMergeable:
+            source.open_events()  # refuses files DuckDB cannot read, as opening the export always has
+            _write_new_ledger(target, partial(_sort_files, source.select_sql, rest), check)
     return False
 
 
@@ -667,27 +705,256 @@ def _check_same_events(target: Path, source: ParquetLedger, from_: str | os.Path
 
 
 def _write_new_ledger(
-    target: Path, select_sql: str | None, streams: list[Any], check: Callable[[Ledger], None],
-    blobs: list[Any] | None = None,
+    target: Path, fill: Callable[[Ledger], ChainWalk | None], check: Callable[[Ledger, ChainWalk | None], None],
 ) -> None:
-    """Build the file beside `target`, `check` it, and rename it in, so a failed import leaves nothing behind."""
-    partial = target.with_name(f".{target.name}{_PARTIAL}{uuid.uuid4().hex}")
+    """Build the file beside `target`, `check` it, and rename it in, so a failed import leaves nothing behind.
+
+    `fill` writes and commits every row, the events in seq order, and
+    returns the walk along the chain it made over them, if it made one that
+    found every row in order.
+    """
+    partial_file = target.with_name(f".{target.name}{_PARTIAL}{uuid.uuid4().hex}")
     try:
-        with Ledger(partial) as ledger:
-            ledger.conn.begin()
-            if select_sql is not None:
-                ledger.conn.execute(f"INSERT INTO events {select_sql} ORDER BY seq")
-            if streams:
-                ledger.conn.executemany("INSERT INTO streams VALUES (?, ?, ?, ?, ?)", [list(s) for s in streams])
-            if blobs:
-                ledger.conn.executemany("INSERT INTO blobs VALUES (?, ?, ?, ?)", [list(b) for b in blobs])
-            ledger.conn.commit()
-            check(ledger)
+        with Ledger(partial_file) as ledger:
+            walked = fill(ledger)
+            check(ledger, walked)
             ledger.conn.execute("CHECKPOINT")
-        os.replace(partial, target)
+        os.replace(partial_file, target)
     finally:
-        for leftover in (partial, Path(f"{partial}.wal")):
+        for leftover in (partial_file, Path(f"{partial_file}.wal")):
             leftover.unlink(missing_ok=True)
+
+
+@dataclass(frozen=True, slots=True)
+class _Rest:
+    """What an import copies besides the events: the streams and blobs tables, as Arrow tables."""
+
+    streams: pa.Table
+    blobs: pa.Table
+
+    def write(self, conn: duckdb.DuckDBPyConnection) -> None:
+        _insert_rows(conn, "streams", self.streams)
+        _insert_rows(conn, "blobs", self.blobs)
+
+
+def _insert_rows(conn: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    if rows.num_rows:
+        conn.register("_rows", rows)
+        try:
+            conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
+        finally:
+            conn.unregister("_rows")
+
+
+def _sort_files(select_sql: str, rest: _Rest, ledger: Ledger) -> ChainWalk | None:
+    """Every row, the events sorted by DuckDB: for files whose rows are not each in seq order."""
+    ledger.conn.begin()
+    ledger.conn.execute(f"INSERT INTO events {select_sql} ORDER BY seq")
+    rest.write(ledger.conn)
+    ledger.conn.commit()
+    return None  # the chain is walked in the copy
+
+
+def _merge_files(source: ParquetLedger, rest: _Rest, ledger: Ledger) -> ChainWalk | None:
+    """Every row, the events read with pyarrow and merged in seq order, a bounded batch at a time.
+
+    A thread of its own reads the batches and inserts them, then the rest,
+    and commits; it hands each batch it read to this one, which walks it
+    along the chain (in `source.conn`) meanwhile: DuckDB releases the GIL
+    while it inserts and writes. Returns the walk if every row was in
+    order. Raises `_NotMergeable` when a file's rows are not in seq order,
+    or its path does not name its partition: DuckDB then sorts them.
+    """
+    handoff = _Handoff(_READ_AHEAD_BYTES)
+    writer = threading.Thread(target=_insert_all, args=(source.files, rest, ledger.conn, handoff),
+                              name="import-insert", daemon=True)
+    walk = TableWalk(source.conn)
+    writer.start()
+    try:
+        while (rows := handoff.get()) is not None:
+            walk.feed(rows)
+    finally:
+        handoff.stop()  # lets a writer blocked on a full handoff go, if this thread stopped early
+        writer.join()
+        walk.close()
+    if handoff.error is not None:
+        raise handoff.error
+    return walk.walk if walk.clean else None
+
+
+def _insert_all(files: list[Path], rest: _Rest, conn: duckdb.DuckDBPyConnection, handoff: _Handoff) -> None:
+    """The import's writer thread: every batch inserted, and handed over to be walked, then the rest, committed."""
+    try:
+        conn.begin()
+        for rows in _rows_in_seq_order(files):
+            if not handoff.put(rows):
+                return  # the walk stopped: the import is failing
+            _insert_rows(conn, "events", rows)
+        rest.write(conn)
+        conn.commit()
+    except BaseException as exc:  # noqa: BLE001 - raised again by the thread that walks
+        handoff.error = exc
+    finally:
+        handoff.close()
+
+
+#: Rows read from the files per step of a merge, all files together.
+_MERGE_ROWS = 65_536
+#: Batches read and inserted but not yet walked, at most: with a batch in each hand, what bounds an import's memory.
+_READ_AHEAD_BYTES = 256 * 2**20
+
+
+class _Handoff:
+    """Batches passed from the thread that inserts them to the one that walks them, up to `limit` bytes held."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._held: collections.deque[pa.Table] = collections.deque()
+        self._bytes = 0
+        self._closed = self._stopped = False
+        self._ready = threading.Condition()
+        self.error: BaseException | None = None
+
+    def put(self, rows: pa.Table) -> bool:
+        """Hand `rows` over, waiting while too much is held; False if the walk has stopped."""
+        with self._ready:
+            self._ready.wait_for(lambda: self._stopped or not self._held or self._bytes < self._limit)
+            if self._stopped:
+                return False
+            self._held.append(rows)
+            self._bytes += rows.nbytes
+            self._ready.notify_all()
+            return True
+
+    def get(self) -> pa.Table | None:
+        """The next batch, or None once the writer has handed over its last."""
+        with self._ready:
+            self._ready.wait_for(lambda: bool(self._held) or self._closed)
+            if not self._held:
+                return None
+            rows = self._held.popleft()
+            self._bytes -= rows.nbytes
+            self._ready.notify_all()
+            return rows
+
+    def close(self) -> None:
+        with self._ready:
+            self._closed = True
+            self._ready.notify_all()
+
+    def stop(self) -> None:
+        with self._ready:
+            self._stopped = True
+            self._held.clear()
+            self._ready.notify_all()
+
+
+class _NotMergeable(Exception):
+    """A file's rows cannot be merged by seq as they are: the import sorts them with DuckDB instead."""
+
+
+def _partition_of(path: Path) -> tuple[str, str]:
+    """(run_id, system) named by a file's folders, `run_id=<run>/system=<system>`, as a Hive reader decodes them."""
+    found: dict[str, str] = {}
+    for folder in path.parent.parts:
+        key, eq, value = folder.partition("=")
+        if eq and key in PARTITION_COLUMNS:
+            found[key] = unquote(value)
+    if set(found) != set(PARTITION_COLUMNS):
+        raise _NotMergeable(path)
+    system = found["system"]
+    return found["run_id"], "" if system == RUN_SYSTEM else system
+
+
+class _FileRows:
+    """One file's rows, a batch at a time, each checked to follow the one before in seq order."""
+
+    def __init__(self, path: Path, batch_rows: int) -> None:
+        self.path = path
+        self.run_id, self.system = _partition_of(path)
+        try:
+            self._file = pq.ParquetFile(path)
+        except (OSError, pa.ArrowException) as exc:
+            raise _unreadable(path, exc) from exc
+        self._batches = self._file.iter_batches(batch_size=batch_rows)
+        self._last = -(2 ** 63)
+        self.rows: pa.RecordBatch | None = None
+        self.seqs: Any = None
+
+    def fill(self) -> bool:
+        """Read the next batch if every row read has been taken; False once the file is exhausted."""
+        while self.rows is None or self.rows.num_rows == 0:
+            try:
+                batch = next(self._batches)
+            except StopIteration:
+                self.rows = None
+                return False
+            except (OSError, pa.ArrowException) as exc:
+                raise _unreadable(self.path, exc) from exc
+            column = batch.column("seq")
+            if column.null_count:
+                raise _NotMergeable(self.path)
+            seqs = column.to_numpy()
+            if batch.num_rows and (seqs[0] < self._last or (seqs[1:] < seqs[:-1]).any()):
+                raise _NotMergeable(self.path)
+            self.rows, self.seqs = batch, seqs
+            if batch.num_rows:
+                self._last = int(seqs[-1])
+        return True
+
+    def take(self, upto: int) -> pa.RecordBatch | None:
+        """The rows up to seq `upto`, removed from the batch."""
+        assert self.rows is not None
+        n = int(np.searchsorted(self.seqs, upto, side="right"))
+        if n == 0:
+            return None
+        taken, self.rows, self.seqs = self.rows.slice(0, n), self.rows.slice(n), self.seqs[n:]
+        return taken
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _rows_in_seq_order(files: list[Path]) -> Iterator[pa.Table]:
+    """The files' rows, with their partition columns, in seq order, at most about `_MERGE_ROWS` at a time.
+
+    The export writes each file in seq order, so the files are merged,
+    never sorted as a whole: each step takes from every file the rows up to
+    the smallest last seq of the batches in hand, which no row still unread
+    can precede. Only a step that draws from several files whose seqs
+    interleave is sorted.
+    """
+    schema = events_arrow_schema()
+    per_file = max(1024, _MERGE_ROWS // max(1, len(files)))
+    sources: list[_FileRows] = []
+    try:
+        for path in files:
+            sources.append(_FileRows(path, per_file))
+        while live := [s for s in sources if s.fill()]:
+            upto = min(int(s.seqs[-1]) for s in live)
+            pieces = [(s, batch) for s in live if (batch := s.take(upto)) is not None]
+            pieces.sort(key=lambda p: int(p[1].column("seq")[0].as_py()))
+            table = pa.Table.from_batches([_with_partition(s, b, schema) for s, b in pieces], schema=schema)
+            if len(pieces) > 1:
+                seqs = table.column("seq").to_numpy()
+                if (seqs[1:] < seqs[:-1]).any():
+                    table = table.take(pc.sort_indices(table, [("seq", "ascending")]))
+            yield table
+    finally:
+        for source in sources:
+            source.close()
+
+
+def _unreadable(path: Path, exc: Exception) -> LedgerCorrupt:
+    first = (str(exc).splitlines() or [type(exc).__name__])[0]
+    return LedgerCorrupt(f"{path}: listed in {MANIFEST} but unreadable: {first}")
+
+
+def _with_partition(source: _FileRows, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    n = batch.num_rows
+    constant = {"run_id": pa.repeat(source.run_id, n), "system": pa.repeat(source.system, n)}
+    columns = [constant[name] if name in constant else batch.column(name) for name in schema.names]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 # -- interrupted imports -----------------------------------------------------------------
