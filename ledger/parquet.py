@@ -798,8 +798,9 @@ def _insert_all(files: list[Path], rest: _Rest, conn: duckdb.DuckDBPyConnection,
         handoff.close()
 
 
-#: Rows read from the files per step of a merge, all files together.
+#: Rows read from the files per step of a merge, all files together (at least `_MIN_FILE_ROWS` from each).
 _MERGE_ROWS = 65_536
+_MIN_FILE_ROWS = 1024
 #: Batches read and inserted but not yet walked, at most: with a batch in each hand, what bounds an import's memory.
 _READ_AHEAD_BYTES = 256 * 2**20
 
@@ -925,7 +926,7 @@ def _rows_in_seq_order(files: list[Path]) -> Iterator[pa.Table]:
     interleave is sorted.
     """
     schema = events_arrow_schema()
-    per_file = max(1024, _MERGE_ROWS // max(1, len(files)))
+    per_file = max(_MIN_FILE_ROWS, _MERGE_ROWS // max(1, len(files)))
     sources: list[_FileRows] = []
     try:
         for path in files:

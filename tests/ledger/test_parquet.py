@@ -14,6 +14,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
+from ledgermem.ledger import parquet as parquet_module
 from ledgermem.ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledgermem.projections.events import ProbeAsked, TurnRecorded
 from ledgermem.ledger.keys import SEALED, KeyStore, key_path
@@ -197,6 +198,100 @@ def test_import_refuses_a_tampered_export(exported: Path, tmp_path: Path) -> Non
     with pytest.raises(LedgerCorrupt, match=f"seq {seq}:"):
         import_dataset(exported, tmp_path / "copy.duckdb")
     assert not list(tmp_path.glob("*copy.duckdb*"))
+
+
+def _swap_seqs(table: pa.Table) -> pa.Table:
+    """Two neighbouring rows' seqs exchanged: each row keeps its hash, which no longer covers its seq."""
+    seqs = table.column("seq").to_pylist()
+    i = len(seqs) // 2
+    seqs[i], seqs[i + 1] = seqs[i + 1], seqs[i]
+    return table.set_column(table.schema.get_field_index("seq"), table.schema.field("seq"), pa.array(seqs, pa.int64()))
+
+
+def _repeat_a_row(table: pa.Table) -> pa.Table:
+    """A row stored twice, the copy right after the original: the file stays in seq order."""
+    i = table.num_rows // 2
+    return pa.concat_tables([table.slice(0, i + 1), table.slice(i, 1), table.slice(i + 1)])
+
+
+DAMAGE = {
+    "a changed payload": lambda t: t,  # done by `tamper`
+    "swapped seqs": _swap_seqs,
+    "a repeated row": _repeat_a_row,
+    "the last row dropped": lambda t: t.slice(0, t.num_rows - 1),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_import_refuses_exactly_what_verify_refuses(exported: Path, tmp_path: Path, damage: str) -> None:
+    """Whether the import merges the files or has DuckDB sort them, its refusal is `verify()`'s, word for word."""
+    path = exported / "run_id=run-2/system=full_context/part-0.parquet"
+    if damage == "a changed payload":
+        tamper(exported, "run_id=run-2/system=full_context/part-0.parquet")
+    else:
+        pq.write_table(DAMAGE[damage](pq.read_table(path)), path, compression="zstd")
+    with ParquetLedger(exported) as copy:
+        report = copy.verify()
+    assert not report.ok
+    with pytest.raises(LedgerCorrupt) as refused:
+        import_dataset(exported, tmp_path / "copy.duckdb")
+    assert str(refused.value) == f"{exported}: seq {report.first_broken_seq}: {report.reason}; nothing imported"
+    assert not list(tmp_path.glob("*copy.duckdb*"))
+
+
+def _spy_on_sorting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    original = parquet_module._sort_files
+
+    def spy(*args: Any) -> Any:
+        calls.append("sorted")
+        return original(*args)
+
+    monkeypatch.setattr(parquet_module, "_sort_files", spy)
+    return calls
+
+
+def test_import_merges_files_in_seq_order_without_sorting(
+    source: Ledger, exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches of a few rows from each file: the merge still stores every row, in seq order, checked by the walk."""
+    sorted_by_duckdb = _spy_on_sorting(monkeypatch)
+    walks: list[bool] = []
+    original = ParquetLedger.verify_copy
+
+    def spy(self: ParquetLedger, copy: Ledger, walked: Any = None) -> Any:
+        walks.append(walked is not None)
+        return original(self, copy, walked)
+
+    monkeypatch.setattr(ParquetLedger, "verify_copy", spy)
+    monkeypatch.setattr(parquet_module, "_MERGE_ROWS", 6)
+    monkeypatch.setattr(parquet_module, "_MIN_FILE_ROWS", 1)
+    with ParquetLedger(exported) as opened:
+        chunks = list(parquet_module._rows_in_seq_order(opened.files))
+    assert max(c.num_rows for c in chunks) <= 6 and len(chunks) > 5
+    merged = pa.concat_tables(chunks)
+    assert merged.to_pylist() == source.conn.sql("SELECT * FROM events ORDER BY seq").to_arrow_table().to_pylist()
+
+    with import_dataset(exported, tmp_path / "copy.duckdb") as copy:
+        stored = [r[0] for r in copy.conn.execute("SELECT seq FROM events").fetchall()]  # storage order
+        assert stored == list(range(1, source.last_seq + 1))
+        assert all_rows(copy) == all_rows(source) and copy.verify().ok
+    assert sorted_by_duckdb == [] and walks == [True]
+
+
+def test_a_file_out_of_seq_order_is_sorted_by_duckdb(
+    source: Ledger, exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows of a file in reverse order still form the chain: the import sorts them and stores them in order."""
+    sorted_by_duckdb = _spy_on_sorting(monkeypatch)
+    path = exported / "run_id=run-1/system=ledgermem/part-0.parquet"
+    table = pq.read_table(path)
+    pq.write_table(table.take(pa.array(range(table.num_rows - 1, -1, -1))), path, compression="zstd")
+    with import_dataset(exported, tmp_path / "copy.duckdb") as copy:
+        stored = [r[0] for r in copy.conn.execute("SELECT seq FROM events").fetchall()]
+        assert stored == list(range(1, source.last_seq + 1))
+        assert all_rows(copy) == all_rows(source) and copy.verify().ok
+    assert sorted_by_duckdb == ["sorted"]
 
 
 # --- ParquetLedger ----------------------------------------------------------------------
