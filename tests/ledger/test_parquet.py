@@ -222,9 +222,14 @@ DAMAGE = {
 }
 
 
+@pytest.mark.parametrize("in_memory", [True, False], ids=["read into memory", "too big: sorted by DuckDB"])
 @pytest.mark.parametrize("damage", list(DAMAGE))
-def test_import_refuses_exactly_what_verify_refuses(exported: Path, tmp_path: Path, damage: str) -> None:
+def test_import_refuses_exactly_what_verify_refuses(
+    exported: Path, tmp_path: Path, damage: str, in_memory: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Whether the import merges the files or has DuckDB sort them, its refusal is `verify()`'s, word for word."""
+    if not in_memory:
+        monkeypatch.setattr(parquet_module, "_IN_MEMORY_BYTES", 0)
     path = exported / "run_id=run-2/system=full_context/part-0.parquet"
     if damage == "a changed payload":
         tamper(exported, "run_id=run-2/system=full_context/part-0.parquet")
@@ -277,6 +282,18 @@ def test_import_merges_files_in_seq_order_without_sorting(
         assert stored == list(range(1, source.last_seq + 1))
         assert all_rows(copy) == all_rows(source) and copy.verify().ok
     assert sorted_by_duckdb == [] and walks == [True]
+
+
+def test_an_export_too_big_for_memory_is_sorted_by_duckdb(
+    source: Ledger, exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sorted_by_duckdb = _spy_on_sorting(monkeypatch)
+    monkeypatch.setattr(parquet_module, "_IN_MEMORY_BYTES", 0)
+    with import_dataset(exported, tmp_path / "copy.duckdb") as copy:
+        stored = [r[0] for r in copy.conn.execute("SELECT seq FROM events").fetchall()]
+        assert stored == list(range(1, source.last_seq + 1))
+        assert all_rows(copy) == all_rows(source) and copy.verify().ok
+    assert sorted_by_duckdb == ["sorted"]
 
 
 def test_a_file_out_of_seq_order_is_sorted_by_duckdb(
