@@ -21,8 +21,11 @@ of that ledger, `verify()` checks what a part allows: each row's own hash,
 the links between consecutive seqs, stream versions and the manifest's
 anchors.
 
-An import writes the new ledger into a hidden file beside its target and
-renames it in once it verifies, all under a marker (`.<name>.importing`)
+An import reads an export small enough to hold (`_IN_MEMORY_BYTES`) with
+pyarrow, merges its files in seq order and inserts the rows while it walks
+the hash chain over them; a bigger one DuckDB reads and sorts, and the
+chain is walked over the copy. Either way it writes the new ledger into a
+hidden file beside its target and renames it in once it verifies, all under a marker (`.<name>.importing`)
 locked for as long as the import runs. A killed import leaves the marker
 unlocked: the next import into that file removes what it left and finishes
 it (`import_into`).
