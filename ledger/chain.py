@@ -164,41 +164,6 @@ def _versions_after(streams: Any, versions: Any, known: dict[int, int]) -> dict[
     return dict(zip(s[ends].tolist(), v[ends].tolist()))
 
 
-class TableWalk:
-    """The chain walked over tables of `events` rows handed over in seq order, before they are stored.
-
-    An import walks its rows as it writes them. It only needs to know
-    whether every row is beyond doubt: each stored hash is the SHA-256 of
-    DuckDB's spelling, each seq, link and stream version follows the row
-    before. The first row that is not stops the walk (`clean` turns False)
-    without saying why; the caller then verifies what it wrote with
-    `check_chain`, whose report names the row and the reason.
-    """
-
-    def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
-        self.walk = ChainWalk()
-        self.clean = True
-        self._cursor = conn.cursor()  # "events" below is the table registered on this cursor only
-
-    def feed(self, rows: pa.Table) -> None:
-        if not self.clean or rows.num_rows == 0:
-            return
-        self._cursor.register("events", rows)
-        stream = self._cursor.sql(_queries()["rows"]).to_arrow_reader(_BATCH_ROWS)
-        try:
-            for batch in stream:
-                doubts: list[_Row] = []
-                if self.walk.feed(batch, doubts, in_order=True) is not None or doubts:
-                    self.clean = False
-                    return
-        finally:
-            stream.close()
-            self._cursor.unregister("events")
-
-    def close(self) -> None:
-        self._cursor.close()
-
-
 def check_chain(conn: duckdb.DuckDBPyConnection, *, part: bool = False) -> ChainWalk:
     """Walk the `events` of `conn`; `broken` says where the chain breaks, if it does.
 

@@ -21,11 +21,8 @@ of that ledger, `verify()` checks what a part allows: each row's own hash,
 the links between consecutive seqs, stream versions and the manifest's
 anchors.
 
-An import reads an export small enough to hold (`_IN_MEMORY_BYTES`) with
-pyarrow, merges its files in seq order and inserts the rows while it walks
-the hash chain over them; a bigger one DuckDB reads and sorts, and the
-chain is walked over the copy. Either way it writes the new ledger into a
-hidden file beside its target and renames it in once it verifies, all under a marker (`.<name>.importing`)
+An import writes the new ledger into a hidden file beside its target and
+renames it in once it verifies, all under a marker (`.<name>.importing`)
 locked for as long as the import runs. A killed import leaves the marker
 unlocked: the next import into that file removes what it left and finishes
 it (`import_into`).
@@ -37,26 +34,22 @@ import fcntl
 import json
 import os
 import shutil
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 import duckdb
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ledgermem.ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledgermem.ledger.blocks import HAS_BLOCKS_SQL, referenced_blobs
 from ledgermem.ledger.keys import KeyStore
-from ledgermem.ledger.chain import ChainWalk, TableWalk, VerifyReport, check_chain
+from ledgermem.ledger.chain import VerifyReport, check_chain
 from ledgermem.ledger.schema import BLOBS_SCHEMA, GENESIS_HASH, blobs_ddl, events_arrow_schema, events_ddl
 from ledgermem.ledger.store import FORMAT_VERSION, Ledger, StreamKey
 
@@ -537,18 +530,15 @@ class ParquetLedger(Ledger):
             return report
         return self._anchor_problem(report.events, self.conn) or self._file_problem(report.events) or report
 
-    def verify_copy(self, copy: Ledger, walked: ChainWalk | None = None) -> VerifyReport:
+    def verify_copy(self, copy: Ledger) -> VerifyReport:
         """`verify()` of this (complete) export, read from `copy`, a ledger holding exactly its rows and streams.
 
         An import checks the file it wrote rather than the Parquet files it
         read: the files are read once, and the copy is stored in seq order,
         the order the chain is walked in (the files are in partition order).
-        `walked` is a clean walk along the chain made over exactly the rows
-        written to `copy`, in the order written (`chain.TableWalk`); without
-        it the chain is walked in `copy`. Only the files' row counts are read
-        from the export itself.
+        Only the files' row counts are read from the export itself.
         """
-        report = copy.verify() if walked is None else copy.verify_walked(walked)
+        report = copy.verify()
         if not report.ok:
             return report
         return self._anchor_problem(report.events, copy.conn) or self._file_problem(report.events) or report
@@ -681,19 +671,12 @@ def _place_ledger(from_: str | os.PathLike[str], target: Path, run_id: str | Non
             source.conn.sql("SELECT sha256, key_id, size, data FROM blobs ORDER BY sha256, key_id").to_arrow_table(),
         )
 
-        def check(copy: Ledger, walked: ChainWalk | None) -> None:
-            report = source.verify_copy(copy, walked)
+        def check(copy: Ledger) -> None:
+            report = source.verify_copy(copy)
             if not report.ok:
                 raise LedgerCorrupt(f"{from_}: seq {report.first_broken_seq}: {report.reason}; nothing imported")
 
-        if _unpacked_bytes(source.files) <= _IN_MEMORY_BYTES:
-            try:
-                _write_new_ledger(target, partial(_copy_in_memory, source, rest), check)
-                return False
-            except _NotMergeable:
-                pass
-        source.open_events()  # refuses files DuckDB cannot read, as opening the export always has
-        _write_new_ledger(target, partial(_sort_files, source.select_sql, rest), check)
+        _write_new_ledger(target, source.select_sql if source.files else None, rest, check, from_)
     return False
 
 
@@ -710,23 +693,26 @@ def _check_same_events(target: Path, source: ParquetLedger, from_: str | os.Path
 
 
 def _write_new_ledger(
-    target: Path, fill: Callable[[Ledger], ChainWalk | None], check: Callable[[Ledger, ChainWalk | None], None],
+    target: Path, select_sql: str | None, rest: _Rest, check: Callable[[Ledger], None],
+    from_: str | os.PathLike[str],
 ) -> None:
-    """Build the file beside `target`, `check` it, and rename it in, so a failed import leaves nothing behind.
-
-    `fill` writes and commits every row, the events in seq order, and
-    returns the walk along the chain it made over them, if it made one that
-    found every row in order.
-    """
-    partial_file = target.with_name(f".{target.name}{_PARTIAL}{uuid.uuid4().hex}")
+    """Build the file beside `target`, `check` it, and rename it in, so a failed import leaves nothing behind."""
+    partial = target.with_name(f".{target.name}{_PARTIAL}{uuid.uuid4().hex}")
     try:
-        with Ledger(partial_file) as ledger:
-            walked = fill(ledger)
-            check(ledger, walked)
+        with Ledger(partial) as ledger:
+            ledger.conn.begin()
+            if select_sql is not None:
+                try:
+                    ledger.conn.execute(f"INSERT INTO events {select_sql} ORDER BY seq")
+                except duckdb.Error as exc:  # what opening the export reported when it read the files itself
+                    raise LedgerCorrupt(f"{from_}: the Parquet files cannot be read: {exc}") from exc
+            rest.write(ledger.conn)
+            ledger.conn.commit()
+            check(ledger)
             ledger.conn.execute("CHECKPOINT")
-        os.replace(partial_file, target)
+        os.replace(partial, target)
     finally:
-        for leftover in (partial_file, Path(f"{partial_file}.wal")):
+        for leftover in (partial, Path(f"{partial}.wal")):
             leftover.unlink(missing_ok=True)
 
 
@@ -743,185 +729,13 @@ class _Rest:
 
 
 def _insert_rows(conn: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    """One statement for all the rows: a row-at-a-time insert costs about a millisecond a row."""
     if rows.num_rows:
         conn.register("_rows", rows)
         try:
             conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
         finally:
             conn.unregister("_rows")
-
-
-def _sort_files(select_sql: str, rest: _Rest, ledger: Ledger) -> ChainWalk | None:
-    """Every row, the events sorted by DuckDB: for files whose rows are not each in seq order."""
-    ledger.conn.begin()
-    ledger.conn.execute(f"INSERT INTO events {select_sql} ORDER BY seq")
-    rest.write(ledger.conn)
-    ledger.conn.commit()
-    return None  # the chain is walked in the copy
-
-
-def _copy_in_memory(source: ParquetLedger, rest: _Rest, ledger: Ledger) -> ChainWalk | None:
-    """Every row, the events read with pyarrow into one Arrow table in seq order and inserted at once.
-
-    A thread of its own inserts the table, then the rest, and commits,
-    while this one walks the same table along the chain (in `source.conn`):
-    DuckDB releases the GIL while it inserts and writes. Returns the walk
-    if every row was in order. Raises `_NotMergeable` when a file's rows
-    are not in seq order, or its path does not name its partition.
-    """
-    rows = pa.Table.from_batches(
-        [b for chunk in _rows_in_seq_order(source.files) for b in chunk.to_batches()], schema=events_arrow_schema()
-    )
-    failed: list[BaseException] = []
-
-    def insert() -> None:
-        try:
-            ledger.conn.begin()
-            _insert_rows(ledger.conn, "events", rows)
-            rest.write(ledger.conn)
-            ledger.conn.commit()
-        except BaseException as exc:  # noqa: BLE001 - raised again by the thread that walks
-            failed.append(exc)
-
-    writer = threading.Thread(target=insert, name="import-insert", daemon=True)
-    walk = TableWalk(ledger.conn)  # a cursor of the new file's database: one pool of DuckDB threads for both
-    writer.start()
-    try:
-        walk.feed(rows)
-    finally:
-        writer.join()
-        walk.close()
-    if failed:
-        raise failed[0]
-    return walk.walk if walk.clean else None
-
-
-class _NotMergeable(Exception):
-    """A file's rows cannot be merged by seq as they are: the import sorts them with DuckDB instead."""
-
-
-#: Exports up to this size unpacked (as the files' metadata gives it; in Arrow they take about twice
-#: as much: 45 MiB for 100k events) are read into memory; larger ones are sorted by DuckDB, which
-#: spills to disk rather than grow past its memory limit.
-_IN_MEMORY_BYTES = 128 * 2**20
-#: Rows read from the files per step of a merge, all files together (at least `_MIN_FILE_ROWS` from each).
-_MERGE_ROWS = 65_536
-_MIN_FILE_ROWS = 1024
-
-
-def _unpacked_bytes(files: list[Path]) -> int:
-    total = 0
-    for path in files:
-        try:
-            meta = pq.read_metadata(path)
-        except (OSError, pa.ArrowException) as exc:
-            raise _unreadable(path, exc) from exc
-        total += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    return total
-
-
-def _partition_of(path: Path) -> tuple[str, str]:
-    """(run_id, system) named by a file's folders, `run_id=<run>/system=<system>`, as a Hive reader decodes them."""
-    found: dict[str, str] = {}
-    for folder in path.parent.parts:
-        key, eq, value = folder.partition("=")
-        if eq and key in PARTITION_COLUMNS:
-            found[key] = unquote(value)
-    if set(found) != set(PARTITION_COLUMNS):
-        raise _NotMergeable(path)
-    system = found["system"]
-    return found["run_id"], "" if system == RUN_SYSTEM else system
-
-
-class _FileRows:
-    """One file's rows, a batch at a time, each checked to follow the one before in seq order."""
-
-    def __init__(self, path: Path, batch_rows: int) -> None:
-        self.path = path
-        self.run_id, self.system = _partition_of(path)
-        try:
-            self._file = pq.ParquetFile(path)
-        except (OSError, pa.ArrowException) as exc:
-            raise _unreadable(path, exc) from exc
-        self._batches = self._file.iter_batches(batch_size=batch_rows)
-        self._last = -(2 ** 63)
-        self.rows: pa.RecordBatch | None = None
-        self.seqs: Any = None
-
-    def fill(self) -> bool:
-        """Read the next batch if every row read has been taken; False once the file is exhausted."""
-        while self.rows is None or self.rows.num_rows == 0:
-            try:
-                batch = next(self._batches)
-            except StopIteration:
-                self.rows = None
-                return False
-            except (OSError, pa.ArrowException) as exc:
-                raise _unreadable(self.path, exc) from exc
-            column = batch.column("seq")
-            if column.null_count:
-                raise _NotMergeable(self.path)
-            seqs = column.to_numpy()
-            if batch.num_rows and (seqs[0] < self._last or (seqs[1:] < seqs[:-1]).any()):
-                raise _NotMergeable(self.path)
-            self.rows, self.seqs = batch, seqs
-            if batch.num_rows:
-                self._last = int(seqs[-1])
-        return True
-
-    def take(self, upto: int) -> pa.RecordBatch | None:
-        """The rows up to seq `upto`, removed from the batch."""
-        assert self.rows is not None
-        n = int(np.searchsorted(self.seqs, upto, side="right"))
-        if n == 0:
-            return None
-        taken, self.rows, self.seqs = self.rows.slice(0, n), self.rows.slice(n), self.seqs[n:]
-        return taken
-
-    def close(self) -> None:
-        self._file.close()
-
-
-def _rows_in_seq_order(files: list[Path]) -> Iterator[pa.Table]:
-    """The files' rows, with their partition columns, in seq order, at most about `_MERGE_ROWS` at a time.
-
-    The export writes each file in seq order, so the files are merged,
-    never sorted as a whole: each step takes from every file the rows up to
-    the smallest last seq of the batches in hand, which no row still unread
-    can precede. Only a step that draws from several files whose seqs
-    interleave is sorted.
-    """
-    schema = events_arrow_schema()
-    per_file = max(_MIN_FILE_ROWS, _MERGE_ROWS // max(1, len(files)))
-    sources: list[_FileRows] = []
-    try:
-        for path in files:
-            sources.append(_FileRows(path, per_file))
-        while live := [s for s in sources if s.fill()]:
-            upto = min(int(s.seqs[-1]) for s in live)
-            pieces = [(s, batch) for s in live if (batch := s.take(upto)) is not None]
-            pieces.sort(key=lambda p: int(p[1].column("seq")[0].as_py()))
-            table = pa.Table.from_batches([_with_partition(s, b, schema) for s, b in pieces], schema=schema)
-            if len(pieces) > 1:
-                seqs = table.column("seq").to_numpy()
-                if (seqs[1:] < seqs[:-1]).any():
-                    table = table.take(pc.sort_indices(table, [("seq", "ascending")]))
-            yield table
-    finally:
-        for source in sources:
-            source.close()
-
-
-def _unreadable(path: Path, exc: Exception) -> LedgerCorrupt:
-    first = (str(exc).splitlines() or [type(exc).__name__])[0]
-    return LedgerCorrupt(f"{path}: listed in {MANIFEST} but unreadable: {first}")
-
-
-def _with_partition(source: _FileRows, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    n = batch.num_rows
-    constant = {"run_id": pa.repeat(source.run_id, n), "system": pa.repeat(source.system, n)}
-    columns = [constant[name] if name in constant else batch.column(name) for name in schema.names]
-    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 # -- interrupted imports -----------------------------------------------------------------

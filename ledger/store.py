@@ -25,7 +25,7 @@ import duckdb
 import pyarrow as pa
 
 from ledgermem.ledger.chain import VerifyReport as VerifyReport  # re-exported: where callers have always found it
-from ledgermem.ledger.chain import ChainWalk, check_chain
+from ledgermem.ledger.chain import check_chain
 from ledgermem.ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledgermem.ledger.events import EVENT_TYPES, TYPED_COLUMNS, Event
 from ledgermem.ledger.blocks import BLOCKS_FIELD, HAS_BLOCKS_SQL, is_sha256, referenced_blobs
@@ -658,11 +658,7 @@ class Ledger:
         (see `ledger.chain`), or a stream whose declared version its events
         do not reach.
         """
-        return self.verify_walked(check_chain(self.conn))
-
-    def verify_walked(self, walk: ChainWalk) -> VerifyReport:
-        """`verify()`, given the walk along this ledger's chain: a `check_chain` of it, or a walk over
-        exactly its rows, in seq order, made as they were written (an import's `TableWalk`)."""
+        walk = check_chain(self.conn)
         if walk.broken is not None:
             return walk.broken
         n, expected_seq, versions = walk.rows, walk.last_seq + 1, walk.versions

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledgermem.ledger.chain import CHANGED, TableWalk, check_chain
+from ledgermem.ledger.chain import CHANGED, check_chain
 from ledgermem.ledger.events import Event
 from ledgermem.projections.events import LlmCalled, SummaryCreated, TurnRecorded
 from ledgermem.ledger.schema import canonical_bytes, canonical_sql, chain_hash
@@ -168,51 +168,3 @@ def test_summary_facts_and_ids_lists_spell_alike() -> None:
     assert ledger.verify().ok
     ledger.conn.execute("UPDATE events SET ids = ['r1', 'r2'] WHERE seq = 1")
     assert ledger.verify().first_broken_seq == 1
-
-
-def _walk_tables(ledger: Ledger, sql: str = "SELECT * FROM events ORDER BY seq", pieces: int = 4) -> TableWalk:
-    """An import's walk: the rows handed over as Arrow tables, a few at a time."""
-    rows = ledger.conn.sql(sql).to_arrow_table()
-    walk = TableWalk(duckdb.connect())
-    step = -(-rows.num_rows // pieces)
-    for start in range(0, rows.num_rows, step):
-        walk.feed(rows.slice(start, step))
-    walk.close()
-    return walk
-
-
-def test_a_walk_over_tables_agrees_with_the_walk_over_the_ledger() -> None:
-    ledger = _interleaved()
-    walk = _walk_tables(ledger)
-    assert walk.clean
-    assert walk.walk == check_chain(ledger.conn)
-    assert ledger.verify_walked(walk.walk) == ledger.verify()
-
-
-@pytest.mark.parametrize("damage", [
-    "UPDATE events SET text = 'changed' WHERE seq = 20",
-    "UPDATE events SET prev_hash = hash WHERE seq = 20",
-    "DELETE FROM events WHERE seq = 20",
-    "UPDATE events SET stream_version = stream_version + 1 WHERE seq = 38",
-    "INSERT INTO events SELECT * FROM events WHERE seq = 20",
-])
-def test_a_walk_over_tables_stops_at_any_damage(damage: str) -> None:
-    """Control: each kind of damage `verify()` reports leaves the walk unclean, so the copy is walked again."""
-    ledger = _interleaved()
-    ledger.conn.execute(damage)
-    assert not ledger.verify().ok
-    assert not _walk_tables(ledger, "SELECT * FROM events ORDER BY seq, hash").clean
-
-
-def test_rows_handed_over_out_of_seq_order_leave_the_walk_unclean() -> None:
-    ledger = _interleaved()
-    assert ledger.verify().ok
-    assert not _walk_tables(ledger, "SELECT * FROM events ORDER BY seq DESC").clean
-
-
-def test_a_row_the_sql_spelling_cannot_vouch_for_leaves_the_walk_unclean() -> None:
-    """A doubt is not a verdict: the walk over tables stops, and the copy's walk clears the row."""
-    ledger = Ledger(":memory:")
-    ledger.append(A, [_turn(1), TurnRecorded(turn=2, record_id="r2", text=AWKWARD, agent="ok")], expected_version=0)
-    assert ledger.verify().ok
-    assert not _walk_tables(ledger, pieces=1).clean

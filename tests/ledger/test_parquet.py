@@ -14,7 +14,6 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from ledgermem.ledger import parquet as parquet_module
 from ledgermem.ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
 from ledgermem.projections.events import ProbeAsked, TurnRecorded
 from ledgermem.ledger.keys import SEALED, KeyStore, key_path
@@ -222,14 +221,9 @@ DAMAGE = {
 }
 
 
-@pytest.mark.parametrize("in_memory", [True, False], ids=["read into memory", "too big: sorted by DuckDB"])
 @pytest.mark.parametrize("damage", list(DAMAGE))
-def test_import_refuses_exactly_what_verify_refuses(
-    exported: Path, tmp_path: Path, damage: str, in_memory: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Whether the import merges the files or has DuckDB sort them, its refusal is `verify()`'s, word for word."""
-    if not in_memory:
-        monkeypatch.setattr(parquet_module, "_IN_MEMORY_BYTES", 0)
+def test_import_refuses_exactly_what_verify_refuses(exported: Path, tmp_path: Path, damage: str) -> None:
+    """The import walks the copy it wrote; its refusal is `verify()`'s of the export, word for word."""
     path = exported / "run_id=run-2/system=full_context/part-0.parquet"
     if damage == "a changed payload":
         tamper(exported, "run_id=run-2/system=full_context/part-0.parquet")
@@ -244,71 +238,39 @@ def test_import_refuses_exactly_what_verify_refuses(
     assert not list(tmp_path.glob("*copy.duckdb*"))
 
 
-def _spy_on_sorting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    calls: list[str] = []
-    original = parquet_module._sort_files
-
-    def spy(*args: Any) -> Any:
-        calls.append("sorted")
-        return original(*args)
-
-    monkeypatch.setattr(parquet_module, "_sort_files", spy)
-    return calls
-
-
-def test_import_merges_files_in_seq_order_without_sorting(
-    source: Ledger, exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_import_stores_the_rows_in_seq_order_whatever_the_files_order(
+    source: Ledger, exported: Path, tmp_path: Path
 ) -> None:
-    """Batches of a few rows from each file: the merge still stores every row, in seq order, checked by the walk."""
-    sorted_by_duckdb = _spy_on_sorting(monkeypatch)
-    walks: list[bool] = []
-    original = ParquetLedger.verify_copy
-
-    def spy(self: ParquetLedger, copy: Ledger, walked: Any = None) -> Any:
-        walks.append(walked is not None)
-        return original(self, copy, walked)
-
-    monkeypatch.setattr(ParquetLedger, "verify_copy", spy)
-    monkeypatch.setattr(parquet_module, "_MERGE_ROWS", 6)
-    monkeypatch.setattr(parquet_module, "_MIN_FILE_ROWS", 1)
-    with ParquetLedger(exported) as opened:
-        chunks = list(parquet_module._rows_in_seq_order(opened.files))
-    assert max(c.num_rows for c in chunks) <= 6 and len(chunks) > 5
-    merged = pa.concat_tables(chunks)
-    assert merged.to_pylist() == source.conn.sql("SELECT * FROM events ORDER BY seq").to_arrow_table().to_pylist()
-
-    with import_dataset(exported, tmp_path / "copy.duckdb") as copy:
-        stored = [r[0] for r in copy.conn.execute("SELECT seq FROM events").fetchall()]  # storage order
-        assert stored == list(range(1, source.last_seq + 1))
-        assert all_rows(copy) == all_rows(source) and copy.verify().ok
-    assert sorted_by_duckdb == [] and walks == [True]
-
-
-def test_an_export_too_big_for_memory_is_sorted_by_duckdb(
-    source: Ledger, exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    sorted_by_duckdb = _spy_on_sorting(monkeypatch)
-    monkeypatch.setattr(parquet_module, "_IN_MEMORY_BYTES", 0)
-    with import_dataset(exported, tmp_path / "copy.duckdb") as copy:
-        stored = [r[0] for r in copy.conn.execute("SELECT seq FROM events").fetchall()]
-        assert stored == list(range(1, source.last_seq + 1))
-        assert all_rows(copy) == all_rows(source) and copy.verify().ok
-    assert sorted_by_duckdb == ["sorted"]
-
-
-def test_a_file_out_of_seq_order_is_sorted_by_duckdb(
-    source: Ledger, exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Rows of a file in reverse order still form the chain: the import sorts them and stores them in order."""
-    sorted_by_duckdb = _spy_on_sorting(monkeypatch)
+    """Rows of a file in reverse order still form the chain: the copy holds them sorted, as a ledger stores them."""
     path = exported / "run_id=run-1/system=ledgermem/part-0.parquet"
     table = pq.read_table(path)
     pq.write_table(table.take(pa.array(range(table.num_rows - 1, -1, -1))), path, compression="zstd")
     with import_dataset(exported, tmp_path / "copy.duckdb") as copy:
-        stored = [r[0] for r in copy.conn.execute("SELECT seq FROM events").fetchall()]
+        stored = [r[0] for r in copy.conn.execute("SELECT seq FROM events").fetchall()]  # storage order
         assert stored == list(range(1, source.last_seq + 1))
         assert all_rows(copy) == all_rows(source) and copy.verify().ok
-    assert sorted_by_duckdb == ["sorted"]
+
+
+def test_import_refuses_a_file_duckdb_cannot_read(exported: Path, tmp_path: Path) -> None:
+    """Its footer reads (opening the export checks schemas), its pages do not: one line, nothing left behind."""
+    path = exported / "run_id=run-2/system=full_context/part-0.parquet"
+    data = bytearray(path.read_bytes())
+    data[4:len(data) // 2] = bytes(len(data) // 2 - 4)  # the column chunks zeroed; magic and footer intact
+    path.write_bytes(bytes(data))
+    assert pq.read_schema(path) == pq.read_schema(exported / "run_id=run-1/system=ledgermem/part-0.parquet")
+    with pytest.raises(LedgerCorrupt, match=f"^{exported}: the Parquet files cannot be read: "):
+        import_dataset(exported, tmp_path / "copy.duckdb")
+    assert not list(tmp_path.glob("*copy.duckdb*"))
+
+
+def test_a_parquet_ledger_without_its_events_view_opens_it_on_demand(source: Ledger, exported: Path) -> None:
+    with ParquetLedger(exported, events=False) as lazy:
+        assert lazy.conn.execute("SELECT count(*) FROM streams").fetchone() == (len(source.streams()),)
+        with pytest.raises(duckdb.CatalogException):
+            lazy.conn.execute("SELECT 1 FROM events")  # control: the view is not there yet
+        lazy.open_events()
+        assert lazy.last_seq == source.last_seq and all_rows(lazy) == all_rows(source)
+        assert lazy.streams() == source.streams()
 
 
 # --- ParquetLedger ----------------------------------------------------------------------
