@@ -474,10 +474,12 @@ class ParquetLedger(Ledger):
         self.conn.execute(_STREAMS_DDL)
         rows = [(no, run, s, e, v) for run, entry in self.runs.items() for no, s, e, v in entry.streams]
         if rows:  # one statement: a row-at-a-time insert costs a millisecond a stream
-            _insert_rows(self.conn, "streams", pa.table(
-                [pa.array(column, type) for column, type in zip(zip(*rows), _STREAMS_TYPES)],
-                names=["stream_no", "run_id", "system", "episode_id", "version"],
-            ))
+            try:
+                table = pa.table([pa.array(column, type) for column, type in zip(zip(*rows), _STREAMS_TYPES)],
+                                 names=["stream_no", "run_id", "system", "episode_id", "version"])
+            except (OverflowError, pa.ArrowException) as exc:
+                raise LedgerCorrupt(f"{Path(self.path) / MANIFEST}: malformed manifest: {exc!r}") from exc
+            _insert_rows(self.conn, "streams", table)
         self.conn.execute("CREATE TABLE ledger_meta (key VARCHAR NOT NULL, value VARCHAR NOT NULL)")
         self.conn.execute("INSERT INTO ledger_meta VALUES ('format', ?)", [self.manifest.ledger_format])
         self.conn.execute(blobs_ddl())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -508,3 +509,11 @@ def test_open_ledger_refusals(source: Ledger, exported: Path, tmp_path: Path) ->
     (tmp_path / "plain").mkdir()
     with pytest.raises(LedgerNotFound, match=MANIFEST):
         open_ledger(tmp_path / "plain")
+
+
+def test_a_stream_version_beyond_64_bits_is_a_malformed_manifest(exported: Path) -> None:
+    doc = json.loads((exported / MANIFEST).read_text(encoding="utf-8"))
+    doc["runs"]["run-1"]["streams"][0][3] = 2**70
+    (exported / MANIFEST).write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(LedgerCorrupt, match=f"{MANIFEST}: malformed manifest"):
+        ParquetLedger(exported)
