@@ -62,6 +62,7 @@ PARTITION_COLUMNS = ("run_id", "system")
 ROWS_PER_FILE = 1_000_000
 _BATCH_ROWS = 65_536  # one row group per batch: small enough to prune by seq
 
+_STREAMS_TYPES = (pa.int64(), pa.string(), pa.string(), pa.string(), pa.int64())  # DuckDB casts to the DDL's
 _STREAMS_DDL = (
     "CREATE TABLE streams (stream_no INTEGER NOT NULL, run_id VARCHAR NOT NULL, "
     "system VARCHAR NOT NULL, episode_id VARCHAR NOT NULL, version BIGINT NOT NULL)"
@@ -424,8 +425,11 @@ class ParquetLedger(Ledger):
     """A read-only ledger over a Parquet export: same reads, same `verify()`, an `events` view in `conn`."""
 
     def __init__(
-        self, path: str | os.PathLike[str], keys: KeyStore | None = None, *, run_id: str | None = None
+        self, path: str | os.PathLike[str], keys: KeyStore | None = None, *, run_id: str | None = None,
+        events: bool = True,
     ) -> None:
+        """`events=False` leaves out the `events` view (an import reads the files itself): `open_events()`
+        adds it. Everything else (manifest, file schemas, streams, blobs) is read and checked either way."""
         self.path, self.read_only, self.keys = str(path), True, keys
         self._clock = lambda: datetime.now(timezone.utc).replace(tzinfo=None)
         root = Path(path)
@@ -433,27 +437,49 @@ class ParquetLedger(Ledger):
         self.runs = _pick_runs(self.manifest, run_id, self.path)
         self.files = _checked_files(root, self.runs)
         self.conn = duckdb.connect(":memory:")
-        try:
-            self._create_views()
-            tail = self.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        except duckdb.Error as exc:
-            self.conn.close()
-            raise LedgerCorrupt(f"{self.path}: the Parquet files cannot be read: {exc}") from exc
         self._streams = {
             StreamKey(run, s, e): (no, v) for run, entry in self.runs.items() for no, s, e, v in entry.streams
         }
-        self._last_seq: int = int(tail[0]) if tail else 0
-        self._last_hash: str = str(tail[1]) if tail else GENESIS_HASH
+        self._last_seq: int = 0
+        self._last_hash: str = GENESIS_HASH
+        self._has_events = False
+        try:
+            if events:
+                self.open_events()
+            try:
+                self._create_tables()
+            except duckdb.Error as exc:
+                raise LedgerCorrupt(f"{self.path}: the Parquet files cannot be read: {exc}") from exc
+        except BaseException:
+            self.conn.close()
+            raise
 
-    def _create_views(self) -> None:
-        if self.files:
-            self.conn.execute(f"CREATE VIEW events AS {self.select_sql}")
-        else:
-            self.conn.execute(events_ddl())
+    def open_events(self) -> None:
+        """The `events` view over the files (a table, empty, when there are none) and the last event."""
+        if self._has_events:
+            return
+        try:
+            if self.files:
+                self.conn.execute(f"CREATE VIEW events AS {self.select_sql}")
+            else:
+                self.conn.execute(events_ddl())
+            tail = self.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        except duckdb.Error as exc:
+            raise LedgerCorrupt(f"{self.path}: the Parquet files cannot be read: {exc}") from exc
+        self._has_events = True
+        self._last_seq = int(tail[0]) if tail else 0
+        self._last_hash = str(tail[1]) if tail else GENESIS_HASH
+
+    def _create_tables(self) -> None:
         self.conn.execute(_STREAMS_DDL)
-        rows = [[no, run, s, e, v] for run, entry in self.runs.items() for no, s, e, v in entry.streams]
-        if rows:
-            self.conn.executemany("INSERT INTO streams VALUES (?, ?, ?, ?, ?)", rows)
+        rows = [(no, run, s, e, v) for run, entry in self.runs.items() for no, s, e, v in entry.streams]
+        if rows:  # one statement: a row-at-a-time insert costs a millisecond a stream
+            try:
+                table = pa.table([pa.array(column, type) for column, type in zip(zip(*rows), _STREAMS_TYPES)],
+                                 names=["stream_no", "run_id", "system", "episode_id", "version"])
+            except (OverflowError, pa.ArrowException) as exc:
+                raise LedgerCorrupt(f"{Path(self.path) / MANIFEST}: malformed manifest: {exc!r}") from exc
+            _insert_rows(self.conn, "streams", table)
         self.conn.execute("CREATE TABLE ledger_meta (key VARCHAR NOT NULL, value VARCHAR NOT NULL)")
         self.conn.execute("INSERT INTO ledger_meta VALUES ('format', ?)", [self.manifest.ledger_format])
         self.conn.execute(blobs_ddl())
@@ -630,7 +656,7 @@ def import_into(
 
 def _place_ledger(from_: str | os.PathLike[str], target: Path, run_id: str | None, *, left_over: bool) -> bool:
     """Write the new ledger at `target`; True when an interrupted import's complete copy is there already."""
-    with ParquetLedger(from_, run_id=run_id) as source:
+    with ParquetLedger(from_, run_id=run_id, events=False) as source:
         if not source.complete:
             raise LedgerError(
                 f"{from_}: runs {', '.join(sorted(source.runs))} are only part of their ledger; "
@@ -639,18 +665,20 @@ def _place_ledger(from_: str | os.PathLike[str], target: Path, run_id: str | Non
         if target.exists():
             if not left_over:
                 raise LedgerError(f"{target}: already exists; import into a new file")
+            source.open_events()
             _check_same_events(target, source, from_)
             return True
-        select_sql = source.select_sql if source.files else None
-        streams = source.conn.execute("SELECT * FROM streams ORDER BY stream_no").fetchall()
-        blobs = source.conn.execute("SELECT sha256, key_id, size, data FROM blobs ORDER BY sha256, key_id").fetchall()
+        rest = _Rest(
+            source.conn.sql("SELECT * FROM streams ORDER BY stream_no").to_arrow_table(),
+            source.conn.sql("SELECT sha256, key_id, size, data FROM blobs ORDER BY sha256, key_id").to_arrow_table(),
+        )
 
         def check(copy: Ledger) -> None:
             report = source.verify_copy(copy)
             if not report.ok:
                 raise LedgerCorrupt(f"{from_}: seq {report.first_broken_seq}: {report.reason}; nothing imported")
 
-        _write_new_ledger(target, select_sql, streams, check, blobs)
+        _write_new_ledger(target, source.select_sql if source.files else None, rest, check, from_)
     return False
 
 
@@ -667,8 +695,8 @@ def _check_same_events(target: Path, source: ParquetLedger, from_: str | os.Path
 
 
 def _write_new_ledger(
-    target: Path, select_sql: str | None, streams: list[Any], check: Callable[[Ledger], None],
-    blobs: list[Any] | None = None,
+    target: Path, select_sql: str | None, rest: _Rest, check: Callable[[Ledger], None],
+    from_: str | os.PathLike[str],
 ) -> None:
     """Build the file beside `target`, `check` it, and rename it in, so a failed import leaves nothing behind."""
     partial = target.with_name(f".{target.name}{_PARTIAL}{uuid.uuid4().hex}")
@@ -676,11 +704,11 @@ def _write_new_ledger(
         with Ledger(partial) as ledger:
             ledger.conn.begin()
             if select_sql is not None:
-                ledger.conn.execute(f"INSERT INTO events {select_sql} ORDER BY seq")
-            if streams:
-                ledger.conn.executemany("INSERT INTO streams VALUES (?, ?, ?, ?, ?)", [list(s) for s in streams])
-            if blobs:
-                ledger.conn.executemany("INSERT INTO blobs VALUES (?, ?, ?, ?)", [list(b) for b in blobs])
+                try:
+                    ledger.conn.execute(f"INSERT INTO events {select_sql} ORDER BY seq")
+                except duckdb.Error as exc:  # what opening the export reported when it read the files itself
+                    raise LedgerCorrupt(f"{from_}: the Parquet files cannot be read: {exc}") from exc
+            rest.write(ledger.conn)
             ledger.conn.commit()
             check(ledger)
             ledger.conn.execute("CHECKPOINT")
@@ -688,6 +716,28 @@ def _write_new_ledger(
     finally:
         for leftover in (partial, Path(f"{partial}.wal")):
             leftover.unlink(missing_ok=True)
+
+
+@dataclass(frozen=True, slots=True)
+class _Rest:
+    """What an import copies besides the events: the streams and blobs tables, as Arrow tables."""
+
+    streams: pa.Table
+    blobs: pa.Table
+
+    def write(self, conn: duckdb.DuckDBPyConnection) -> None:
+        _insert_rows(conn, "streams", self.streams)
+        _insert_rows(conn, "blobs", self.blobs)
+
+
+def _insert_rows(conn: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    """One statement for all the rows: a row-at-a-time insert costs about a millisecond a row."""
+    if rows.num_rows:
+        conn.register("_rows", rows)
+        try:
+            conn.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
+        finally:
+            conn.unregister("_rows")
 
 
 # -- interrupted imports -----------------------------------------------------------------

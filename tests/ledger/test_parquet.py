@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -197,6 +198,80 @@ def test_import_refuses_a_tampered_export(exported: Path, tmp_path: Path) -> Non
     with pytest.raises(LedgerCorrupt, match=f"seq {seq}:"):
         import_dataset(exported, tmp_path / "copy.duckdb")
     assert not list(tmp_path.glob("*copy.duckdb*"))
+
+
+def _swap_seqs(table: pa.Table) -> pa.Table:
+    """Two neighbouring rows' seqs exchanged: each row keeps its hash, which no longer covers its seq."""
+    seqs = table.column("seq").to_pylist()
+    i = len(seqs) // 2
+    seqs[i], seqs[i + 1] = seqs[i + 1], seqs[i]
+    return table.set_column(table.schema.get_field_index("seq"), table.schema.field("seq"), pa.array(seqs, pa.int64()))
+
+
+def _repeat_a_row(table: pa.Table) -> pa.Table:
+    """A row stored twice, the copy right after the original: the file stays in seq order."""
+    i = table.num_rows // 2
+    return pa.concat_tables([table.slice(0, i + 1), table.slice(i, 1), table.slice(i + 1)])
+
+
+DAMAGE = {
+    "a changed payload": lambda t: t,  # done by `tamper`
+    "swapped seqs": _swap_seqs,
+    "a repeated row": _repeat_a_row,
+    "the last row dropped": lambda t: t.slice(0, t.num_rows - 1),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_import_refuses_exactly_what_verify_refuses(exported: Path, tmp_path: Path, damage: str) -> None:
+    """The import walks the copy it wrote; its refusal is `verify()`'s of the export, word for word."""
+    path = exported / "run_id=run-2/system=full_context/part-0.parquet"
+    if damage == "a changed payload":
+        tamper(exported, "run_id=run-2/system=full_context/part-0.parquet")
+    else:
+        pq.write_table(DAMAGE[damage](pq.read_table(path)), path, compression="zstd")
+    with ParquetLedger(exported) as copy:
+        report = copy.verify()
+    assert not report.ok
+    with pytest.raises(LedgerCorrupt) as refused:
+        import_dataset(exported, tmp_path / "copy.duckdb")
+    assert str(refused.value) == f"{exported}: seq {report.first_broken_seq}: {report.reason}; nothing imported"
+    assert not list(tmp_path.glob("*copy.duckdb*"))
+
+
+def test_import_stores_the_rows_in_seq_order_whatever_the_files_order(
+    source: Ledger, exported: Path, tmp_path: Path
+) -> None:
+    """Rows of a file in reverse order still form the chain: the copy holds them sorted, as a ledger stores them."""
+    path = exported / "run_id=run-1/system=ledgermem/part-0.parquet"
+    table = pq.read_table(path)
+    pq.write_table(table.take(pa.array(range(table.num_rows - 1, -1, -1))), path, compression="zstd")
+    with import_dataset(exported, tmp_path / "copy.duckdb") as copy:
+        stored = [r[0] for r in copy.conn.execute("SELECT seq FROM events").fetchall()]  # storage order
+        assert stored == list(range(1, source.last_seq + 1))
+        assert all_rows(copy) == all_rows(source) and copy.verify().ok
+
+
+def test_import_refuses_a_file_duckdb_cannot_read(exported: Path, tmp_path: Path) -> None:
+    """Its footer reads (opening the export checks schemas), its pages do not: one line, nothing left behind."""
+    path = exported / "run_id=run-2/system=full_context/part-0.parquet"
+    data = bytearray(path.read_bytes())
+    data[4:len(data) // 2] = bytes(len(data) // 2 - 4)  # the column chunks zeroed; magic and footer intact
+    path.write_bytes(bytes(data))
+    assert pq.read_schema(path) == pq.read_schema(exported / "run_id=run-1/system=ledgermem/part-0.parquet")
+    with pytest.raises(LedgerCorrupt, match=f"^{exported}: the Parquet files cannot be read: "):
+        import_dataset(exported, tmp_path / "copy.duckdb")
+    assert not list(tmp_path.glob("*copy.duckdb*"))
+
+
+def test_a_parquet_ledger_without_its_events_view_opens_it_on_demand(source: Ledger, exported: Path) -> None:
+    with ParquetLedger(exported, events=False) as lazy:
+        assert lazy.conn.execute("SELECT count(*) FROM streams").fetchone() == (len(source.streams()),)
+        with pytest.raises(duckdb.CatalogException):
+            lazy.conn.execute("SELECT 1 FROM events")  # control: the view is not there yet
+        lazy.open_events()
+        assert lazy.last_seq == source.last_seq and all_rows(lazy) == all_rows(source)
+        assert lazy.streams() == source.streams()
 
 
 # --- ParquetLedger ----------------------------------------------------------------------
@@ -434,3 +509,11 @@ def test_open_ledger_refusals(source: Ledger, exported: Path, tmp_path: Path) ->
     (tmp_path / "plain").mkdir()
     with pytest.raises(LedgerNotFound, match=MANIFEST):
         open_ledger(tmp_path / "plain")
+
+
+def test_a_stream_version_beyond_64_bits_is_a_malformed_manifest(exported: Path) -> None:
+    doc = json.loads((exported / MANIFEST).read_text(encoding="utf-8"))
+    doc["runs"]["run-1"]["streams"][0][3] = 2**70
+    (exported / MANIFEST).write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(LedgerCorrupt, match=f"{MANIFEST}: malformed manifest"):
+        ParquetLedger(exported)
