@@ -4,9 +4,11 @@
 `Projector` folds events through `evolve` and versions what each event
 changed: a key that appears opens a version, a key whose attributes change
 closes its version and opens the next, a key that disappears is closed.
-The keys it compares are read off the event (`touched`), so its history is
-the diff of consecutive snapshots at the cost of the rows that changed.
-History is only ever closed, never edited.
+The keys it compares are read off the event (`touched`; for the two events
+of every turn, by the projector itself, which also applies those two in
+place, `TurnDraft`), so its history is the diff of consecutive snapshots at
+the cost of the rows that changed. History is only ever closed, never
+edited.
 
 Vocabulary (dbt snapshots): `version_id` = hash(key, seq), `valid_from_seq`,
 `valid_to_seq` (NULL while current), and the same interval in event time,
@@ -40,7 +42,9 @@ from ledgermem.projections.events import (
 from ledgermem.ledger.keys import ERASED
 from ledgermem.ledger.store import RecordedEvent, StreamKey
 from ledgermem.projections.errors import EvolveError
-from ledgermem.projections.state import EpisodeEvent, EpisodeState, IndexEntry, Pin, RawRecord, Summary, evolve
+from ledgermem.projections.state import (
+    EpisodeEvent, EpisodeState, IndexEntry, Pin, RawRecord, Summary, TurnDraft, changes_nothing, step_of,
+)
 
 Key = tuple[Any, ...]
 Attrs = tuple[Any, ...]
@@ -308,26 +312,50 @@ class Delta:
         return bool(self.opened or self.closed)
 
 
+class _Table:
+    """One table's open versions in a projector, and what makes the row of its next version."""
+
+    __slots__ = ("name", "current", "rows", "prefix", "make", "history")
+
+    def __init__(self, name: str, stream: tuple[str, str, str], history: list[dict[str, Any]] | None) -> None:
+        self.name = name
+        self.current: dict[Key, Attrs] = {}  # per key: the open version's attributes, as `snapshot` has them
+        self.rows: dict[Key, dict[str, Any]] = {}  # per key: the open version's row
+        self.prefix = "\x1f".join([*stream, name, ""])  # `version_id`'s material before the key, made once
+        self.make = _ROW_MAKERS[name]
+        self.history = history
+
+
 class Projector:
     """Folds one stream's events into its state and its SCD-2 versions.
 
     Each event costs what it changes. The two events of every turn (a turn
-    recorded, a record leaving the window) version their rows straight from
-    the event (`_versions_of_turn`, `_versions_of_eviction`); every other
-    event versions the rows `touched` names. Either way a row is compared
-    with its open version only (a version closes and the next opens when
-    the row differs). The result is the diff of consecutive snapshots
-    (`snapshot`), which the tests check at every seq.
+    recorded, a record leaving the window) are applied in place to a
+    `TurnDraft`, which becomes the state when it is read or when another
+    kind of event comes (`state`), and version their rows straight from the
+    event (`_record_turn`, `_evict`); an event that changes nothing is only
+    counted; every other event goes through `evolve` and versions the rows
+    `touched` names. Either way a row is compared with its open version
+    only (a version closes and the next opens when the row differs). The
+    result is the diff of consecutive snapshots (`snapshot`), which the
+    tests check at every seq, and the state is `evolve`'s.
     """
 
     def __init__(self, stream: tuple[str, str, str], *, keep_history: bool = False) -> None:
         self.stream = stream
-        self.state = EpisodeState()
+        self._state = EpisodeState()
+        self._draft: TurnDraft | None = None  # turns and evictions since `_state`, not yet a state
         self.last_seq = 0
-        # Per table, per key: the open version's attributes (as `snapshot` has them) and its row.
-        self._open: dict[str, dict[Key, tuple[Attrs, dict[str, Any]]]] = {t: {} for t in TABLE_NAMES}
         self.history: dict[str, list[dict[str, Any]]] | None = {t: [] for t in TABLE_NAMES} if keep_history else None
-        self._prefix = {t: "\x1f".join([*stream, t, ""]) for t in TABLE_NAMES}  # `version_id`'s material, made once
+        self._tables = {t: _Table(t, stream, None if self.history is None else self.history[t]) for t in TABLE_NAMES}
+        self._raw, self._window = self._tables["raw_records"], self._tables["window_versions"]
+
+    @property
+    def state(self) -> EpisodeState:
+        """The state after the last event applied (`evolve` folded over the stream)."""
+        if self._draft is not None:
+            self._state, self._draft = self._draft.settle(), None
+        return self._state
 
     def apply(self, seq: int, event: EpisodeEvent) -> Delta:
         delta = Delta()
@@ -347,84 +375,107 @@ class Projector:
             apply(r.seq, r.event, None)  # type: ignore[arg-type]
 
     def _apply(self, seq: int, event: EpisodeEvent, delta: Delta | None) -> None:
+        plan = _PLANS.get(type(event))
+        if plan is None:
+            plan = _plan_of(type(event))
+        step, in_place = plan
+        if in_place is not None and in_place(self, seq, event, delta):
+            self.last_seq = seq
+            return
+        if step is None:  # `evolve` changes nothing for this class
+            self.last_seq = seq
+            return
         before = self.state
         try:
-            state = evolve(before, event)
+            state = step(before, event)  # `evolve(before, event)`, its step found once per event class
         except EvolveError as exc:
             raise EvolveError(f"seq {seq}: {exc}") from exc
         self.last_seq = seq
-        if state is before:
-            return
-        self.state = state
-        _VERSIONS.get(type(event), Projector._versions_touched)(self, before, event, seq, delta)
+        if state is not before:
+            self._state = state
+            self._versions_touched(before, event, seq, delta)
 
     def _versions_touched(self, before: EpisodeState, event: EpisodeEvent, seq: int, delta: Delta | None) -> None:
         """Version the rows `touched` names (a whole table where it names `EVERY_KEY`)."""
-        state, turn, put = self.state, event.turn, self._put
+        state, turn, put = self._state, event.turn, self._put
         for table, keys in touched(before, state, event).items():
+            t = self._tables[table]
             if keys is EVERY_KEY:
-                self._put_every_key(table, seq, turn, delta)
+                new = snapshot_table(state, table)
+                for key in [k for k in t.current if k not in new]:
+                    put(t, key, None, seq, turn, delta)
+                for key, attrs in new.items():
+                    put(t, key, attrs, seq, turn, delta)
             else:
                 row = _ROW_OF[table]
                 for key in keys:
-                    put(table, key, row(state, key[0]), seq, turn, delta)
+                    put(t, key, row(state, key[0]), seq, turn, delta)
 
-    def _versions_of_turn(self, before: EpisodeState, event: TurnRecorded, seq: int, delta: Delta | None) -> None:
-        """A turn recorded changes its raw record and its window row, nothing else (`touched` says the same)."""
-        rid, state = event.record_id, self.state
-        rec = state.raw[rid]
-        key = (rid,)
-        self._put("raw_records", key, _raw_attrs(rec), seq, event.turn, delta)
-        in_window = event.remember or rid in state.window  # appended when remembered; else as it was
-        self._put("window_versions", key, (rec.turn,) if in_window else None, seq, event.turn, delta)
+    def _record_turn(self, seq: int, event: TurnRecorded, delta: Delta | None) -> bool:
+        """A turn recorded, in place: it changes its raw record and its window row, nothing else (`touched` says
+        the same). False (nothing done) for a turn that ends a page-in: `evolve` takes it."""
+        draft = self._draft
+        if draft is None:
+            draft = self._draft = TurnDraft(self._state)
+        rec = draft.record(event)
+        if rec is None:
+            return False
+        key = (event.record_id,)
+        self._put(self._raw, key, _raw_attrs(rec), seq, event.turn, delta)
+        in_window = event.remember or event.record_id in draft.window  # appended when remembered; else as it was
+        self._put(self._window, key, (rec.turn,) if in_window else None, seq, event.turn, delta)
+        return True
 
-    def _versions_of_eviction(self, before: EpisodeState, event: WindowEvicted, seq: int, delta: Delta | None) -> None:
-        """An eviction changes one window row (`touched` says the same)."""
-        self._put("window_versions", (event.record_id,), _window_row(self.state, event.record_id), seq, event.turn,
-                  delta)
+    def _evict(self, seq: int, event: WindowEvicted, delta: Delta | None) -> bool:
+        """A record leaving the window, in place: its window row closes (`touched` names only that row)."""
+        draft = self._draft
+        if draft is None:
+            draft = self._draft = TurnDraft(self._state)
+        draft.evict(event.record_id)
+        self._put(self._window, (event.record_id,), None, seq, event.turn, delta)
+        return True
 
-    def _put_every_key(self, table: str, seq: int, turn: int, delta: Delta | None) -> None:
-        new = snapshot_table(self.state, table)
-        for key in [k for k in self._open[table] if k not in new]:
-            self._put(table, key, None, seq, turn, delta)
-        for key, attrs in new.items():
-            self._put(table, key, attrs, seq, turn, delta)
-
-    def _put(self, table: str, key: Key, attrs: Attrs | None, seq: int, turn: int, delta: Delta | None) -> None:
+    def _put(self, t: _Table, key: Key, attrs: Attrs | None, seq: int, turn: int, delta: Delta | None) -> None:
         """Make `attrs` the row of `key` from `seq` on (None: no row): close its open version and open the next,
         unless the row is unchanged."""
-        opened = self._open[table]
-        found = opened.get(key)
-        if found is not None:
-            if found[0] == attrs:
+        current = t.current
+        if key in current:
+            if current[key] == attrs:
                 return
-            closing = found[1]
+            closing = t.rows.pop(key)
             closing["valid_to_seq"], closing["valid_to_turn"] = seq, turn
-            del opened[key]
+            del current[key]
             if delta is not None:
-                delta.closed.setdefault(table, []).append((closing["version_id"], seq, turn))
+                delta.closed.setdefault(t.name, []).append((closing["version_id"], seq, turn))
         if attrs is None:
             return
         if len(key) == 1:
-            material = f"{self._prefix[table]}{key[0]}\x1f{seq}"
+            material = f"{t.prefix}{key[0]}\x1f{seq}"
         else:
-            material = "\x1f".join([*self.stream, table, *map(str, key), str(seq)])
-        vid = _sha256(material.encode("utf-8")).hexdigest()[:20]  # `version_id`, its prefix made once
-        row = _ROW_MAKERS[table](self.stream, key, attrs, vid, seq, turn)
-        opened[key] = (attrs, row)
+            material = "\x1f".join([*self.stream, t.name, *map(str, key), str(seq)])
+        row = t.make(self.stream, key, attrs, _sha256(material.encode("utf-8")).hexdigest()[:20], seq, turn)
+        current[key], t.rows[key] = attrs, row
         if delta is not None:
-            delta.opened.setdefault(table, []).append(row)
-        if self.history is not None:
-            self.history[table].append(row)
+            delta.opened.setdefault(t.name, []).append(row)
+        if t.history is not None:
+            t.history.append(row)
 
 
-_Versions = Callable[[Projector, EpisodeState, Any, int, "Delta | None"], None]
-#: Events whose versions come straight from the event; any other event's come from `touched`.
-_VERSIONS: dict[type[EpisodeEvent], _Versions] = {
-    TurnRecorded: Projector._versions_of_turn,
-    WindowEvicted: Projector._versions_of_eviction,
+_Step = Callable[[EpisodeState, Any], EpisodeState]
+_InPlace = Callable[[Projector, int, Any, "Delta | None"], bool]
+#: Events applied in place (`TurnDraft`), their versions straight from the event.
+_IN_PLACE: dict[type[EpisodeEvent], _InPlace] = {
+    TurnRecorded: Projector._record_turn,
+    WindowEvicted: Projector._evict,
 }
+#: Per event class: its step (`state.step_of`; None: it changes nothing) and how it is applied in place (None:
+#: through its step); filled on first use.
+_PLANS: dict[type[Any], tuple[_Step | None, _InPlace | None]] = {}
 _sha256 = hashlib.sha256
+
+
+def _plan_of(kind: type[Any]) -> tuple[_Step | None, _InPlace | None]:
+    return _PLANS.setdefault(kind, (None if changes_nothing(kind) else step_of(kind), _IN_PLACE.get(kind)))
 
 
 def _as_list(value: Any) -> Any:

@@ -271,6 +271,10 @@ def _changed(state: EpisodeState, **changes: Any) -> EpisodeState:
 
 _RAW_FIELDS = ("record_id", "turn", "occurred_at", "user", "agent", "source", "remember", "blocks")
 _new_raw_record: Callable[..., RawRecord] = _slot_writer(RawRecord, _RAW_FIELDS, copied=False)
+# The copies the two events of every turn make, written out (`_changed` finds these by the names it is given).
+_after_turn: Callable[..., EpisodeState] = _slot_writer(EpisodeState, ("turn", "raw", "window", "paged_in"),
+                                                        copied=True)
+_after_eviction: Callable[..., EpisodeState] = _slot_writer(EpisodeState, ("window",), copied=True)
 
 
 def record_id_for(turn: int) -> str:
@@ -327,12 +331,20 @@ def evolve(state: EpisodeState, event: Event) -> EpisodeState:
     """
     step = _STEPS.get(type(event))
     if step is None:
-        step = _step_of(type(event))
+        step = step_of(type(event))
     return step(state, event)
 
 
-def _step_of(kind: type[Event]) -> Callable[[EpisodeState, Any], EpisodeState]:
-    """The step of a class not in `_STEPS`: its nearest base's that is, else none (an event of another package)."""
+def step_of(kind: type[Event]) -> Callable[[EpisodeState, Any], EpisodeState]:
+    """The function `evolve` applies to an event of class `kind`: `evolve(s, e) == step_of(type(e))(s, e)`.
+
+    Its own step for one of the memory's events, its nearest base's for a
+    subclass of one, and for an event of another package one that returns
+    the state unchanged. Pure, as `evolve` is.
+    """
+    found = _STEPS.get(kind)
+    if found is not None:
+        return found
     for base in kind.__mro__:
         found = _STEPS.get(base)
         if found is not None:
@@ -345,26 +357,84 @@ def _unchanged(state: EpisodeState, event: Event) -> EpisodeState:
     return state
 
 
+def changes_nothing(kind: type[Event]) -> bool:
+    """Whether `evolve` returns the state it is given for every event of class `kind`."""
+    return step_of(kind) is _unchanged
+
+
 def _started(state: EpisodeState, event: EpisodeStarted) -> EpisodeState:
     return EpisodeState(config=MemoryConfig.from_dict(event.config), started=True)
 
 
+def _raw_record_of(event: TurnRecorded) -> RawRecord:
+    return _new_raw_record(event.record_id, event.turn, event.occurred_at, event.text, event.agent, event.source,
+                           event.remember, event.blocks)
+
+
+def _expires_page_in(state: EpisodeState, turn: int) -> bool:
+    """Whether a turn recorded at `turn` ends an item's page-in (expiry by turn, no clock)."""
+    paged = state.paged_in
+    return bool(paged) and any(p.until_turn <= turn for p in paged.values())
+
+
 def _turn_recorded(state: EpisodeState, event: TurnRecorded) -> EpisodeState:
     rid = event.record_id
-    rec = _new_raw_record(rid, event.turn, event.occurred_at, event.text, event.agent, event.source, event.remember,
-                          event.blocks)
     window = (*state.window, rid) if event.remember else state.window
     paged = state.paged_in
-    if paged and any(p.until_turn <= event.turn for p in paged.values()):  # expiry by turn, no clock
+    if _expires_page_in(state, event.turn):
         paged = {k: p for k, p in paged.items() if p.until_turn > event.turn}
-    return _changed(state, turn=event.turn, raw={**state.raw, rid: rec}, window=window, paged_in=paged)
+    return _after_turn(state, event.turn, {**state.raw, rid: _raw_record_of(event)}, window, paged)
 
 
 def _window_evicted(state: EpisodeState, event: WindowEvicted) -> EpisodeState:
     window, rid = state.window, event.record_id
     if window and window[0] == rid and rid not in window[1:]:
-        return _changed(state, window=window[1:])  # the oldest leaves: the commonest eviction, in one slice
-    return _changed(state, window=tuple(r for r in window if r != rid))
+        return _after_eviction(state, window[1:])  # the oldest leaves: the commonest eviction, in one slice
+    return _after_eviction(state, tuple(r for r in window if r != rid))
+
+
+class TurnDraft:
+    """Turns recorded and records evicted, applied in place to a copy of a state's raw records and window.
+
+    `evolve` makes a new state per event (a copy of the raw records per
+    turn). A fold that needs the state only now and then (a rebuild reads
+    it at the events that are neither) keeps a run of these two events
+    here, in a dict and a list of its own, and makes the state once, when
+    it is needed (`settle`): the same state `evolve` gives event by event
+    (`_turn_recorded`, `_window_evicted`; the projector's tests compare
+    them on every sequence). A turn that ends a page-in is left to `evolve`
+    (`record` returns None). `evolve` itself stays pure; nothing else holds
+    the draft's dict and list until `settle` gives them to the new state.
+    """
+
+    __slots__ = ("base", "turn", "raw", "window")
+
+    def __init__(self, base: EpisodeState) -> None:
+        self.base = base
+        self.turn = base.turn
+        self.raw: dict[str, RawRecord] = dict(base.raw)
+        self.window: list[str] = list(base.window)
+
+    def record(self, event: TurnRecorded) -> RawRecord | None:
+        """Apply a turn recorded and return its raw record; None (nothing applied) if it ends a page-in."""
+        if _expires_page_in(self.base, event.turn):
+            return None
+        rec = self.raw[event.record_id] = _raw_record_of(event)
+        if event.remember:
+            self.window.append(event.record_id)
+        self.turn = event.turn
+        return rec
+
+    def evict(self, record_id: str) -> None:
+        window = self.window
+        if window and window[0] == record_id and record_id not in window[1:]:
+            del window[0]
+        else:
+            window[:] = [r for r in window if r != record_id]
+
+    def settle(self) -> EpisodeState:
+        """The state after the draft's events; the draft is spent (its dict now belongs to the state)."""
+        return _after_turn(self.base, self.turn, self.raw, tuple(self.window), self.base.paged_in)
 
 
 def _summary_created(state: EpisodeState, event: SummaryCreated) -> EpisodeState:
@@ -505,6 +575,13 @@ _STEPS: dict[type[Event], Callable[[EpisodeState, Any], EpisodeState]] = {
     FactExpired: _unchanged, RetentionApplied: _unchanged,
     SlotAliasSuspected: _unchanged,  # for analysts (`anomalies`, the report): the gate stored the slot as written
 }
-if _STEPS.keys() != set(get_args(EpisodeEvent)):
-    _odd = sorted(c.__name__ for c in _STEPS.keys() ^ set(get_args(EpisodeEvent)))
-    raise TypeError(f"evolve has a step for every EpisodeEvent and no other; these differ: {_odd}")
+
+
+def _check_steps(steps: Mapping[type[Event], object]) -> None:
+    """`evolve` has a step for every class of `EpisodeEvent` and for no other (checked on import)."""
+    odd = sorted(c.__name__ for c in steps.keys() ^ set(get_args(EpisodeEvent)))
+    if odd:
+        raise TypeError(f"evolve's steps and EpisodeEvent differ in {odd}: add the step, or the class to EpisodeEvent")
+
+
+_check_steps(_STEPS)
