@@ -420,10 +420,28 @@ class Projector:
         rec = draft.record(event)
         if rec is None:
             return False
-        key = (event.record_id,)
-        self._put(self._raw, key, _raw_attrs(rec), seq, event.turn, delta)
-        in_window = event.remember or event.record_id in draft.window  # appended when remembered; else as it was
-        self._put(self._window, key, (rec.turn,) if in_window else None, seq, event.turn, delta)
+        rid, turn, raw, window = event.record_id, event.turn, self._raw, self._window
+        key = (rid,)
+        attrs = _raw_attrs(rec)
+        if not event.remember or key in raw.current or key in window.current:  # a record id written again
+            self._put(raw, key, attrs, seq, turn, delta)
+            self._put(window, key, (rec.turn,) if rid in draft.window else None, seq, turn, delta)
+            return True
+        # The common case, `_put` written out for its two new keys: a new raw record, a new window row.
+        stream, tail = self.stream, f"{rid}\x1f{seq}"
+        raw_row = raw.make(stream, key, attrs, _sha256(f"{raw.prefix}{tail}".encode("utf-8")).hexdigest()[:20],
+                           seq, turn)
+        window_attrs = (rec.turn,)
+        window_row = window.make(stream, key, window_attrs,
+                                 _sha256(f"{window.prefix}{tail}".encode("utf-8")).hexdigest()[:20], seq, turn)
+        raw.current[key], raw.rows[key] = attrs, raw_row
+        window.current[key], window.rows[key] = window_attrs, window_row
+        if delta is not None:
+            delta.opened.setdefault(raw.name, []).append(raw_row)
+            delta.opened.setdefault(window.name, []).append(window_row)
+        if raw.history is not None and window.history is not None:
+            raw.history.append(raw_row)
+            window.history.append(window_row)
         return True
 
     def _evict(self, seq: int, event: WindowEvicted, delta: Delta | None) -> bool:
@@ -495,7 +513,7 @@ def _converter(name: str, kind: pa.DataType) -> str | None:
 
 def _row_maker(spec: TableSpec) -> Callable[[tuple[str, str, str], Key, Attrs, str, int, int], dict[str, Any]]:
     """The function that makes one new version's row of `spec`'s table, as one dict display in the schema's
-    column order (a third of the cost of `dict(zip(columns, values))`); written once per table from its spec."""
+    column order (less than half the cost of `dict(zip(columns, values))`); written once per table from its spec."""
     cells = [*(f"s[{i}]" for i in range(len(STREAM_COLS))), *(f"k[{i}]" for i in range(len(spec.key)))]
     for i, (name, kind) in enumerate(spec.attrs):
         convert = _converter(name, kind)

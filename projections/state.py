@@ -13,8 +13,8 @@ configuration is in `episode_started`) and performs no I/O.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal, get_args
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, TypeVar, get_args
 
 from ledgermem.ledger.keys import ERASED
 
@@ -54,6 +54,7 @@ from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.errors import EvolveError
 
 Status = Literal["active", "indexed", "archived"]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -234,7 +235,7 @@ def _slot_writer(cls: type[Any], names: tuple[str, ...], *, copied: bool) -> Cal
     without it `names` must be every field. A frozen dataclass's own
     `__init__` sets each field through `object.__setattr__` and `replace`
     gathers its fields first: `evolve` makes one state per event that changes
-    anything, and this costs a third of either. Only for a slotted dataclass
+    anything, and this costs a fraction of either. Only for a slotted dataclass
     with no `__post_init__` (checked here), whose fields are its slots.
     """
     slots: tuple[str, ...] = cls.__slots__
@@ -256,22 +257,27 @@ def _slot_writer(cls: type[Any], names: tuple[str, ...], *, copied: bool) -> Cal
     return made
 
 
-#: `_changed` per set of changed fields (in the order given), made on first use.
-_STATE_COPIERS: dict[tuple[str, ...], Callable[..., EpisodeState]] = {}
+#: `_replaced`'s writers per class and changed fields (in the order given), made on first use.
+_COPIERS: dict[tuple[type[Any], tuple[str, ...]], Callable[..., Any]] = {}
 
 
-def _changed(state: EpisodeState, **changes: Any) -> EpisodeState:
-    """`dataclasses.replace` for the state, at a third of its cost (`_slot_writer`)."""
-    names = tuple(changes)
-    copy = _STATE_COPIERS.get(names)
+def _replaced(obj: _T, **changes: Any) -> _T:
+    """`dataclasses.replace` for the state and its parts (slotted, frozen), at a fraction of its cost."""
+    key = (type(obj), tuple(changes))
+    copy = _COPIERS.get(key)
     if copy is None:
-        copy = _STATE_COPIERS.setdefault(names, _slot_writer(EpisodeState, names, copied=True))
-    return copy(state, *changes.values())
+        copy = _COPIERS.setdefault(key, _slot_writer(key[0], key[1], copied=True))
+    made: _T = copy(obj, *changes.values())
+    return made
+
+
+#: A new state with some fields changed: `evolve` makes one per event that changes anything.
+_changed = _replaced
 
 
 _RAW_FIELDS = ("record_id", "turn", "occurred_at", "user", "agent", "source", "remember", "blocks")
 _new_raw_record: Callable[..., RawRecord] = _slot_writer(RawRecord, _RAW_FIELDS, copied=False)
-# The copies the two events of every turn make, written out (`_changed` finds these by the names it is given).
+# The copies the two events of every turn make, written once (no keyword arguments gathered per event).
 _after_turn: Callable[..., EpisodeState] = _slot_writer(EpisodeState, ("turn", "raw", "window", "paged_in"),
                                                         copied=True)
 _after_eviction: Callable[..., EpisodeState] = _slot_writer(EpisodeState, ("window",), copied=True)
@@ -417,9 +423,12 @@ class TurnDraft:
 
     def record(self, event: TurnRecorded) -> RawRecord | None:
         """Apply a turn recorded and return its raw record; None (nothing applied) if it ends a page-in."""
-        if _expires_page_in(self.base, event.turn):
+        paged = self.base.paged_in
+        if paged and any(p.until_turn <= event.turn for p in paged.values()):  # as `_expires_page_in`
             return None
-        rec = self.raw[event.record_id] = _raw_record_of(event)
+        rec = self.raw[event.record_id] = _new_raw_record(
+            event.record_id, event.turn, event.occurred_at, event.text, event.agent, event.source, event.remember,
+            event.blocks)  # as `_raw_record_of`
         if event.remember:
             self.window.append(event.record_id)
         self.turn = event.turn
@@ -448,14 +457,14 @@ def _summary_created(state: EpisodeState, event: SummaryCreated) -> EpisodeState
 
 def _summary_archived(state: EpisodeState, event: SummaryArchived) -> EpisodeState:
     old = _need(state, event.summary_id, event)
-    moved = replace(old, status="archived", archive_reason=event.reason, superseded_by=event.superseded_by,
+    moved = _replaced(old, status="archived", archive_reason=event.reason, superseded_by=event.superseded_by,
                     index_id=None)
     return _changed(state, summaries={**state.summaries, old.summary_id: moved})
 
 
 def _summary_overridden(state: EpisodeState, event: SummaryOverridden) -> EpisodeState:
     old = _need(state, event.summary_id, event)
-    moved = replace(old, status="archived", archive_reason="overridden", superseded_by=event.superseded_by)
+    moved = _replaced(old, status="archived", archive_reason="overridden", superseded_by=event.superseded_by)
     return _changed(state, summaries={**state.summaries, old.summary_id: moved})
 
 
@@ -470,7 +479,7 @@ def _index_created(state: EpisodeState, event: IndexCreated) -> EpisodeState:
     )
     summaries = dict(state.summaries)
     for sid in event.members:
-        summaries[sid] = replace(_need(state, sid, event), status="indexed", index_id=event.index_id)
+        summaries[sid] = _replaced(_need(state, sid, event), status="indexed", index_id=event.index_id)
     return _changed(state, summaries=summaries, indexes={**state.indexes, entry.index_id: entry})
 
 
@@ -489,7 +498,7 @@ def _index_folded(state: EpisodeState, event: IndexFolded) -> EpisodeState:
         if child.folded_into is not None:
             raise EvolveError(f"index_folded at turn {event.turn}: index {iid!r} is already folded "
                               f"under {child.folded_into!r}")
-        indexes[iid] = replace(child, folded_into=event.index_id)
+        indexes[iid] = _replaced(child, folded_into=event.index_id)
     indexes[entry.index_id] = entry
     return _changed(state, indexes=indexes)
 
@@ -504,13 +513,13 @@ def _constraint_reinjected(state: EpisodeState, event: ConstraintReinjected) -> 
     known = state.pins.get(event.pin_id)
     if known is None:
         raise EvolveError(f"constraint_reinjected at turn {event.turn} names unknown pin {event.pin_id!r}")
-    return _changed(state, pins={**state.pins, known.pin_id: replace(known, reinjected=known.reinjected + 1)})
+    return _changed(state, pins={**state.pins, known.pin_id: _replaced(known, reinjected=known.reinjected + 1)})
 
 
 def _fact_erased(state: EpisodeState, event: FactErased) -> EpisodeState:
     old = _need(state, event.summary_id, event)
     facts = tuple((k, ERASED if k == event.slot else v) for k, v in old.facts)
-    return _changed(state, summaries={**state.summaries, old.summary_id: replace(old, facts=facts)})
+    return _changed(state, summaries={**state.summaries, old.summary_id: _replaced(old, facts=facts)})
 
 
 def _page_in(state: EpisodeState, event: PagedIn) -> EpisodeState:
@@ -531,16 +540,16 @@ def _shred(state: EpisodeState, event: KeyShredded) -> EpisodeState:
     raw = dict(state.raw)
     for rid in event.records:
         if rid in raw:
-            raw[rid] = replace(raw[rid], user=ERASED, agent=ERASED, blocks=tuple(
+            raw[rid] = _replaced(raw[rid], user=ERASED, agent=ERASED, blocks=tuple(
                 {**b, "caption": ERASED, "source": None if b.get("source") is None else ERASED}
                 for b in raw[rid].blocks))
     summaries = dict(state.summaries)
     for sid in event.summaries:
         s = _need(state, sid, event)
-        summaries[sid] = replace(s, text=ERASED, facts=tuple((k, ERASED) for k, _ in s.facts),
+        summaries[sid] = _replaced(s, text=ERASED, facts=tuple((k, ERASED) for k, _ in s.facts),
                                  inferences=tuple((k, ERASED) for k, _ in s.inferences))
-    indexes = {i: replace(e, title=ERASED) if i in event.indexes else e for i, e in state.indexes.items()}
-    pins = {p: replace(x, text=ERASED, anchors=()) if p in event.pins else x for p, x in state.pins.items()}
+    indexes = {i: _replaced(e, title=ERASED) if i in event.indexes else e for i, e in state.indexes.items()}
+    pins = {p: _replaced(x, text=ERASED, anchors=()) if p in event.pins else x for p, x in state.pins.items()}
     return _changed(state, raw=raw, summaries=summaries, indexes=indexes, pins=pins,
                     shredded_keys=(*state.shredded_keys, *event.key_ids))
 
