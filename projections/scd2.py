@@ -329,33 +329,26 @@ class _Table:
 class Projector:
     """Folds one stream's events into its state and its SCD-2 versions.
 
-    Each event costs what it changes. The two events of every turn (a turn
-    recorded, a record leaving the window) are applied in place to a
-    `TurnDraft`, which becomes the state when it is read or when another
-    kind of event comes (`state`), and version their rows straight from the
-    event (`_record_turn`, `_evict`); an event that changes nothing is only
-    counted; every other event goes through `evolve` and versions the rows
-    `touched` names. Either way a row is compared with its open version
-    only (a version closes and the next opens when the row differs). The
-    result is the diff of consecutive snapshots (`snapshot`), which the
-    tests check at every seq, and the state is `evolve`'s.
+    Each event costs what it changes. An event that changes nothing is only
+    counted. The two events of every turn (a turn recorded, a record leaving
+    the window) version their rows straight from the event
+    (`_version_turn`); every other event versions the rows `touched` names.
+    Either way a row is compared with its open version only (a version
+    closes and the next opens when the row differs). The result is the diff
+    of consecutive snapshots (`snapshot`), which the tests check at every
+    seq. `apply` and `apply_all` make a new state per event, through
+    `evolve`, so the state can be read between any two events; `replay`
+    applies runs of turns and evictions in place to a `TurnDraft` and makes
+    the state only when another kind of event comes and when it returns.
     """
 
     def __init__(self, stream: tuple[str, str, str], *, keep_history: bool = False) -> None:
         self.stream = stream
-        self._state = EpisodeState()
-        self._draft: TurnDraft | None = None  # turns and evictions since `_state`, not yet a state
+        self.state = EpisodeState()
         self.last_seq = 0
         self.history: dict[str, list[dict[str, Any]]] | None = {t: [] for t in TABLE_NAMES} if keep_history else None
         self._tables = {t: _Table(t, stream, None if self.history is None else self.history[t]) for t in TABLE_NAMES}
         self._raw, self._window = self._tables["raw_records"], self._tables["window_versions"]
-
-    @property
-    def state(self) -> EpisodeState:
-        """The state after the last event applied (`evolve` folded over the stream)."""
-        if self._draft is not None:
-            self._state, self._draft = self._draft.settle(), None
-        return self._state
 
     def apply(self, seq: int, event: EpisodeEvent) -> Delta:
         delta = Delta()
@@ -369,22 +362,48 @@ class Projector:
         return total
 
     def replay(self, recorded: Iterable[RecordedEvent]) -> None:
-        """`apply_all` for a fold that keeps its history and needs no delta (a rebuild)."""
-        apply = self._apply
-        for r in recorded:
-            apply(r.seq, r.event, None)  # type: ignore[arg-type]
+        """`apply_all` for a fold that keeps its history and needs no delta (a rebuild).
+
+        Turns and evictions go to a draft of the state (`TurnDraft`), which
+        becomes the state before any other event that changes it, and when
+        the replay returns (or fails): `state` is then `evolve`'s, as after
+        `apply_all`.
+        """
+        draft: TurnDraft | None = None
+        try:
+            for r in recorded:
+                seq, event = r.seq, r.event
+                plan = _PLANS.get(type(event))
+                if plan is None:
+                    plan = _plan_of(type(event))
+                step, versions, in_place = plan
+                if in_place is not None:
+                    if draft is None:
+                        draft = TurnDraft(self.state)
+                    if in_place(self, draft, seq, event):
+                        self.last_seq = seq
+                        continue
+                if step is None:  # `evolve` changes nothing for this class
+                    self.last_seq = seq
+                    continue
+                if draft is not None:
+                    self.state, draft = draft.settle(), None
+                self._step(seq, event, step, versions, None)  # type: ignore[arg-type]
+        finally:
+            if draft is not None:
+                self.state = draft.settle()
 
     def _apply(self, seq: int, event: EpisodeEvent, delta: Delta | None) -> None:
         plan = _PLANS.get(type(event))
         if plan is None:
             plan = _plan_of(type(event))
-        step, in_place = plan
-        if in_place is not None and in_place(self, seq, event, delta):
-            self.last_seq = seq
-            return
+        step, versions, _ = plan
         if step is None:  # `evolve` changes nothing for this class
             self.last_seq = seq
             return
+        self._step(seq, event, step, versions, delta)
+
+    def _step(self, seq: int, event: EpisodeEvent, step: _Step, versions: _Versions, delta: Delta | None) -> None:
         before = self.state
         try:
             state = step(before, event)  # `evolve(before, event)`, its step found once per event class
@@ -392,12 +411,12 @@ class Projector:
             raise EvolveError(f"seq {seq}: {exc}") from exc
         self.last_seq = seq
         if state is not before:
-            self._state = state
-            self._versions_touched(before, event, seq, delta)
+            self.state = state
+            versions(self, before, event, seq, delta)
 
     def _versions_touched(self, before: EpisodeState, event: EpisodeEvent, seq: int, delta: Delta | None) -> None:
         """Version the rows `touched` names (a whole table where it names `EVERY_KEY`)."""
-        state, turn, put = self._state, event.turn, self._put
+        state, turn, put = self.state, event.turn, self._put
         for table, keys in touched(before, state, event).items():
             t = self._tables[table]
             if keys is EVERY_KEY:
@@ -411,22 +430,38 @@ class Projector:
                 for key in keys:
                     put(t, key, row(state, key[0]), seq, turn, delta)
 
-    def _record_turn(self, seq: int, event: TurnRecorded, delta: Delta | None) -> bool:
-        """A turn recorded, in place: it changes its raw record and its window row, nothing else (`touched` says
-        the same). False (nothing done) for a turn that ends a page-in: `evolve` takes it."""
-        draft = self._draft
-        if draft is None:
-            draft = self._draft = TurnDraft(self._state)
+    def _versions_of_turn(self, before: EpisodeState, event: TurnRecorded, seq: int, delta: Delta | None) -> None:
+        rid, state = event.record_id, self.state
+        self._version_turn(state.raw[rid], event.remember or rid in state.window, seq, event.turn, delta)
+
+    def _versions_of_eviction(self, before: EpisodeState, event: WindowEvicted, seq: int, delta: Delta | None) -> None:
+        """An eviction changes one window row (`touched` says the same)."""
+        rid = event.record_id
+        self._put(self._window, (rid,), _window_row(self.state, rid), seq, event.turn, delta)
+
+    def _record_turn(self, draft: TurnDraft, seq: int, event: TurnRecorded) -> bool:
+        """A turn recorded, in place; False (nothing done) for a turn that ends a page-in: `evolve` takes it."""
         rec = draft.record(event)
         if rec is None:
             return False
-        rid, turn, raw, window = event.record_id, event.turn, self._raw, self._window
+        self._version_turn(rec, event.remember or event.record_id in draft.window, seq, event.turn, None)
+        return True
+
+    def _evict(self, draft: TurnDraft, seq: int, event: WindowEvicted) -> bool:
+        """A record leaving the window, in place: no longer in the window, its row closes."""
+        draft.evict(event.record_id)
+        self._put(self._window, (event.record_id,), None, seq, event.turn, None)
+        return True
+
+    def _version_turn(self, rec: RawRecord, in_window: bool, seq: int, turn: int, delta: Delta | None) -> None:
+        """A turn recorded changes its raw record and its window row, nothing else (`touched` says the same)."""
+        rid, raw, window = rec.record_id, self._raw, self._window
         key = (rid,)
         attrs = _raw_attrs(rec)
-        if not event.remember or key in raw.current or key in window.current:  # a record id written again
+        if not in_window or key in raw.current or key in window.current:  # a record id written again
             self._put(raw, key, attrs, seq, turn, delta)
-            self._put(window, key, (rec.turn,) if rid in draft.window else None, seq, turn, delta)
-            return True
+            self._put(window, key, (rec.turn,) if in_window else None, seq, turn, delta)
+            return
         # The common case, `_put` written out for its two new keys: a new raw record, a new window row.
         stream, tail = self.stream, f"{rid}\x1f{seq}"
         raw_row = raw.make(stream, key, attrs, _sha256(f"{raw.prefix}{tail}".encode("utf-8")).hexdigest()[:20],
@@ -442,16 +477,6 @@ class Projector:
         if raw.history is not None and window.history is not None:
             raw.history.append(raw_row)
             window.history.append(window_row)
-        return True
-
-    def _evict(self, seq: int, event: WindowEvicted, delta: Delta | None) -> bool:
-        """A record leaving the window, in place: its window row closes (`touched` names only that row)."""
-        draft = self._draft
-        if draft is None:
-            draft = self._draft = TurnDraft(self._state)
-        draft.evict(event.record_id)
-        self._put(self._window, (event.record_id,), None, seq, event.turn, delta)
-        return True
 
     def _put(self, t: _Table, key: Key, attrs: Attrs | None, seq: int, turn: int, delta: Delta | None) -> None:
         """Make `attrs` the row of `key` from `seq` on (None: no row): close its open version and open the next,
@@ -480,20 +505,23 @@ class Projector:
 
 
 _Step = Callable[[EpisodeState, Any], EpisodeState]
-_InPlace = Callable[[Projector, int, Any, "Delta | None"], bool]
-#: Events applied in place (`TurnDraft`), their versions straight from the event.
-_IN_PLACE: dict[type[EpisodeEvent], _InPlace] = {
-    TurnRecorded: Projector._record_turn,
-    WindowEvicted: Projector._evict,
+_Versions = Callable[[Projector, EpisodeState, Any, int, "Delta | None"], None]
+_InPlace = Callable[[Projector, TurnDraft, int, Any], bool]
+#: Events whose versions come straight from the event (any other's from `touched`), and how `replay` applies
+#: them in place.
+_OWN: dict[type[EpisodeEvent], tuple[_Versions, _InPlace]] = {
+    TurnRecorded: (Projector._versions_of_turn, Projector._record_turn),
+    WindowEvicted: (Projector._versions_of_eviction, Projector._evict),
 }
-#: Per event class: its step (`state.step_of`; None: it changes nothing) and how it is applied in place (None:
-#: through its step); filled on first use.
-_PLANS: dict[type[Any], tuple[_Step | None, _InPlace | None]] = {}
+#: Per event class: its step (`state.step_of`; None: it changes nothing), how its versions are found, and how
+#: `replay` applies it in place (None: through its step); filled on first use.
+_PLANS: dict[type[Any], tuple[_Step | None, _Versions, _InPlace | None]] = {}
 _sha256 = hashlib.sha256
 
 
-def _plan_of(kind: type[Any]) -> tuple[_Step | None, _InPlace | None]:
-    return _PLANS.setdefault(kind, (None if changes_nothing(kind) else step_of(kind), _IN_PLACE.get(kind)))
+def _plan_of(kind: type[Any]) -> tuple[_Step | None, _Versions, _InPlace | None]:
+    versions, in_place = _OWN.get(kind, (Projector._versions_touched, None))
+    return _PLANS.setdefault(kind, (None if changes_nothing(kind) else step_of(kind), versions, in_place))
 
 
 def _as_list(value: Any) -> Any:

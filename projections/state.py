@@ -403,14 +403,14 @@ class TurnDraft:
     """Turns recorded and records evicted, applied in place to a copy of a state's raw records and window.
 
     `evolve` makes a new state per event (a copy of the raw records per
-    turn). A fold that needs the state only now and then (a rebuild reads
-    it at the events that are neither) keeps a run of these two events
-    here, in a dict and a list of its own, and makes the state once, when
-    it is needed (`settle`): the same state `evolve` gives event by event
-    (`_turn_recorded`, `_window_evicted`; the projector's tests compare
-    them on every sequence). A turn that ends a page-in is left to `evolve`
-    (`record` returns None). `evolve` itself stays pure; nothing else holds
-    the draft's dict and list until `settle` gives them to the new state.
+    turn). A fold that needs the state only between runs of these two
+    events (`Projector.replay`, a rebuild) applies a run here, in a dict
+    and a list of its own, and makes the state once at its end (`settle`):
+    the same state `evolve` gives event by event (`_turn_recorded`,
+    `_window_evicted`; the projector's tests compare them on every
+    sequence). A turn that ends a page-in is left to `evolve` (`record`
+    returns None). `evolve` itself stays pure; the draft's dict and list
+    are nobody else's until `settle` gives them to the new state.
     """
 
     __slots__ = ("base", "turn", "raw", "window")

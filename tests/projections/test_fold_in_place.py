@@ -1,16 +1,18 @@
 """The fold's shortcuts give `evolve`'s state: its step table, its slot writers, and the projector's turn draft.
 
 `evolve` finds its step by the event's class (`step_of`); it copies the
-state by writing slots (`_slot_writer`); the projector applies turns and
-evictions in place (`TurnDraft`) and makes the state only when it is read
-or another kind of event comes. Each is compared here with what it stands
-for, on any sequence `evolve` accepts and on the golden cases, whenever
-the state is read; and each check has a broken variant it must catch.
+state by writing slots (`_slot_writer`); the projector's `replay` applies
+turns and evictions in place (`TurnDraft`) and makes the state only when
+another kind of event comes and when it returns. Each is compared here with
+what it stands for, on any sequence `evolve` accepts and on the golden
+cases, wherever a replay may end; and each check has a broken variant it
+must catch.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from typing import Any
 
 import pytest
@@ -19,7 +21,15 @@ from hypothesis import strategies as st
 
 from ledgermem.ledger.events import Event
 from ledgermem.projections import state as state_module
-from ledgermem.projections.events import EpisodeStarted, LlmCalled, PagedIn, TurnRecorded, WindowEvicted
+from ledgermem.projections.errors import EvolveError
+from ledgermem.projections.events import (
+    EpisodeStarted,
+    LlmCalled,
+    PagedIn,
+    SummaryArchived,
+    TurnRecorded,
+    WindowEvicted,
+)
 from ledgermem.projections.scd2 import Projector
 from ledgermem.projections.state import (
     EpisodeEvent,
@@ -36,15 +46,25 @@ from tests.projections.test_event_sequences import CONFIG, STREAM, recorded, seq
 
 
 def _states_read_at(events: list[EpisodeEvent], reads: set[int]) -> list[tuple[int, EpisodeState, EpisodeState]]:
-    """(seq, the projector's state, `evolve`'s) after every event whose index is in `reads`, and after the last."""
-    p = Projector(STREAM.as_tuple(), keep_history=True)
+    """(seq, the projector's state, `evolve`'s) after every event whose index is in `reads`, and after the last.
+
+    The events are replayed in runs that end there (a draft spans each run),
+    and applied one by one to a second projector (a state per event): both
+    states are checked against the fold.
+    """
+    rec = recorded(events)
+    replayed, applied = Projector(STREAM.as_tuple(), keep_history=True), Projector(STREAM.as_tuple())
     expected = EpisodeState()
     out = []
-    for i, r in enumerate(recorded(events)):
-        p.apply(r.seq, r.event)  # type: ignore[arg-type]
-        expected = evolve(expected, r.event)
-        if i in reads or i == len(events) - 1:
-            out.append((r.seq, p.state, expected))
+    bounds = sorted({0, len(rec), *(i + 1 for i in reads if i < len(rec))})
+    for lo, hi in itertools.pairwise(bounds):
+        replayed.replay(rec[lo:hi])
+        for r in rec[lo:hi]:
+            applied.apply(r.seq, r.event)  # type: ignore[arg-type]
+            expected = evolve(expected, r.event)
+        assert applied.state == expected, f"applied one by one, the state as of seq {rec[hi - 1].seq} is not the fold"
+        assert replayed.last_seq == applied.last_seq == rec[hi - 1].seq
+        out.append((rec[hi - 1].seq, replayed.state, expected))
     return out
 
 
@@ -79,16 +99,24 @@ def _turns(n: int) -> list[EpisodeEvent]:
     return events
 
 
-def test_a_draft_is_settled_once_and_leaves_no_earlier_state_changed() -> None:
+def test_a_replay_leaves_no_earlier_state_changed() -> None:
     events = _turns(5)
+    rec = recorded(events)
     p = Projector(STREAM.as_tuple())
-    p.apply_all(recorded(events[:3]))
+    p.replay(rec[:3])
     early = p.state
-    snapshot_of_early = (dict(early.raw), early.window)
-    p.apply_all(recorded(events[3:], first_seq=4))
-    assert p.state is p.state  # read twice, made once
+    as_it_was = (dict(early.raw), early.window, early.turn)
+    p.replay(rec[3:])
     assert p.state == fold(events)
-    assert (dict(early.raw), early.window) == snapshot_of_early  # the draft copied what it changed
+    assert (dict(early.raw), early.window, early.turn) == as_it_was  # the next draft copied what it changed
+
+
+def test_a_replay_that_fails_leaves_the_state_of_the_events_before() -> None:
+    events = [*_turns(3), SummaryArchived(turn=3, summary_id="s0404", reason="capacity", superseded_by=())]
+    p = Projector(STREAM.as_tuple(), keep_history=True)
+    with pytest.raises(EvolveError, match="s0404"):
+        p.replay(recorded(events))
+    assert p.state == fold(events[:-1]) and p.last_seq == len(events) - 1
 
 
 def test_a_turn_that_ends_a_page_in_goes_through_evolve() -> None:
