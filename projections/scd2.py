@@ -458,7 +458,7 @@ class Projector:
         rid, raw, window = rec.record_id, self._raw, self._window
         key = (rid,)
         attrs = _raw_attrs(rec)
-        if not in_window or key in raw.current or key in window.current:  # a record id written again
+        if not in_window or key in raw.current or key in window.current:  # not remembered, or an id written again
             self._put(raw, key, attrs, seq, turn, delta)
             self._put(window, key, (rec.turn,) if in_window else None, seq, turn, delta)
             return
@@ -524,33 +524,24 @@ def _plan_of(kind: type[Any]) -> tuple[_Step | None, _Versions, _InPlace | None]
     return _PLANS.setdefault(kind, (None if changes_nothing(kind) else step_of(kind), versions, in_place))
 
 
-def _as_list(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value
-
-
-def _as_facts(value: Any) -> Any:
-    return [{"slot": k, "value": v} for k, v in value]
-
-
-def _converter(name: str, kind: pa.DataType) -> str | None:
-    """How a state value becomes its Arrow cell (the function's name; None: as it is), decided once per column."""
+def _cell(name: str, kind: pa.DataType, value: str) -> str:
+    """How a state value (the expression `value`) becomes its Arrow cell: facts as slot/value structs, tuples
+    as lists, the rest as they are; decided once per column, written into the row maker."""
     if name in ("facts", "inferences"):
-        return "_as_facts"
-    return "_as_list" if pa.types.is_list(kind) else None
+        return f"[{{'slot': _k, 'value': _v}} for _k, _v in {value}]"
+    return f"(list({value}) if isinstance({value}, tuple) else {value})" if pa.types.is_list(kind) else value
 
 
 def _row_maker(spec: TableSpec) -> Callable[[tuple[str, str, str], Key, Attrs, str, int, int], dict[str, Any]]:
     """The function that makes one new version's row of `spec`'s table, as one dict display in the schema's
     column order (less than half the cost of `dict(zip(columns, values))`); written once per table from its spec."""
     cells = [*(f"s[{i}]" for i in range(len(STREAM_COLS))), *(f"k[{i}]" for i in range(len(spec.key)))]
-    for i, (name, kind) in enumerate(spec.attrs):
-        convert = _converter(name, kind)
-        cells.append(f"a[{i}]" if convert is None else f"{convert}(a[{i}])")
+    cells += [_cell(name, kind, f"a[{i}]") for i, (name, kind) in enumerate(spec.attrs)]
     cells += ["vid", "seq", "None", "turn", "None"]
     names = arrow_schema(spec).names
     assert len(names) == len(cells) and names[-len(SCD_COLS):] == [n for n, _ in SCD_COLS]
     body = ", ".join(f"{name!r}: {cell}" for name, cell in zip(names, cells))
-    scope: dict[str, Any] = {"_as_list": _as_list, "_as_facts": _as_facts}
+    scope: dict[str, Any] = {}
     exec(f"def make(s, k, a, vid, seq, turn):\n    return {{{body}}}\n", scope)  # noqa: S102 - from the spec
     made: Callable[[tuple[str, str, str], Key, Attrs, str, int, int], dict[str, Any]] = scope["make"]
     return made
