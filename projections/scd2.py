@@ -542,8 +542,9 @@ def _row_maker(spec: TableSpec) -> Callable[[tuple[str, str, str], Key, Attrs, s
     assert len(names) == len(cells) and names[-len(SCD_COLS):] == [n for n, _ in SCD_COLS]
     body = ", ".join(f"{name!r}: {cell}" for name, cell in zip(names, cells))
     scope: dict[str, Any] = {}
-    exec(f"def make(s, k, a, vid, seq, turn):\n    return {{{body}}}\n", scope)  # noqa: S102 - from the spec
-    made: Callable[[tuple[str, str, str], Key, Attrs, str, int, int], dict[str, Any]] = scope["make"]
+    name = f"{spec.name}_row"  # what a profile shows
+    exec(f"def {name}(s, k, a, vid, seq, turn):\n    return {{{body}}}\n", scope)  # noqa: S102 - from the spec
+    made: Callable[[tuple[str, str, str], Key, Attrs, str, int, int], dict[str, Any]] = scope[name]
     return made
 
 

@@ -246,14 +246,16 @@ def _slot_writer(cls: type[Any], names: tuple[str, ...], *, copied: bool) -> Cal
         raise TypeError(f"{cls.__name__} has no field {unknown[0]!r}")
     if not copied and set(names) != set(slots):
         raise TypeError(f"{cls.__name__} needs every field: {sorted(set(slots) - set(names))} missing")
-    params = ", ".join([*(["_src"] if copied else []), *(f"_{n}" for n in names)])
-    lines = [f"def make({params}):", "    new = _new(_cls)"]
-    lines += [f"    _put_{n}(new, _{n})" if n in names else f"    _put_{n}(new, _src.{n})" for n in slots]
-    lines.append("    return new")
-    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    scope.update({f"_put_{n}": getattr(cls, n).__set__ for n in slots})
+    # Arguments `v_<field>` (and `src`), globals `g_...`, one local `obj`: no field name can make two collide.
+    params = ", ".join([*(["src"] if copied else []), *(f"v_{n}" for n in names)])
+    name = f"{'copy' if copied else 'new'}_{cls.__name__}"  # what a profile shows
+    lines = [f"def {name}({params}):", "    obj = g_new(g_cls)"]
+    lines += [f"    g_put_{n}(obj, v_{n})" if n in names else f"    g_put_{n}(obj, src.{n})" for n in slots]
+    lines.append("    return obj")
+    scope: dict[str, Any] = {"g_new": object.__new__, "g_cls": cls}
+    scope.update({f"g_put_{n}": getattr(cls, n).__set__ for n in slots})
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the class's own slot names, as dataclasses does
-    made: Callable[..., Any] = scope["make"]
+    made: Callable[..., Any] = scope[name]
     return made
 
 

@@ -219,3 +219,17 @@ def test_control_a_slot_writer_refuses_what_it_cannot_make() -> None:
         state_module._slot_writer(RawRecord, ("record_id",), copied=False)
     with pytest.raises(TypeError, match="no field"):
         state_module._changed(EpisodeState(), colour="red")
+
+
+def test_a_slot_writer_takes_any_field_names() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Awkward:
+        src: int
+        obj: int
+        new: int
+        cls: int
+
+    made = state_module._slot_writer(Awkward, ("cls", "new", "obj", "src"), copied=False)(4, 3, 2, 1)
+    assert made == Awkward(src=1, obj=2, new=3, cls=4)
+    copy = state_module._slot_writer(Awkward, ("new",), copied=True)
+    assert copy(made, 9) == Awkward(src=1, obj=2, new=9, cls=4)
