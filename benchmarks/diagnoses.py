@@ -20,7 +20,7 @@ DIAGNOSES: dict[str, str] = {
         "ledger and the erasure mark by the store, so `Memory._finish_shredding` queries nothing per turn. "
         "What is left above the baseline is the turn's Python work in the profile below — deciding "
         "(`gate/decide.py`, the capacity plan rendering the chain to count its tokens), the fold "
-        "(`projections/scd2.py` `Projector.apply`, a snapshot per event), encoding and hashing the events, "
+        "(`projections/scd2.py` `Projector.apply`, the rows each event changes), encoding and hashing the events, "
         "and sealing them — and the `UPDATE streams` inside the transaction. On a quiet machine, where the "
         "bare commit costs about a millisecond, those milliseconds of Python are what the ratio measures."
     ),
@@ -67,12 +67,18 @@ DIAGNOSES: dict[str, str] = {
         "columns for the payload fields the staging parses; fewer window passes over the records' events."
     ),
     "rebuild_fold": (
-        "`projections/scd2.py` `Projector` compares only the rows an event can have changed (`touched`, read "
-        "off the event; a title's live-member count makes an archival compare every title) and builds one "
-        "dict per new version, with its `version_id` (SHA-256); what is left is `projections/state.py` "
-        "`evolve` (a new frozen state per changing event, copying the mapping it changes) and the Python "
-        "calls per row. Reading and decoding the events (`ledger/store.py` `Ledger.read` → "
-        "`ledger/schema.py` `decode`) is not in the timed fold; the note gives it."
+        "`projections/scd2.py` `Projector` costs what each event changes: `evolve` finds its step by the "
+        "event's class (`projections/state.py` `step_of`) and copies the state slot by slot; the two events of "
+        "every turn (a turn recorded, a record leaving the window: about half the events) are applied in place to a "
+        "`TurnDraft`, which becomes a state only when another kind of event comes (and when `replay` "
+        "returns), and version their rows straight from the event; an event that changes nothing is only "
+        "counted; any other event goes through its step and versions the rows `touched` reads off it (a "
+        "title's live-member count makes archiving an indexed summary, or a new title, compare every title): "
+        "those (summaries, titles, erasures, pins: under a tenth of the events) cost the most each. What is "
+        "left is one dict and one `version_id` (SHA-256) per new version, the Python calls per event, and "
+        "the garbage collector's passes over the versions kept. "
+        "Reading and decoding the events (`ledger/store.py` `Ledger.read` → `ledger/schema.py` `decode`) is "
+        "not in the timed fold; the note gives it."
     ),
     "as_of": (
         "`temporal/queries.py` `as_of` is one statement for every layer (`temporal/temporal.sql` `as_of`) and "

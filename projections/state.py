@@ -12,11 +12,10 @@ configuration is in `episode_started`) and performs no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, TypeVar, get_args
 
-from ledgermem.ledger.compat import assert_never
 from ledgermem.ledger.keys import ERASED
 
 from ledgermem.ledger.events import Event
@@ -55,6 +54,7 @@ from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.errors import EvolveError
 
 Status = Literal["active", "indexed", "archived"]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -227,26 +227,62 @@ class EpisodeState:
         return out
 
 
-def _changed(state: EpisodeState, **changes: Any) -> EpisodeState:
-    """`dataclasses.replace` for the state, at half its cost: `evolve` makes one per event that changes anything.
+def _slot_writer(cls: type[Any], names: tuple[str, ...], *, copied: bool) -> Callable[..., Any]:
+    """A function that makes a `cls` by writing its slots, as `__init__` or `dataclasses.replace` would.
 
-    The fields are copied slot by slot; `EpisodeState` has no `__post_init__` to run (checked below).
+    Its arguments are the values of `names`, in that order; with `copied`,
+    a first argument is the instance every other field is copied from, and
+    without it `names` must be every field. A frozen dataclass's own
+    `__init__` sets each field through `object.__setattr__` and `replace`
+    gathers its fields first: `evolve` makes one state per event that changes
+    anything, and this costs a fraction of either. Only for a slotted dataclass
+    with no `__post_init__` (checked here), whose fields are its slots.
     """
-    if not changes.keys() <= _STATE_FIELDS:
-        raise TypeError(f"EpisodeState has no field {sorted(changes.keys() - _STATE_FIELDS)[0]!r}")
-    new = object.__new__(EpisodeState)
-    for name, put, get in _STATE_SLOTS:
-        put(new, changes[name] if name in changes else get(state))
-    return new
+    slots: tuple[str, ...] = cls.__slots__
+    if hasattr(cls, "__post_init__") or {f.name for f in fields(cls)} != set(slots):
+        raise TypeError(f"{cls.__name__} is not a slotted dataclass without __post_init__: build it with __init__")
+    unknown = sorted(set(names) - set(slots))
+    if unknown:
+        raise TypeError(f"{cls.__name__} has no field {unknown[0]!r}")
+    if not copied and set(names) != set(slots):
+        raise TypeError(f"{cls.__name__} needs every field: {sorted(set(slots) - set(names))} missing")
+    # Arguments `v_<field>` (and `src`), globals `g_...`, one local `obj`: no field name can make two collide.
+    params = ", ".join([*(["src"] if copied else []), *(f"v_{n}" for n in names)])
+    name = f"{'copy' if copied else 'new'}_{cls.__name__}"  # what a profile shows
+    lines = [f"def {name}({params}):", "    obj = g_new(g_cls)"]
+    lines += [f"    g_put_{n}(obj, v_{n})" if n in names else f"    g_put_{n}(obj, src.{n})" for n in slots]
+    lines.append("    return obj")
+    scope: dict[str, Any] = {"g_new": object.__new__, "g_cls": cls}
+    scope.update({f"g_put_{n}": getattr(cls, n).__set__ for n in slots})
+    exec("\n".join(lines), scope)  # noqa: S102 - generated from the class's own slot names, as dataclasses does
+    made: Callable[..., Any] = scope[name]
+    return made
 
 
-_STATE_SLOTS = tuple(
-    (name, getattr(EpisodeState, name).__set__, getattr(EpisodeState, name).__get__)
-    for name in EpisodeState.__slots__
-)
-_STATE_FIELDS = frozenset(EpisodeState.__slots__)
-assert not hasattr(EpisodeState, "__post_init__") and {f.name for f in fields(EpisodeState)} == set(
-    EpisodeState.__slots__), "EpisodeState changed shape: `_changed` copies its slots"
+#: `_replaced`'s writers per class and changed fields (in the order given), made on first use.
+_COPIERS: dict[tuple[type[Any], tuple[str, ...]], Callable[..., Any]] = {}
+
+
+def _replaced(obj: _T, **changes: Any) -> _T:
+    """`dataclasses.replace` for the state and its parts (slotted, frozen), at a fraction of its cost."""
+    key = (type(obj), tuple(changes))
+    copy = _COPIERS.get(key)
+    if copy is None:
+        copy = _COPIERS.setdefault(key, _slot_writer(key[0], key[1], copied=True))
+    made: _T = copy(obj, *changes.values())
+    return made
+
+
+#: A new state with some fields changed: `evolve` makes one per event that changes anything.
+_changed = _replaced
+
+
+_RAW_FIELDS = ("record_id", "turn", "occurred_at", "user", "agent", "source", "remember", "blocks")
+_new_raw_record: Callable[..., RawRecord] = _slot_writer(RawRecord, _RAW_FIELDS, copied=False)
+# The copies the two events of every turn make, written once (no keyword arguments gathered per event).
+_after_turn: Callable[..., EpisodeState] = _slot_writer(EpisodeState, ("turn", "raw", "window", "paged_in"),
+                                                        copied=True)
+_after_eviction: Callable[..., EpisodeState] = _slot_writer(EpisodeState, ("window",), copied=True)
 
 
 def record_id_for(turn: int) -> str:
@@ -298,103 +334,194 @@ def evolve(state: EpisodeState, event: Event) -> EpisodeState:
 
     An episode stream also holds what other packages record in it (the
     harness's answers, a baseline's own memory): the memory does not change
-    for those. Every event of the memory's own is matched below.
+    for those. Every event of the memory's own has its step in `_STEPS`,
+    found by the event's class (a subclass takes its base's step).
     """
-    if not isinstance(event, EpisodeEvent):
-        return state
-    match event:
-        case EpisodeStarted():
-            return EpisodeState(config=MemoryConfig.from_dict(event.config), started=True)
-        case TurnRecorded():
-            rec = RawRecord(
-                record_id=event.record_id, turn=event.turn, occurred_at=event.occurred_at,
-                user=event.text, agent=event.agent, source=event.source, remember=event.remember,
-                blocks=event.blocks,
-            )
-            window = (*state.window, rec.record_id) if event.remember else state.window
-            paged = state.paged_in
-            if paged and any(p.until_turn <= event.turn for p in paged.values()):  # expiry by turn, no clock
-                paged = {k: p for k, p in paged.items() if p.until_turn > event.turn}
-            return _changed(state, turn=event.turn, raw={**state.raw, rec.record_id: rec}, window=window,
-                            paged_in=paged)
-        case WindowEvicted():
-            return _changed(state, window=tuple(r for r in state.window if r != event.record_id))
-        case (
-            LlmCalled() | ContextRendered() | ProbeAsked() | ProbeJudged() | ToolCalled() | EpisodeGold()
-            | CapacityMerged() | MergeRejected() | CompactionChecked() | SummaryRejected() | SummarySkipped()
-            | FactExpired() | RetentionApplied()
-        ):
-            # Recorded for audit and metrics; the memory itself does not change. (Cases are disjoint
-            # classes, so their order is only the order they are tried in: the commonest first.)
-            return state
-        case SummaryCreated():
-            new = Summary(
-                summary_id=event.summary_id, turn=event.turn, text=event.text, facts=event.facts,
-                overrides=event.overrides, raw_ids=event.raw_ids, truncated=event.truncated,
-                inferences=event.inferences, merged_from=event.merged_from,
-            )
-            return _changed(state, summaries={**state.summaries, new.summary_id: new})
-        case SummaryArchived():
-            old = _need(state, event.summary_id, event)
-            moved = replace(old, status="archived", archive_reason=event.reason, superseded_by=event.superseded_by,
-                            index_id=None)
-            return _changed(state, summaries={**state.summaries, old.summary_id: moved})
-        case SummaryOverridden():
-            old = _need(state, event.summary_id, event)
-            moved = replace(
-                old, status="archived", archive_reason="overridden", superseded_by=event.superseded_by
-            )
-            return _changed(state, summaries={**state.summaries, old.summary_id: moved})
-        case OverrideRejected():
-            return _changed(state, overrides_rejected=state.overrides_rejected + len(event.rejected))
-        case IndexCreated():
-            entry = IndexEntry(
-                index_id=event.index_id, turn=event.turn, members=event.members, title=event.text, span=event.span,
-                level=event.level,
-            )
-            summaries = dict(state.summaries)
-            for sid in event.members:
-                summaries[sid] = replace(_need(state, sid, event), status="indexed", index_id=event.index_id)
-            return _changed(state, summaries=summaries, indexes={**state.indexes, entry.index_id: entry})
-        case IndexFolded():
-            entry = IndexEntry(
-                index_id=event.index_id, turn=event.turn, members=event.members, title=event.text, span=event.span,
-                level=event.level,
-            )
-            if event.index_id in state.indexes:
-                raise EvolveError(f"index_folded at turn {event.turn} reuses index id {event.index_id!r}")
-            indexes = dict(state.indexes)
-            for iid in event.members:
-                child = indexes.get(iid)
-                if child is None:
-                    raise EvolveError(f"index_folded at turn {event.turn} names unknown index {iid!r}")
-                if child.folded_into is not None:
-                    raise EvolveError(f"index_folded at turn {event.turn}: index {iid!r} is already folded "
-                                      f"under {child.folded_into!r}")
-                indexes[iid] = replace(child, folded_into=event.index_id)
-            indexes[entry.index_id] = entry
-            return _changed(state, indexes=indexes)
-        case ConstraintPinned():
-            pin = Pin(pin_id=event.pin_id, turn=event.turn, kind=event.kind, text=event.text, origin=event.origin,
-                      record_id=event.record_id, summary_id=event.summary_id, anchors=event.anchors)
-            return _changed(state, pins={**state.pins, pin.pin_id: pin})
-        case ConstraintReinjected():
-            known = state.pins.get(event.pin_id)
-            if known is None:
-                raise EvolveError(f"constraint_reinjected at turn {event.turn} names unknown pin {event.pin_id!r}")
-            return _changed(state, pins={**state.pins, known.pin_id: replace(known, reinjected=known.reinjected + 1)})
-        case FactErased():
-            old = _need(state, event.summary_id, event)
-            facts = tuple((k, ERASED if k == event.slot else v) for k, v in old.facts)
-            return _changed(state, summaries={**state.summaries, old.summary_id: replace(old, facts=facts)})
-        case KeyShredded():
-            return _shred(state, event)
-        case PagedIn():
-            return _page_in(state, event)
-        case SlotAliasSuspected():
-            return state  # for analysts (`anomalies`, the report): the gate stored the slot as written
-        case _:
-            assert_never(event)
+    step = _STEPS.get(type(event))
+    if step is None:
+        step = step_of(type(event))
+    return step(state, event)
+
+
+def step_of(kind: type[Event]) -> Callable[[EpisodeState, Any], EpisodeState]:
+    """The function `evolve` applies to an event of class `kind`: `evolve(s, e) == step_of(type(e))(s, e)`.
+
+    Its own step for one of the memory's events, its nearest base's for a
+    subclass of one, and for an event of another package one that returns
+    the state unchanged. Pure, as `evolve` is.
+    """
+    found = _STEPS.get(kind)
+    if found is not None:
+        return found
+    for base in kind.__mro__:
+        found = _STEPS.get(base)
+        if found is not None:
+            return found
+    return _unchanged
+
+
+def _unchanged(state: EpisodeState, event: Event) -> EpisodeState:
+    """Recorded for audit and metrics (or by another package); the memory itself does not change."""
+    return state
+
+
+def changes_nothing(kind: type[Event]) -> bool:
+    """Whether `evolve` returns the state it is given for every event of class `kind`."""
+    return step_of(kind) is _unchanged
+
+
+def _started(state: EpisodeState, event: EpisodeStarted) -> EpisodeState:
+    return EpisodeState(config=MemoryConfig.from_dict(event.config), started=True)
+
+
+def _raw_record_of(event: TurnRecorded) -> RawRecord:
+    return _new_raw_record(event.record_id, event.turn, event.occurred_at, event.text, event.agent, event.source,
+                           event.remember, event.blocks)
+
+
+def _expires_page_in(state: EpisodeState, turn: int) -> bool:
+    """Whether a turn recorded at `turn` ends an item's page-in (expiry by turn, no clock)."""
+    paged = state.paged_in
+    return bool(paged) and any(p.until_turn <= turn for p in paged.values())
+
+
+def _turn_recorded(state: EpisodeState, event: TurnRecorded) -> EpisodeState:
+    rid = event.record_id
+    window = (*state.window, rid) if event.remember else state.window
+    paged = state.paged_in
+    if _expires_page_in(state, event.turn):
+        paged = {k: p for k, p in paged.items() if p.until_turn > event.turn}
+    return _after_turn(state, event.turn, {**state.raw, rid: _raw_record_of(event)}, window, paged)
+
+
+def _window_evicted(state: EpisodeState, event: WindowEvicted) -> EpisodeState:
+    window, rid = state.window, event.record_id
+    if window and window[0] == rid and rid not in window[1:]:
+        return _after_eviction(state, window[1:])  # the oldest leaves: the commonest eviction, in one slice
+    return _after_eviction(state, tuple(r for r in window if r != rid))
+
+
+class TurnDraft:
+    """Turns recorded and records evicted, applied in place to a copy of a state's raw records and window.
+
+    `evolve` makes a new state per event (a copy of the raw records per
+    turn). A fold that needs the state only between runs of these two
+    events (`Projector.replay`, a rebuild) applies a run here, in a dict
+    and a list of its own, and makes the state once at its end (`settle`):
+    the same state `evolve` gives event by event (`_turn_recorded`,
+    `_window_evicted`; the projector's tests compare them on every
+    sequence). A turn that ends a page-in is left to `evolve` (`record`
+    returns None). `evolve` itself stays pure; the draft's dict and list
+    are nobody else's until `settle` gives them to the new state.
+    """
+
+    __slots__ = ("base", "turn", "raw", "window")
+
+    def __init__(self, base: EpisodeState) -> None:
+        self.base = base
+        self.turn = base.turn
+        self.raw: dict[str, RawRecord] = dict(base.raw)
+        self.window: list[str] = list(base.window)
+
+    def record(self, event: TurnRecorded) -> RawRecord | None:
+        """Apply a turn recorded and return its raw record; None (nothing applied) if it ends a page-in."""
+        paged = self.base.paged_in
+        if paged and any(p.until_turn <= event.turn for p in paged.values()):  # as `_expires_page_in`
+            return None
+        rec = self.raw[event.record_id] = _new_raw_record(
+            event.record_id, event.turn, event.occurred_at, event.text, event.agent, event.source, event.remember,
+            event.blocks)  # as `_raw_record_of`
+        if event.remember:
+            self.window.append(event.record_id)
+        self.turn = event.turn
+        return rec
+
+    def evict(self, record_id: str) -> None:
+        window = self.window
+        if window and window[0] == record_id and record_id not in window[1:]:
+            del window[0]
+        else:
+            window[:] = [r for r in window if r != record_id]
+
+    def settle(self) -> EpisodeState:
+        """The state after the draft's events; the draft is spent (its dict now belongs to the state)."""
+        return _after_turn(self.base, self.turn, self.raw, tuple(self.window), self.base.paged_in)
+
+
+def _summary_created(state: EpisodeState, event: SummaryCreated) -> EpisodeState:
+    new = Summary(
+        summary_id=event.summary_id, turn=event.turn, text=event.text, facts=event.facts,
+        overrides=event.overrides, raw_ids=event.raw_ids, truncated=event.truncated,
+        inferences=event.inferences, merged_from=event.merged_from,
+    )
+    return _changed(state, summaries={**state.summaries, new.summary_id: new})
+
+
+def _summary_archived(state: EpisodeState, event: SummaryArchived) -> EpisodeState:
+    old = _need(state, event.summary_id, event)
+    moved = _replaced(old, status="archived", archive_reason=event.reason, superseded_by=event.superseded_by,
+                    index_id=None)
+    return _changed(state, summaries={**state.summaries, old.summary_id: moved})
+
+
+def _summary_overridden(state: EpisodeState, event: SummaryOverridden) -> EpisodeState:
+    old = _need(state, event.summary_id, event)
+    moved = _replaced(old, status="archived", archive_reason="overridden", superseded_by=event.superseded_by)
+    return _changed(state, summaries={**state.summaries, old.summary_id: moved})
+
+
+def _override_rejected(state: EpisodeState, event: OverrideRejected) -> EpisodeState:
+    return _changed(state, overrides_rejected=state.overrides_rejected + len(event.rejected))
+
+
+def _index_created(state: EpisodeState, event: IndexCreated) -> EpisodeState:
+    entry = IndexEntry(
+        index_id=event.index_id, turn=event.turn, members=event.members, title=event.text, span=event.span,
+        level=event.level,
+    )
+    summaries = dict(state.summaries)
+    for sid in event.members:
+        summaries[sid] = _replaced(_need(state, sid, event), status="indexed", index_id=event.index_id)
+    return _changed(state, summaries=summaries, indexes={**state.indexes, entry.index_id: entry})
+
+
+def _index_folded(state: EpisodeState, event: IndexFolded) -> EpisodeState:
+    entry = IndexEntry(
+        index_id=event.index_id, turn=event.turn, members=event.members, title=event.text, span=event.span,
+        level=event.level,
+    )
+    if event.index_id in state.indexes:
+        raise EvolveError(f"index_folded at turn {event.turn} reuses index id {event.index_id!r}")
+    indexes = dict(state.indexes)
+    for iid in event.members:
+        child = indexes.get(iid)
+        if child is None:
+            raise EvolveError(f"index_folded at turn {event.turn} names unknown index {iid!r}")
+        if child.folded_into is not None:
+            raise EvolveError(f"index_folded at turn {event.turn}: index {iid!r} is already folded "
+                              f"under {child.folded_into!r}")
+        indexes[iid] = _replaced(child, folded_into=event.index_id)
+    indexes[entry.index_id] = entry
+    return _changed(state, indexes=indexes)
+
+
+def _constraint_pinned(state: EpisodeState, event: ConstraintPinned) -> EpisodeState:
+    pin = Pin(pin_id=event.pin_id, turn=event.turn, kind=event.kind, text=event.text, origin=event.origin,
+              record_id=event.record_id, summary_id=event.summary_id, anchors=event.anchors)
+    return _changed(state, pins={**state.pins, pin.pin_id: pin})
+
+
+def _constraint_reinjected(state: EpisodeState, event: ConstraintReinjected) -> EpisodeState:
+    known = state.pins.get(event.pin_id)
+    if known is None:
+        raise EvolveError(f"constraint_reinjected at turn {event.turn} names unknown pin {event.pin_id!r}")
+    return _changed(state, pins={**state.pins, known.pin_id: _replaced(known, reinjected=known.reinjected + 1)})
+
+
+def _fact_erased(state: EpisodeState, event: FactErased) -> EpisodeState:
+    old = _need(state, event.summary_id, event)
+    facts = tuple((k, ERASED if k == event.slot else v) for k, v in old.facts)
+    return _changed(state, summaries={**state.summaries, old.summary_id: _replaced(old, facts=facts)})
 
 
 def _page_in(state: EpisodeState, event: PagedIn) -> EpisodeState:
@@ -415,16 +542,16 @@ def _shred(state: EpisodeState, event: KeyShredded) -> EpisodeState:
     raw = dict(state.raw)
     for rid in event.records:
         if rid in raw:
-            raw[rid] = replace(raw[rid], user=ERASED, agent=ERASED, blocks=tuple(
+            raw[rid] = _replaced(raw[rid], user=ERASED, agent=ERASED, blocks=tuple(
                 {**b, "caption": ERASED, "source": None if b.get("source") is None else ERASED}
                 for b in raw[rid].blocks))
     summaries = dict(state.summaries)
     for sid in event.summaries:
         s = _need(state, sid, event)
-        summaries[sid] = replace(s, text=ERASED, facts=tuple((k, ERASED) for k, _ in s.facts),
+        summaries[sid] = _replaced(s, text=ERASED, facts=tuple((k, ERASED) for k, _ in s.facts),
                                  inferences=tuple((k, ERASED) for k, _ in s.inferences))
-    indexes = {i: replace(e, title=ERASED) if i in event.indexes else e for i, e in state.indexes.items()}
-    pins = {p: replace(x, text=ERASED, anchors=()) if p in event.pins else x for p, x in state.pins.items()}
+    indexes = {i: _replaced(e, title=ERASED) if i in event.indexes else e for i, e in state.indexes.items()}
+    pins = {p: _replaced(x, text=ERASED, anchors=()) if p in event.pins else x for p, x in state.pins.items()}
     return _changed(state, raw=raw, summaries=summaries, indexes=indexes, pins=pins,
                     shredded_keys=(*state.shredded_keys, *event.key_ids))
 
@@ -434,3 +561,38 @@ def fold(events: Iterable[Event], state: EpisodeState | None = None) -> EpisodeS
     for e in events:
         s = evolve(s, e)
     return s
+
+
+#: The step of each of the memory's events (`EpisodeEvent`, every one of them: checked below).
+_STEPS: dict[type[Event], Callable[[EpisodeState, Any], EpisodeState]] = {
+    EpisodeStarted: _started,
+    TurnRecorded: _turn_recorded,
+    WindowEvicted: _window_evicted,
+    SummaryCreated: _summary_created,
+    SummaryArchived: _summary_archived,
+    SummaryOverridden: _summary_overridden,
+    OverrideRejected: _override_rejected,
+    IndexCreated: _index_created,
+    IndexFolded: _index_folded,
+    ConstraintPinned: _constraint_pinned,
+    ConstraintReinjected: _constraint_reinjected,
+    FactErased: _fact_erased,
+    KeyShredded: _shred,
+    PagedIn: _page_in,
+    # Recorded for audit and metrics; the memory itself does not change.
+    LlmCalled: _unchanged, ContextRendered: _unchanged, ProbeAsked: _unchanged, ProbeJudged: _unchanged,
+    ToolCalled: _unchanged, EpisodeGold: _unchanged, CapacityMerged: _unchanged, MergeRejected: _unchanged,
+    CompactionChecked: _unchanged, SummaryRejected: _unchanged, SummarySkipped: _unchanged,
+    FactExpired: _unchanged, RetentionApplied: _unchanged,
+    SlotAliasSuspected: _unchanged,  # for analysts (`anomalies`, the report): the gate stored the slot as written
+}
+
+
+def _check_steps(steps: Mapping[type[Event], object]) -> None:
+    """`evolve` has a step for every class of `EpisodeEvent` and for no other (checked on import)."""
+    odd = sorted(c.__name__ for c in steps.keys() ^ set(get_args(EpisodeEvent)))
+    if odd:
+        raise TypeError(f"evolve's steps and EpisodeEvent differ in {odd}: add the step, or the class to EpisodeEvent")
+
+
+_check_steps(_STEPS)
