@@ -92,7 +92,7 @@ _OPENER_PHRASES = ("heads up", "quick note", "quick update", "small update", "ju
 _W = r"[^\W_][\w\-]*(?:\([\w]{1,3}\)[\w\-]*)?"
 _XW = r"[^\W_][\w\-'’]*(?:\([\w]{1,3}\)[\w\-]*)?"  # a slot word ("401(k)") that may carry a possessive, checked later
 _SLOT = rf"(?P<slot>{_XW}(?:\s+{_XW}){{0,4}}?)"
-_ADJ = r"(?:(?P<adj>new|current|present|updated|actual|real|usual|regular|official|latest(?!\s+(?:[\w-]+\s+)?(?:time|date|hour|day|deadline)\b)|old|previous|former|original|first)\s+)?"
+_ADJ = r"(?:(?P<adj>new|current|present|updated|actual|real|usual|regular|official|own|latest(?!\s+(?:[\w-]+\s+)?(?:time|date|hour|day|deadline)\b)|old|previous|former|original|first)\s+)?"
 _ADJ_PAST = frozenset({"old", "previous", "former", "original", "first"})
 _ADV = (r"(?:(?P<adv>now|currently|still|actually|really|officially|finally|basically|presently|in\s+fact|"
         r"at\s+present|right\s+now|these\s+days|nowadays|technically|just|like)\s+)?")
@@ -133,6 +133,7 @@ _I_CHANGE = re.compile(
 _BARE_PAST = re.compile(
     r"^(?:(?:just|finally|also|so|and|oh|ok|okay|lol|then|recently|officially)\s+)*"
     r"(?:changed|updated|switched|swapped|moved|bumped|upgraded|downgraded|reset|raised|lowered|set|put|got|adjusted|"
+    r"chnged|chngd|chaged|changd|updtd|upd8d|"
     r"increased|decreased|cut|reduced|dropped|lifted|reverted|renamed|changed\s+over|switched\s+over)\s+(?:over\s+)?"
     r"(?:my|the)\s+" + _ADJ + _SLOT + r"(?:\s+(?:over|across|back))?" + _FROM + _TO + r"(?P<value>.+)$",
     re.IGNORECASE,
@@ -207,7 +208,7 @@ _RECORD_AS = re.compile(
     re.IGNORECASE,
 )
 _USE_V_AS = re.compile(
-    r"^(?:(?:please|kindly|pls|going\s+forward|from\s+now\s+on|henceforth)\s*,?\s+)*(?:use|put|take|record|note|register|list|"
+    r"^(?:(?:please|kindly|pls|going\s+forward|from\s+now\s+on|henceforth)\s*,?\s+)*(?:use|put\s+down|put|take|record|note|register|list|"
     r"enter|save|keep|file|log|treat|consider|regard|count)\s+(?P<value>.+?)\s+(?:as|for)\s+my\s+" + _ADJ + _SLOT
     + r"(?:\s+(?:rather\s+than|instead\s+of|not)\s+.+)?(?:\s+(?:lol|haha+|pls|please|thx|thanks|btw|fyi|rn|now|ok|okay))*$",
     re.IGNORECASE,
@@ -216,7 +217,7 @@ _THE_SLOT_I = re.compile(
     r"^(?:the|my)\s+" + _ADJ + _SLOT + r"\s+(?:(?:that\s+)?i(?:'m|’m|\s+am|'ve|’ve|\s+have)?\s+"
     r"(?:have|use|using|got|go\s+by|gave\s+you|registered|put\s+down|set|chose|chosen|picked|selected|entered|"
     r"signed\s+up\s+for|went\s+with|settled\s+on|stick\s+to|stick\s+with|rely\s+on|go\s+for|prefer|'m\s+on|am\s+on)"
-    r"|on\s+file|of\s+(?:me|mine)|for\s+me)"
+    r"|on\s+file|of\s+(?:me|mine)|for\s+me|(?:on|in|for)\s+my\s+(?:account|profile|file|record|records|card))"
     r"\s+(?:now\s+)?(?:is|'s|’s|=|:)\s+(?:now\s+)?(?P<value>.+)$",
     re.IGNORECASE,
 )
@@ -258,6 +259,20 @@ _THEIR_SLOTS = re.compile(r"\b(?:comparing|discussing|talking\s+about|sharing|sw
                           r"asked\s+about|asking\s+about)\s+(?:their|our|everyone's|everyone’s|everybody's|people's)\s+" + _SLOT
                           + r"(?:\s+(?:today|earlier|yesterday|at\s+lunch|again|in\s+the\s+\w+(?:\s+\w+)?))?$", re.IGNORECASE)
 _ANSWER_ABOUT = re.compile(r"\b(?:q|question|qn|query)\s+(?:abt|about|re|on)\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
+_V_COLON_MY = re.compile(r"^(?P<value>[^:—–]{1,40}?)\s*(?::|\s[—–-]+)\s*(?:that(?:'s|’s|\s+is)\s+|it(?:'s|’s|\s+is)\s+)?my\s+"
+                         + _ADJ + _SLOT + r"$", re.IGNORECASE)  # "B14: my desk number"
+_NEW_IS = re.compile(r"^(?:(?:ok|okay|k|so|and|oh)\s+)*(?:the\s+)?(?:brand\s+)?new\s+(?!(?:one|ones|value|entry)\b)" + _SLOT
+                     + r"\s+(?:is|=|:|'s)\s+(?P<value>.+)$",
+                     re.IGNORECASE)  # "okay new X is V"
+_OWNED_FOR_ME = re.compile(r"^(?:(?:ok|okay|k|so|sure|yes|yeah|yep|and)\s+)*(?:the\s+)?" + _SLOT + r"\s+(?:is|'s|’s)\s+"
+                           r"(?P<value>.+?)\s+for\s+me$", re.IGNORECASE)  # "k so X is V for me"
+_NOT_MY_ANYMORE = re.compile(r"^(?P<old>.{1,40}?)\s+(?:isn't|isn’t|is\s+not|is\s+no\s+longer|stopped\s+being)\s+my\s+" + _ADJ
+                             + _SLOT + r"(?:\s+(?:any\s*more|any\s+longer))?$", re.IGNORECASE)
+_CHANGED_MY = re.compile(r"^(?:(?:also|so|and|just|ok|okay)\s+)*(?:i(?:'ve|\s+have)?\s+)?(?:had\s+to\s+|have\s+to\s+|just\s+|finally\s+)?"
+                         r"(?:change|changed|update|updated|switch|switched|replace|replaced|reset|went\s+back\s+to)\s+my\s+"
+                         r"(?:old\s+)?" + _SLOT + r"(?:\s+(?:today|yesterday|again|this\s+week|last\s+week|recently))?$", re.IGNORECASE)
+_STOPPED_BEING = re.compile(r"^my\s+" + _ADJ + _SLOT + r"\s+stopped\s+being\s+(?P<old>.+)$", re.IGNORECASE)
+_NAMED_AFTER = re.compile(r"^(?P<body>.+?)\s*\(my\s+" + _ADJ + _SLOT + r"\)$", re.IGNORECASE)  # "that'd be V (my X)"
 _PAREN_MY = re.compile(r"^my\s+" + _ADJ + _SLOT + r"\s*\((?P<value>[^()]{1,40})\)\s+(?:is\s+the\s+one|is\s+still|stays|"
                        r"hasn't\s+changed|remains|is\s+current|is\s+right)\b.*$", re.IGNORECASE)
 _LABEL_SWAP = re.compile(r"^(?:swapped|switched|changed|traded|moved)\s+(?:from\s+)?(?P<old>.+?)\s+(?:for|to|with)\s+(?P<value>.+)$",
@@ -287,7 +302,7 @@ _REPLACE_MY = re.compile(
     r"\b(?:replace|swap|substitute|overwrite)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+currently\s+on\s+file|\s+on\s+file|"
     r"\s+in\s+your\s+(?:records|notes|system))?\s+with\s+(?P<value>.+)$", re.IGNORECASE)
 _ASKED_SLOT = re.compile(r"^(?:oh\s+|and\s+|also\s+|as\s+for\s+|re\s+|about\s+|what\s+about\s+|"
-                         r"(?:you|u)\s+(?:wanted|asked\s+(?:for|about)|needed|need|want)\s+)*(?:my\s+|your\s+)?" + _ADJ
+                         r"(?:you|u)\s+(?:wanted|asked\s+(?:for|about)|needed|need|want)\s+|remember\s+|recall\s+)*(?:my\s+|your\s+)?" + _ADJ
                          + _SLOT + r"$", re.IGNORECASE)
 _GOT_SORTED = re.compile(
     r"\b(?:got|had|have|'ve|’ve|finally\s+got|just\s+got)\s+my\s+" + _ADJ + _SLOT + r"\s+(?:sorted(?:\s+out)?|fixed|"
@@ -330,7 +345,7 @@ _BARE_CHANGE = re.compile(r"^(?:the\s+)?" + _SLOT + r"\s+" + _CHANGE_VERB + _FRO
 _ANAPHOR = re.compile(
     r"^(?:and\s+|so\s+|but\s+|now\s+)?(?:"
     r"(?:it|that)(?:'s|’s|\s+is|\s+has|s)\s+(?:now\s+)?(?:been\s+)?(?:actually\s+)?|now\s+(?:is|it's)\s+|"
-    r"(?:it|that)\s+(?:was\s+|has\s+|got\s+|just\s+)*(?:changed|updated|switched|moved|became|went)\s+(?:to\s+)?|"
+    r"(?:it|that)\s+(?:was\s+|has\s+|got\s+|just\s+)*(?:(?:changed|updated|switched|moved)\s+to\s+|(?:became|went\s+to)\s+)|"
     r"now(?:\s+it(?:'s|’s|\s+is))?\s+|"
     r"(?:the\s+)?new\s+one(?:'s|’s|\s+is|:)\s*|"
     r"(?:these\s+days|nowadays|currently|today)\s+it(?:'s|’s|\s+is)\s+|"
@@ -386,7 +401,7 @@ _TRAIL = re.compile(
     r"for\s+me|itself|lah|leh|lor|liao|already|la|ah|o|sha|abeg|innit|mate|period|full\s+stop|yeah|yh|ya|eh|"
     r"this\s+arvo|no\s+dramas|cheers|over\s+the\s+(?:weekend|holidays|summer|break)|"
     r"from\s+this\s+(?:week|month|year)|from\s+today|w\.?e\.?f\.?(?:\s+\S+){0,2}|"
-    r"with\s+effect\s+from(?:\s+\S+){1,2}|from\s+(?:\w+day|tomorrow|next\s+\w+)|this\s+time|since\s+then|pretty\s+much\s+always|:\)|:-\)|!+)$",
+    r"with\s+effect\s+from(?:\s+\S+){1,2}|from\s+(?:\w+day|tomorrow|next\s+(?:week|month|year|\w+day))|this\s+time|since\s+then|pretty\s+much\s+always|:\)|:-\)|!+)$",
     re.IGNORECASE,
 )
 _CHANGE_TRAIL = re.compile(r"\b(?:now|anymore|any\s+more|from\s+now\s+on|going\s+forward|starting\s+(?:today|now)|"
@@ -436,6 +451,7 @@ def _tokens(text: str) -> list[str]:
 def _blocked(lead: str) -> bool:
     # Only the lead-in since the last conjunction scopes over the clause: "it asked for everything and
     # yeah my X is V" is a statement; "if my X were V" is not.
+    lead = re.split(r"[:;]", lead)[-1]  # "while going through papers I checked: my X is V": a colon ends the lead-in
     last = None
     for last in _CONJUNCTION.finditer(lead):
         pass
@@ -451,7 +467,7 @@ _CONNECTIVE = re.compile(
     r"\s+(?:so|but|because|cause|cuz|since|which|who|whereas|while|though|tho|although|unless|if|when|anyway|anyways|"
     r"then|also|at\s+your\s+(?:earliest\s+)?convenience|in\s+your\s+(?:notes|records|system|file)|for\s+your\s+"
     r"(?:records|reference|information)|in\s+the\s+system|on\s+file|in\s+my\s+(?:profile|record|file)|idk|ngl|fwiw|"
-    r"by\s+(?:the|my|our|hr|admin|it)\b|many\s+thanks|cheers|regards|as\s+per|per\s+the|ty|tysm|thx|thank\s+u|atm|"
+    r"by\s+(?:the\s+(?:way|admin|office|company|system|bank|hr|team|landlord)|my\s+\w+|our\s+\w+|hr|admin|it)\b|many\s+thanks|cheers|regards|as\s+per|per\s+the|ty|tysm|thx|thank\s+u|atm|"
     r"asap|pls|plz|k\b|kk|xx|x\b|sorry|apologies|oops|innit|mate|lah|leh|lor|liao|full\s+stop|"
     r"and\s+(?:i|i'm|i've|it|it's|that|this|my|please|so|then|now|we|you)|please|pls|thanks|thank\s+you|just\s+so|"
     r"in\s+case|as\s+of|starting|effective|from\s+now|going\s+forward|for\s+now|btw|by\s+the\s+way|fyi|lol|"
@@ -547,7 +563,8 @@ def _found(slot_raw: str | None, value_raw: str, *, change: bool, adj: str | Non
     if slot_raw is None:
         return None
     words = slot_raw.lower().split()
-    if words and words[0] in _PEOPLE and (len(words) > 1 or change):
+    named = len(words) > 1 and slot_raw.split()[1][:1].isupper()  # "my friend Rachel", not "my dog walker"
+    if words and words[0] in _PEOPLE and (named or (change and len(words) == 1)):
         return Blocked("someone else's")  # "my friend Rachel moved to Chicago", "my sister moved to Paris"
     if adj and adj.lower() in _ADJ_PAST:
         return Blocked("a past value (old/previous/original)")
@@ -678,10 +695,11 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
     if m and clean_slot(m["slot"]) is not None and not re.search(
             r"\b(?:(?:that|this|it|which|who)(?:'s|’s)|is|was|are|were|for|about|regarding|of|with|to|on|re|concerning)\s*$",
             clause[:start], re.IGNORECASE):
-        value = re.sub(r"^(?:been|become|gone\s+(?:up|down)\s+to|now\s+been)\s+", "", m["value"], flags=re.IGNORECASE)
+        value = re.sub(r"^(?:been|become|gone\s+(?:up|down)\s+to|now\s+been|back\s+to|gone\s+to|(?:been\s+)?(?:switched|changed|"
+                       r"moved|updated|shifted)\s+(?:over\s+)?to)\s+", "", m["value"], flags=re.IGNORECASE)
         if re.match(r"(?:not|never|no\s+longer)\b", value, re.IGNORECASE):
             return Blocked("negated")
-        if re.search(r"\s(?:is|na|was|=|iz)\s", value, re.IGNORECASE):
+        if re.search(r"\s(?:is|na|was|=|iz)\s|:\s", value, re.IGNORECASE):
             return Blocked("someone else's")  # "my boss's phone plan is V": the boss's
         adv = (m["adv"] or "").lower()
         return _found(m["slot"], value, change=adv in _ADV_CHANGE, adj=m["adj"])
@@ -737,6 +755,11 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         clause = re.sub(r"\bshould\s+(?:be|read|say|have\s+been)\b", "is", clause, flags=re.IGNORECASE)
     # A request wrapped in courtesy: "I should be grateful if you would record my X as V" asks to record it.
     clause = re.sub(r"^(?:so|well|anyway|ok|okay)\s*[:,]\s*(?=\S)", "", clause, flags=re.IGNORECASE)  # "so: mine is V"
+    # "my X (in case you need it) is V", "my X, for what it's worth, is V": the aside is not the value
+    clause = re.sub(r"(?<=\w)\s*(?:\((?:in\s+case|if\s+you|fyi|btw|for\s+(?:reference|the\s+record|what)|just\s+so|as\s+it)[^()]{0,40}\)|"
+                    r",\s*(?:for\s+what\s+it(?:'s|’s|\s+is)\s+worth|btw|by\s+the\s+way|fyi|if\s+you\s+need\s+it|in\s+case\s+you\s+need\s+it|"
+                    r"just\s+so\s+you\s+know|as\s+it\s+happens|incidentally|for\s+the\s+record)\s*,)\s*(?=(?:is|was|has\s+been|'s)\b)",
+                    " ", clause, flags=re.IGNORECASE)
     clause = re.sub(r"^(?:i\s+(?:would|should)\s+be\s+(?:grateful|glad|obliged|thankful)|i(?:'d|’d|\s+would)\s+appreciate\s+it)"
                     r"\s+if\s+you\s+(?:could|would|can|will)\s+(?:kindly\s+|please\s+)?"
                     r"|^i(?:'m|’m|\s+am)\s+(?:informing(?:\s+you)?|writing\s+to\s+(?:inform|tell)\s+you|letting\s+you\s+know)"
@@ -745,16 +768,27 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     m = re.match(r"^(?:(?:my|a|the)\s+)?(?:brand\s+)?new\s+" + _SLOT + r"(?:\s+(?:alert|incoming|time|day))?$", clause, re.IGNORECASE)
     if m and clean_slot(m["slot"]):
         return Topic(clean_slot(m["slot"]) or "", True, bare=True)  # "new phone plan!! it's V"
-    for pattern, change, back in ((_I_MEAN_MY, True, True), (_DITCHED_MY, True, False), (_HAD_WRONG, True, False),
+    m = _NAMED_AFTER.match(clause)
+    if m and clean_slot(m["slot"]):
+        body = re.split(r"\s*(?:→|->|=>)\s*", m["body"])[-1]
+        body = re.sub(r"^(?:that(?:'d|’d|\s+would)\s+be|it(?:'d|’d|\s+would)\s+be)\s+", "", body, flags=re.IGNORECASE)
+        value = bare_value(body)
+        if value is not None:
+            return Found(clean_slot(m["slot"]) or "", value, "→" in m["body"] or "->" in m["body"])
+    for pattern, change, back in ((_NOT_MY_ANYMORE, True, False), (_CHANGED_MY, True, False), (_STOPPED_BEING, True, False),
+                                  (_I_MEAN_MY, True, True), (_DITCHED_MY, True, False), (_HAD_WRONG, True, False),
                                   (_WAS_MY_UNTIL, True, False), (_NOT_ANY_MORE_FOR, True, False),
                                   (_THEIR_SLOTS, False, False), (_ANSWER_ABOUT, False, False)):
         m = pattern.search(clause) if pattern in (_THEIR_SLOTS, _ANSWER_ABOUT) else pattern.match(clause)
         if m and clean_slot(m["slot"]) and not (pattern is _ANSWER_ABOUT and _blocked(clause[: m.start()])):
             # the slot named now; its value stood just before ("V — my X i mean") or comes next
             return Topic(clean_slot(m["slot"]) or "", change, bare=not back and pattern is not _THEIR_SLOTS, back=back)
-    for pattern in (_WHAT_MY_IS, _PAREN_MY):
+    for pattern in (_WHAT_MY_IS, _PAREN_MY, _V_COLON_MY, _OWNED_FOR_ME, _NEW_IS):
         m = pattern.match(clause)
-        if m and (found := _found(m["slot"], m["value"], change=False, adj=m["adj"])) is not None:
+        if m and pattern is _V_COLON_MY and (m["value"].strip().lower() in _OPENER_LABELS
+                                             or m["value"].strip().lower() in _OPENER_PHRASES):
+            continue
+        if m and (found := _found(m["slot"], m["value"], change=False, adj=m.groupdict().get("adj"))) is not None:
             return found
     if _PAST_FRAME.match(clause):
         return Blocked("a past frame")  # "back in uni, my X was V": what follows is the past
@@ -866,7 +900,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             continue
         if _blocked(clause[: my.start()]):
             return Blocked("lead-in")
-        if re.search(r"\bof\s*$", clause[: my.start()], re.IGNORECASE):
+        if re.search(r"\b(?:of|for)\s*$", clause[: my.start()], re.IGNORECASE):
             return Blocked("someone else's: the X of my colleague")
         if isinstance(result, Found) and _negated_copula(clause[my.start():]) and not result.change:
             return Blocked("negated")

@@ -31,7 +31,8 @@ _ADV = (r"(?:现在|目前|如今|已经|已|刚刚|刚|其实|实际上|实际|
         r"最后|最终|后来|自[^，,]{1,6}?起|从[^，,]{1,6}?起|即日起|"
         r"早就|早已|一直|始终|还是|已被|被|现已|均|亦|则|便|特|仍|仍然|依然|照样|一向|向来|这些年|多年来|"
         r"这[\d一两二三四五六七八九十几]+(?:年|个月|天|周)|近[\d一两二三四五六七八九十几]+(?:年|个月)|相应|随之|同步|"
-        r"确(?=为|是|实)|确实|的确|应(?=为|是|更正|改为|调整)|跟着|随着|直接|干脆|而家|已经|最后|总算|就(?=定))*")
+        r"确(?=为|是|实)|确实|的确|应(?=为|是|更正|改为|调整)|跟着|随着|直接|干脆|而家|已经|最后|总算|就(?=定)|"
+        r"上个?(?:礼拜|星期|月)|上周|前几天|前两天|前天|昨天|月初|月底|这几天|前阵子|前段时间|刚才)*")
 _ADV_CHANGE = ("现在", "目前", "如今", "已经", "已", "刚刚", "刚", "其实", "实际上", "终于", "最近", "正式", "重新", "又",
                "早就", "早已", "被", "现已")
 _CHANGE = (r"(?P<verb>改成|改为|改到|改回|换成|换为|换到|换回|变成|变为|变回|调成|调为|调到|调整为|调整到|调整成|"
@@ -39,10 +40,10 @@ _CHANGE = (r"(?P<verb>改成|改为|改到|改回|换成|换为|换到|换回|�
            r"设为|设成|设置为|设置成|修改为|修改成|涨到|涨为|降低到|降低为|提高到|提高为|增加到|增加为|减少到|减少为|"
            r"变更为|变更成|改用|换用|成了|登记为|登记成|记为|记成|写成|写为|填为|填成|切换到|切换成|切换为|调换为|"
            r"更换为|更换成|替换为|替换成|更正为|更正成|改正为|回到|重回|确定为|确定成|核定为|调回|改回到|换回到|恢复为|恢复成|恢复到|切到|切成|切为|切回|"
-           r"转了做|转成|转为|改了做|(?<=就)定(?![下了好来])|落在|定在|弄成了|搞成了|(?:变|换|改)了\s*(?:现在|而家|目前)(?:是|系|为)|"
+           r"change成|change到|update成|update为|switch成|switch到|转了做|转成|转为|改了做|(?<=就)定(?![下了好来])|落在|定在|弄成了|搞成了|(?:变|换|改)了\s*(?:现在|而家|目前)(?:是|系|为)|"
            r"改(?![了过掉成为到回用变动天日好一个完下正善名口进革])(?=\S{2,})|换了成|改了成|记录为|记录成|存为|保存为|标记为|改做|改了做|变做|换做|转做|弄成|搞成|定了|设了|选了|→|->|换(?![了过掉成为到回用新个一])|"
            r"变(?![了过掉成为到回化动更])(?=[A-Za-z0-9]))")
-_COPULA = (r"(?P<cop>(?:用|选|填|设|定|登记|留)的是|(?<=[A-Za-z0-9\u3400-\u9fff])(?:用|选|填|设|登记)的(?=\s*[^\s是就])|乃|"
+_COPULA = (r"(?P<cop>\s+is\s+|(?:用|选|填|设|定|登记|留)的是|(?<=[A-Za-z0-9\u3400-\u9fff])(?:用|选|填|设|登记)的(?=\s*[^\s是就])|乃|"
            r"就(?![是在要会能得不没好行可用也都])(?=\S{2,})|是|(?<![华因作成认以行更变改])为|(?<![联关体派院维干])系(?![统列数])|叫|叫做|在|(?<![0-9]):|(?<![0-9])：|=|＝)")
 _OWNER = (r"(?:本人的|本人|我自己(?:用|选|填|登记|设|定)?的|我(?:那个|这个|那|这|个|嘅|哋)|我(?:平时|一直|现在|目前|常|经常|还)?(?:在用|用着|常用|用|登记|留|填|设|定|选)的|"
           r"我的|我)")
@@ -82,7 +83,7 @@ _VALUE_FIRST_RE = re.compile(
 )
 _TOPIC_FRONT_RE = re.compile(  # "工位我选了7楼", "工位我用的是7楼"
     rf"^{_SLOT}\s*(?:这块儿?|这边|方面|嘛|呢|的话)?[，,\s]*我\s*(?:现在|目前|一直)?\s*"
-    rf"(?:选了|选的是|选的|用的是|用的|用|定了|定的是|设的是|设成了?|填的是|登记的是|是|就是)\s*(?P<value>.+)$"
+    rf"(?:选了|选的是|选的|用的是|用的|用|定了|定的是|设的是|设成了?|填的是|登记的是|是|就是|换成了?|改成了?|换到了?|改到了?)\s*(?P<value>.+)$"
 )
 _TOPIC_RE = re.compile(
     rf"^{_OWNER}?{_LEAD_ADJ}{_SLOT}\s*{_ADV}\s*(?:换了|改了|变了|调了|更新了|更改了|变动了|有变化|有变动|换过了|改过了|换掉了|"
@@ -90,9 +91,11 @@ _TOPIC_RE = re.compile(
     rf"(?:那边|这边)?(?:帮我)?(?:更新|改|换)一下|我?重新(?:弄|换|改|搞|设)了(?:一个|个新的|一?下)?|拍板了|敲定了|"
     rf"不再是.+?了?|已经不是.+?了?|不是.+?了|不用.+?了|不要.+?了|弃了.+?|弃用了?.+?|告别了?.+?|换掉了?.+?|以前是.+?|之前是.+?|原来是.+?|本来是.+?)(?:哈|啊|呀|哦|嘛|哟|啦|呢|喇|啰|喽|咯|囉)?$"
 )
+_NO_LONGER_MINE_RE = re.compile(rf"^(?P<old>.{{1,24}}?)(?:不再是|已经不是|不是)我的{_SLOT}了?$")  # "3楼不再是我的工位了"
 _DONE_WITH_RE = re.compile(rf"^(?:刚|才|终于|总算)?(?:折腾完|弄完|搞完|搞定|处理完|改完|换完|弄好|搞好)了?{_OWNER}?{_SLOT}$")
 _TOLD_WRONG_RE = re.compile(  # "我之前给你的工位是错的": what follows is the right value
     rf"^我?(?:之前|上次|刚才|刚刚|以前)?(?:给|告诉|跟|和|发)你(?:说)?的{_SLOT}(?:是|写|填)?错的?了?$")
+_WROTE_WRONG_RE = re.compile(rf"^(?:刚才|刚刚|之前|上次)?(?:那个|我的)?{_SLOT}(?:写|打|说|记|填)错了$")  # "刚才那个工位写错了"
 _IF_ASKED_RE = re.compile(rf"^(?:如果|要是|万一)(?:有人|别人|谁)(?:问起|问到|问)(?:我的|我)?{_SLOT}$")
 _LANDED_ON_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*{_ADV}\s*(?:落在|定在|停在)(?P<value>.+?)上$")  # "工位最后落在7楼上"
 _FILL_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*(?:填|写)(?:的是)?\s*(?P<value>.+?)就(?:对了|行了?|好了?|可以了?)$")
@@ -134,7 +137,9 @@ _OTHER_OWNERS = (
 _SLOT_STOP = ("我", "你", "他", "她", "它", "把", "将", "不", "没", "如果", "假如", "要是", "应该", "可能", "打算", "准备",
               "觉得", "认为", "是", "吗", "呢", "吧", "什么", "多少", "哪", "谁", "几", "现在", "目前", "如今", "以前",
               "之前", "原来", "刚才", "已经", "今天", "昨天", "明天", "被", "已", "一直", "这块", "这是", "就是", "并非",
-              "并不", "不是", "绝非", "并未", "这次", "这回", "后来", "本人", "倘若", "如果", "但", "那是", "那", "们")
+              "并不", "不是", "绝非", "并未", "这次", "这回", "后来", "上个月", "这个月", "下个月", "上周",
+              "上礼拜", "前几天", "前天", "月初", "月底", "明显", "显然", "肯定", "估计", "好像", "似乎",
+              "示例", "例子", "样例", "模板", "主角", "角色", "小说", "本人", "倘若", "如果", "但", "那是", "那", "们")
 _SLOT_WHOLE_STOP = frozenset({"的", "是", "了", "呢", "啊", "新的", "新", "旧的", "现在的", "目前的", "原来的", "这个", "那个",
                               "嘛", "呀", "话", "的话", "对的", "弄", "搞", "用的", "选的", "定的", "填的", "设的", "登记的", "留的"})
 _SLOT_BLOCK = frozenset({"意思", "天", "天哪", "想法", "问题", "看法", "建议", "理解", "意见", "感觉", "猜测",
@@ -153,7 +158,7 @@ _VALUE_BAD_START = ("不是", "不再", "不用", "不要", "不会", "不想", 
                     "就是", "都", "否", "一样", "同样", "差不多", "这", "那", "挺好", "很好", "太好", "有点", "不错", "好的",
                     "我", "你", "他", "她", "在", "是", "它")
 _TRAIL = re.compile(
-    r"(?:了|啦|哦|喔|噢|哈|哈哈|呀|啊|嘛|的|哟|呢|噢|么|呗|咯|捏|耶|齁|囉|咧|句号|逗号|～|~|…|\.\.\.|！|!|。|，|,|；|;|—|－|\s)+$"
+    r"(?:了|啦|哦|喔|噢|哈|哈哈|呀|啊|嘛|的|哟|呢|噢|么|呗|咯|捏|耶|齁|囉|咧|唷|㗎|嚟|喎|啫|嘞|喇|啰|哒|句号|逗号|～|~|…|\.\.\.|！|!|。|，|,|；|;|—|－|\s)+$"
     r"|(?:了)?(?:现在|目前|如今|今天起|从今天起|从现在起|开始|以后|以后就是这个|为准|这个|喔|为止|特此告知|请查收|"
     r"请知悉|谢谢|多谢|感谢|麻烦了|辛苦了|才对|才是对的|就对了|就行了?|就好了?|就可以了?|没错|没错的|对的)$"
 )
@@ -214,7 +219,9 @@ def _slot(raw: str) -> str | None:
     """The user's own slot, normalised; None when someone else owns it or it is not a noun phrase."""
     slot = " ".join(raw.split()).strip()
     slot = re.sub(r"^(?:至于|关于|对于|说到|提到|说起)(?=\S)", "", slot)  # "至于工位的话"
-    slot = re.sub(r"(?<=\S)(?:的部分|\s*(?:新的|最新|新))$", "", slot)  # "工位的部分喔", "工位 新：7楼"
+    slot = re.sub(r"(?<=\S)(?:的部分|\s*(?:新的|最新|新)|\s+(?:update|updated|new|changed))$", "", slot,
+                  flags=re.IGNORECASE)  # "工位的部分喔", "工位 新：7楼", "工位 update：7楼"
+    slot = re.sub(r"^新(?=\S{2,})", "", slot)  # "新工位：7楼"
     if slot.startswith(("我们", "咱们")):
         return None  # "我们搬到了7楼": ours, not a slot of the user's
     for prefix in ("把我的", "将我的", "本人的", "本人", "我那个", "我这个", "我个", "我嘅", "我现在用的", "我在用的", "我用的", "我常用的",
@@ -226,7 +233,7 @@ def _slot(raw: str) -> str | None:
                 "选的", "设的", "一直用的", "平时用的", "在用的", "更新后的", "变更后的", "修改后的", "调整后的", "改后的"):
         if slot.startswith(adj) and len(slot) > len(adj):
             slot = slot[len(adj):]
-    if not slot or re.search(r"就(?![业诊读职餐医近])", slot):
+    if not slot or re.search(r"就(?![业诊读职餐医近])", slot) or not _OPENERS.sub("", slot).strip():
         return None  # "昵称就小鱼": a clause, not a slot
     if "的" in slot:
         owner = slot.rsplit("的", 1)[0]
@@ -278,7 +285,8 @@ _OPENERS = re.compile(
     r"备注|另外说一下|特此告知|特此说明|特此通知|供您备查|烦请更新|烦请知悉|请知悉|您好|你好|hi|hello|btw|fyi|ok|okay|"
     r"我记得|记得|我印象中|印象中|我印象里|印象里|搞半天|闹了半天|折腾了半天|呃+|嗯+那个|那个那个|就是说|欸|诶|哎呀|唉|小爱同学|天猫精灵|小度小度|小度|hey siri|siri|"
     r"等下|等等|改了改了|对对|哈喽|嘿|诶对|话说回来|对了对了|跟你讲哦|跟你说哦|告诉你哦|烦请登记|请登记|登记一下|请更新|"
-    r"烦请协助处理以下事项|有几点需要告知|以下是|如下)[哦啊呀哈~～！!]*[：:，,、\s]*",
+    r"烦请协助处理以下事项|有几点需要告知|以下是|如下|(?:帮我|请|麻烦)?记(?:低|下|一下|住)|而且|并且|但是|不过|同时|此外|顺带一提|"
+    r"跟你说个事|说个事)[哦啊呀哈~～！!]*[：:，,、\s]*",
     re.IGNORECASE,
 )
 
@@ -335,10 +343,14 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     clause = re.sub(r"[嗯呃]+", "", clause)  # voice fillers
     clause = re.sub(r"(?:改|换|更新|调)一下(?=改|换|更新|调)", "", clause)  # "工位改一下改成7楼"
     clause = re.sub(r"^那(?=\S{1,14}的部分)", "", clause)  # "那工位的部分就是7楼"
+    clause = re.sub(r"(?<=\S)呢(?=是|为|就是)", "", clause)  # "我的工位呢是7楼"
+    if re.match(r"^(?:读书|上学|念书|小时候|那时候?|当年|大学|高中|初中|小学|好?几(?:年|个月)前|多年前|很久以前|前几年|那几年|早几年|"
+                r"以前住\S{1,6}的时候)(?:的时候|时|那会儿?|期间)?\s*(?=我)", clause):
+        return Blocked("a past frame")  # "读书的时候我的工位是3楼"
     clause = re.sub(r"(?<=\S)(?:的部分|这样|這樣|这样子)(?=就?是|$)", "", clause)  # 台湾用语: "我工位的部分是7楼這樣"
     if re.search(r"(?:说|发了?句|发了?条|写|写着|道|讲|问|喊|回)[了过]?[：:]?\s*[“\"「『]", clause):
         return Blocked("quoted speech")  # 他在群里发了句“我的工位是7楼”: his words, not the user's
-    if topic_open and re.match(_PERSON_IS, clause):
+    if topic_open and (re.match(_PERSON_IS, clause) or re.match(r"^(?:他|她|它|他们|她们|你|你们)(?:的)?(?:是|呢|则是|的是)", clause)):
         return Blocked("someone else's value")  # "工位这块儿，我表哥是7楼": the cousin's, not the user's
     m = _IF_ASKED_RE.match(clause)
     if m and _slot(m["slot"]):
@@ -397,7 +409,8 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         if found is not None:
             return found
     m = _VALUE_FIRST_RE.match(body)
-    if m and not re.match(r"可能|也许|大概|或许|应该|估计|好像|似乎", m["value"]):
+    if m and not re.match(r"可能|也许|大概|或许|应该|估计|好像|似乎", m["value"]) and not re.search(
+            r"(?:不再|不|已经不|并不|从来不|曾经|以前|原来)$", m["value"]):
         found = _found(m["slot"], m["value"], change=False)  # "咸鱼不想翻身是我常用的昵称": the value may say anything
         if found is not None:
             return found
@@ -422,8 +435,17 @@ def _slot_like(lead: str) -> bool:
         r"\d+年|\d+日|[\d一二三四五六七八九十]号$", lead)
 
 
+_NAMED_AFTER_RE = re.compile(rf"^(?P<body>.+?)\s*[（(](?:我的|本人的){_SLOT}[）)]$")  # "3楼→7楼（我的工位）"
+
+
 def _core(body: str, topic_open: bool) -> Clause:
-    for pattern, change in ((_DONE_WITH_RE, True), (_TOLD_WRONG_RE, True), (_DIFFERENT_FROM_RE, False), (_IF_ASKED_RE, False)):
+    m = _NAMED_AFTER_RE.match(body)
+    if m and _slot(m["slot"]):
+        pieces = re.split(r"\s*(?:→|->|=>)\s*", m["body"])
+        value = bare_value(pieces[-1])
+        if value is not None:
+            return Found(_slot(m["slot"]) or "", value, len(pieces) > 1)
+    for pattern, change in ((_NO_LONGER_MINE_RE, True), (_DONE_WITH_RE, True), (_TOLD_WRONG_RE, True), (_WROTE_WRONG_RE, True), (_DIFFERENT_FROM_RE, False), (_IF_ASKED_RE, False)):
         m = pattern.match(body)
         if m and _slot(m["slot"]):  # a slot named now, its value in the next clause
             return Topic(_slot(m["slot"]) or "", change, bare=True)
@@ -478,7 +500,7 @@ def _core(body: str, topic_open: bool) -> Clause:
         return Topic(_slot(m["slot"]) or "", False, back=True)  # "7楼——我的工位就是这个"
     m = _OWNED_SLOT_RE.match(body)
     if m and _slot(m["slot"]):
-        return Topic(_slot(m["slot"]) or "", False, bare=True)  # "我那个工位，是7楼"
+        return Topic(_slot(m["slot"]) or "", False, bare=True, back=True)  # "我那个工位，是7楼" / "7楼——我的工位"
     m = _NOW_NO_COPULA_RE.match(body)
     if m and not re.search(r"[了过着吧吗呢]$|^(?:[挤忙乱吵热冷远近贵满空堵]|便宜)", m["value"]):
         found = _found(m["slot"], m["value"], change=True)
@@ -490,7 +512,7 @@ def _core(body: str, topic_open: bool) -> Clause:
         if found is not None:
             return found
     m = _BARE_COPULA_RE.match(body)
-    if m and len(m["slot"].strip()) >= 2 and not re.search(r"并非|不算|(?:不是|并不是)我", body):
+    if m and len(m["slot"].strip()) >= 2 and "的" not in m["slot"] and not re.search(r"并非|不算|(?:不是|并不是)我", body):
         found = _found(m["slot"], m["value"], change=False)  # "工位是7楼": a bare statement, said without 我的
         if found is not None:
             return found
@@ -519,7 +541,7 @@ def _core(body: str, topic_open: bool) -> Clause:
 def topic_of_question(sentence: str) -> Topic | None:
     """A question that only names a slot ("工位？", "你问工位啊？"): the next sentence may answer it."""
     body = sentence.strip().rstrip("?？").strip()
-    body = re.sub(r"^(?:哦|噢|啊|嗯)?(?:你问|问|你说|你要|要)?", "", body)
+    body = re.sub(r"^(?:哦|噢|啊|嗯)?(?:你问|问|你说|你要|要|还记得|记得)?", "", body)
     body = re.sub(r"(?:啊|呀|吗|嘛|呢|是吧)$", "", body)
     slot = _slot(body) if body and len(body) <= 16 and not re.search(r"什么|多少|哪|几|啥|谁|吗|是|为", body) else None
     return Topic(slot, False, bare=True) if slot else None

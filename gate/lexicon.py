@@ -94,7 +94,7 @@ _QUESTION_STARTERS = frozenset("what which where when who how why do does did is
 _EXTRA_STARTERS = frozenset("why whose whom has have was were will would could should am shall may".split())
 _ZH_QUESTION_MARKERS = ("什么", "吗", "多少", "几", "哪", "啥")
 # "哪天" in "要是你哪天需要" and "几乎" ask nothing.
-_ZH_QUESTION = re.compile(r"什么|吗|多少|几(?![乎])|(?<!要是你)(?<!如果你)(?<!万一)哪(?![怕])|啥")
+_ZH_QUESTION = re.compile(r"什么|吗|多少|(?<![前这好那头])几(?![乎天年个月周次]前)(?<![前这好那头]几)|(?<!要是你)(?<!如果你)(?<!万一)哪(?![怕])|啥")
 _FIRST_WORD = re.compile(r"^[\s\"'“‘(\[]*([A-Za-z']+)")
 
 
@@ -198,7 +198,7 @@ def _zh(text: str) -> bool:
     """Chinese when its Chinese characters carry the grammar: "我的office floor是3rd" is, "my 工位 is 7楼" is not."""
     if not _HAS_CJK.search(text):
         return False
-    if _EN_OWNER.search(text) and not re.search(r"我|的", text):
+    if _EN_OWNER.search(_ADDRESS.sub(" ", text)) and not re.search(r"我|的", text):
         return False
     latin = len(re.findall(r"[A-Za-z]+", text))
     return bool(_ZH_FUNCTION.search(text)) or len(_HAS_CJK.findall(text)) > 2 * latin
@@ -266,7 +266,7 @@ def _label_sentence(sentence: str) -> grammar_en.Clause:
     if len(arrow) == 2 and arrow[1]:  # "slot: old → new"
         read = _label_sentence(f"{slot}: {arrow[1]}")
         return Found(read.slot, read.value, True) if isinstance(read, Found) else read
-    if _HAS_CJK.search(slot + value) and not _EN_OWNER.search(sentence):
+    if _HAS_CJK.search(slot + value) and not _EN_OWNER.search(_ADDRESS.sub(" ", sentence)):  # "leo@me.com" says no "me"
         return grammar_zh.parse_clause(f"{slot}：{value}", topic_open=False)
     return grammar_en.parse_clause(f"{slot}: {value}", topic_open=False)
 
@@ -310,7 +310,9 @@ def _continues(piece: str) -> bool:
 
 _FILLER_CLAUSE = re.compile(
     r"(?:对|对的|对对|是的|没错|嗯|yes|yeah|yep|right|correct|haha+|lol|lmao|easy|simple|sure|well|so|ok|okay|oh|um+|uh+|"
-    r"hmm+|since\s+then|after\s+that|from\s+then\s+on|dear\s+\w+|hi|hello)", re.IGNORECASE)
+    r"hmm+|since\s+then|after\s+that|from\s+then\s+on|dear\s+\w+|hi|hello|"
+    r"(?:it|that)(?:'s|\s+has|\s+just)?\s+changed(?:\s+(?:again|today|yesterday|last\s+week|recently))?|"
+    r"(?:已经|又|刚)?(?:换|改|变|更新)了(?:啦|哦|喔)?)", re.IGNORECASE)
 
 
 class _Reader:
@@ -327,7 +329,7 @@ class _Reader:
         """Read ``clause`` with the Chinese grammar: in a Chinese turn, unless it is English about "my" slot."""
         if not self.turn_zh:
             return False
-        return not (_EN_OWNER.search(clause) and not re.search(r"我|本人", clause)) and bool(
+        return not (_EN_OWNER.search(_ADDRESS.sub(" ", clause)) and not re.search(r"我|本人", clause)) and bool(
             _HAS_CJK.search(clause) or not re.search(r"\b(?:is|my|it's|changed|to)\b", clause, re.IGNORECASE))
 
     def read(self, body: str) -> grammar_en.Clause:
@@ -422,8 +424,14 @@ def _facts(text: str) -> Iterator[FactMention]:
     text = _STUTTER.sub(r"\1", text)  # "change my change my X to V"
     text = _ME_AS_MY.sub(r"\1 my ", text)  # "changed me phone plan to V" (British, Australian)
     text = re.sub(r"\bmyy+\b", "my", text, flags=re.IGNORECASE)
+    text = re.sub(r"\s+comma\s+", ", ", text, flags=re.IGNORECASE)  # dictation: "V comma please save that"
+    text = re.sub(r"\s+(?:period|full\s+stop)\s*$", ".", text, flags=re.IGNORECASE | re.MULTILINE)  # dictation, at the end
+    text = re.sub(r",\s*(i\s+mean)\b", r" \1", text, flags=re.IGNORECASE)  # "My X, I mean."
     text = re.sub(r"(?<=[A-Za-z0-9\u3400-\u9fff])\s*(?:\.{3,}|…+)\s*(?=[A-Za-z0-9\u3400-\u9fff£$€¥#])", " — ", text)  # "X... V"
-    text = re.sub(r"\s+[|｜]\s+", "\n", text)  # "Field: X | Entry: V": one label per line
+    text = re.sub(r"(?m)^\s*[|｜]\s*([^|｜\n]+?)\s*[|｜]\s*([^|｜\n]+?)\s*[|｜]\s*$", r"\1: \2", text)  # "| X | V |": a table row
+    if len(re.findall(r"[:：]", text)) >= 2:
+        text = re.sub(r"\s+[|｜]\s+", "\n", text)  # "Field: X | Entry: V": one label per line
+    text = re.sub(r"(?m)^\s*(?:[-*•·]|\d{1,2}[.)]|\(\d{1,2}\))\s+(?=\S)", "", text)  # list items
     text = re.sub(r"(?m)^\s*(?:>+\s*|(?:me|user|agent|assistant|bot|q|a)\s*:\s+(?=\S))"
                   r"(?:(?:so\s+|and\s+)?what(?:'s|’s|\s+is)\s+(?=your\s))?", "", text, flags=re.IGNORECASE)  # a quoted exchange
     text = re.sub(r"(?<=\s)\s+", " ", text)
@@ -455,7 +463,7 @@ def _facts(text: str) -> Iterator[FactMention]:
             yield FactMention(slot=normalise_slot(label.slot), value=label.value, change=label.change)
             reader.topic = None
             continue
-        if isinstance(label, Topic):
+        if isinstance(label, Topic) and not _HAS_CJK.search(plain):  # "Subject: phone plan": what follows is about it
             reader.topic = label
             continue
         if isinstance(label, Anaphor) and reader.topic is not None:

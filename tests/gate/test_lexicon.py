@@ -80,6 +80,16 @@ EN_CONSTRUCTIONS = [
     ("> what is your desk number?\nB14", "desk number", "B14"),
     ("My desk number (B14) is the one to use for anything of mine.", "desk number", "B14"),
     ("should you need my desk number for anything, it is B14", "desk number", "B14"),
+    ("While I was sorting papers I checked: my desk number is B14.", "desk number", "B14"),
+    ("| desk number | B14 |", "desk number", "B14"),
+    ("my desk number (in case you need it) is B14", "desk number", "B14"),
+    ("the desk number on my account is B14", "desk number", "B14"),
+    ("B14: my desk number", "desk number", "B14"),
+    ("my dog walker is Kenji from next door", "dog walker", "Kenji from next door"),
+    ("A7 isn't my desk number anymore — it's B14", "desk number", "B14"),
+    ("Had to change my desk number today. New one is B14.", "desk number", "B14"),
+    ("that'd be B14 (my desk number)", "desk number", "B14"),
+    ("okay new desk number is B14 comma please save that", "desk number", "B14"),
 ]
 
 
@@ -120,6 +130,13 @@ ZH_CONSTRUCTIONS = [
     ("我之前给你的工位是错的，对的是7楼", "工位", "7楼"),
     ("之前提过我工位是3楼对吧，现在改7楼了", "工位", "7楼"),
     ("我個工位係7樓啊，唔好搞錯", "工位", "7樓"),
+    ("帮我记低：工位係7楼", "工位", "7楼"),
+    ("7楼——我的工位", "工位", "7楼"),
+    ("3楼不再是我的工位了，换成7楼了", "工位", "7楼"),
+    ("我的工位前几天改成7楼了喔", "工位", "7楼"),
+    ("3楼→7楼（我的工位）", "工位", "7楼"),
+    ("最近事情好多，而且我的工位也改成7楼了。", "工位", "7楼"),
+    ("我室友Apple ID：leo@me.com。我的Apple ID是kai@me.com", "apple id", "kai@me.com"),
 ]
 
 
@@ -171,6 +188,11 @@ NEGATIVES = [
     "工位现在很挤",
     "好的。这是我的工位",
     "好哦 小鱼呀",
+    "读书的时候我的工位是3楼",
+    "表格里的示例工位是7楼",
+    "App上显示我的工位是9楼，明显是bug",
+    "my roommate's notice period is two weeks",
+    "the desk number for my dad is B14",
     "",
 ]
 
