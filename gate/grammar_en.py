@@ -87,7 +87,8 @@ _OPENER_LABELS = frozenset(
 _OPENER_PHRASES = ("heads up", "quick note", "quick update", "small update", "just so you know",
                    "for the record", "for your records", "side note", "one more thing", "new info", "note to self",
                    "remember this", "memo", "reminder to self", "fyi all", "important", "decision made",
-                   "final answer", "done deal", "settled")
+                   "final answer", "done deal", "settled", "just so you have it", "for your information",
+                   "for your files", "for your records")
 
 _W = r"[^\W_][\w\-]*(?:\([\w]{1,3}\)[\w\-]*)?"
 _XW = r"[^\W_][\w\-'’]*(?:\([\w]{1,3}\)[\w\-]*)?"  # a slot word ("401(k)") that may carry a possessive, checked later
@@ -99,7 +100,7 @@ _ADV = (r"(?:(?P<adv>now|currently|still|actually|really|officially|finally|basi
 _ADV_CHANGE = frozenset({"now", "currently", "finally", "presently", "at present", "right now",
                          "these days", "nowadays", "actually"})
 _COPULA = (r"(?P<cop>(?<=\S)\s*=|(?<=[^\s\d])\s*:|\s+na(?=\s)|\s+now(?=\s)|"
-           r"\s+(?:(?:currently|now|still|usually|normally|actually)\s+)?(?:is\s+become|has\s+became|is|iz|si|'s|’s|"
+           r"\s+(?:(?:currently|now|still|usually|normally|actually)\s+)?(?:is\s+become|has\s+became|become|becomes|is|iz|si|'s|’s|"
            r"it\s+is|it's|it’s|sits\s+at|stands\s+at|comes\s+to|reads|has\s+been|have\s+been|remains|stays|is\s+set\s+to|is\s+listed\s+as|reads|"
            r"stands\s+at|comes\s+to|sits\s+at|is\s+at|'s\s+at|equals|happens\s+to\s+be|has\s+become|became|"
            r"is\s+down\s+as|is\s+recorded\s+as|is\s+registered\s+as|is\s+saved\s+as|is\s+on\s+file\s+as|"
@@ -122,11 +123,11 @@ _TO = r"\s+(?:over\s+|back\s+|up\s+|down\s+)?(?:to|into|as)\s+"
 _MY = re.compile(r"\bmy\s+", re.IGNORECASE)
 _I_CHANGE = re.compile(
     r"\b(?:i|we|they|someone|somebody|hr|it|the\s+company|the\s+office|my\s+(?:company|employer|office|landlord|bank))"
-    r"(?:'ve|’ve|\s+have|\s+had|\s+just|\s+finally|\s+recently|\s+officially|\s+now|\s+went\s+ahead\s+and|"
+    r"(?:'ve|’ve|\s+have|\s+had|\s+just|\s+finally|\s+recently|\s+officially|\s+now|\s+did|\s+ended\s+up|\s+went\s+ahead\s+and|"
     r"\s+(?:just\s+|finally\s+|only\s+)?(?:went|gone)\s+and)*\s+"
     r"(?P<verb>changed|updated|switched|moved|set|swapped|bumped|reset|upgraded|downgraded|raised|shifted|"
     r"lowered|increased|decreased|transferred|relocated|changed\s+over|switched\s+over|adjusted|"
-    r"corrected|modified|amended)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+(?:over|back|across))?" + _FROM + _TO
+    r"corrected|modified|amended|switching|changing|moving|updating)\s+(?:my|the)\s+" + _ADJ + _SLOT + r"(?:\s+(?:over|back|across))?" + _FROM + _TO
     + r"(?P<value>.+)$",
     re.IGNORECASE,
 )
@@ -159,7 +160,7 @@ _V_FOR_MY = re.compile(
     r"bumped\s+(?:it\s+)?(?:up\s+|down\s+)?to|treat|consider|count|regard|take)\s+(?P<value>.+?)\s+(?:down\s+)?"
     r"(?:for|as|on)\s+my\s+" + _ADJ + _SLOT
     + r"(?:\s+(?:now|these\s+days|lately|instead|too|as\s+well|lol|haha+|btw|fyi|rn|after\s+all|in\s+the\s+end|eventually|"
-    r"for\s+now|pretty\s+much\s+always|mostly))*"
+    r"for\s+now|pretty\s+much\s+always|mostly|last\s+\w+|this\s+\w+|\w+\s+ago|yesterday|today))*"
     + r"(?:\s+(?:instead\s+of|rather\s+than|not)\s+.+)?$",
     re.IGNORECASE,
 )
@@ -172,9 +173,9 @@ _IMPERATIVE = re.compile(
 _MY_CHANGE = re.compile(r"my\s+" + _ADJ + _SLOT + r"\s+" + _CHANGE_VERB + _FROM + _TO + r"(?P<value>.+)$",
                         re.IGNORECASE)
 _MY_FROM_TO = re.compile(r"my\s+" + _ADJ + _SLOT + r"\s+(?:went|changed|moved|switched|jumped|shifted|"
-                         r"has\s+gone|has\s+changed)\s+from\s+(?P<old>.+?)\s+to\s+(?P<value>.+)$", re.IGNORECASE)
+                         r"has\s+gone|has\s+changed)\s+(?:from\s+)?(?P<old>.+?)\s*(?:\s+to\s+|->|→)\s*(?P<value>.+)$", re.IGNORECASE)
 _MY_NO_LONGER = re.compile(
-    r"my\s+" + _ADJ + _SLOT + r"\s+(?:(?:is|'s|’s)\s+)?(?:no\s+longer|no\s+more|not\s+(?:still\s+)?|n't\s+)(?P<old>.+?)"
+    r"my\s+" + _ADJ + _SLOT + r"\s+(?:(?:is|'s|’s)\s+)?(?:no\s+longer|no\s+more|not\s+any\s*more|not\s+(?:still\s+)?|n't\s+)(?P<old>.+?)"
     r"(?:\s+(?:anymore|any\s+more|any\s+longer))?$",
     re.IGNORECASE,
 )
@@ -259,20 +260,25 @@ _THEIR_SLOTS = re.compile(r"\b(?:comparing|discussing|talking\s+about|sharing|sw
                           r"asked\s+about|asking\s+about)\s+(?:their|our|everyone's|everyone’s|everybody's|people's)\s+" + _SLOT
                           + r"(?:\s+(?:today|earlier|yesterday|at\s+lunch|again|in\s+the\s+\w+(?:\s+\w+)?))?$", re.IGNORECASE)
 _ANSWER_ABOUT = re.compile(r"\b(?:q|question|qn|query)\s+(?:abt|about|re|on)\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
-_V_COLON_MY = re.compile(r"^(?P<value>[^:—–]{1,40}?)\s*(?::|\s[—–-]+)\s*(?:that(?:'s|’s|\s+is)\s+|it(?:'s|’s|\s+is)\s+)?my\s+"
+_V_COLON_MY = re.compile(r"^(?P<value>[^:—–=]{1,40}?)\s*(?::|=|\s[—–-]+)\s*(?:that(?:'s|’s|\s+is)\s+|it(?:'s|’s|\s+is)\s+)?my\s+"
                          + _ADJ + _SLOT + r"$", re.IGNORECASE)  # "B14: my desk number"
 _NEW_IS = re.compile(r"^(?:(?:ok|okay|k|so|and|oh)\s+)*(?:the\s+)?(?:brand\s+)?new\s+(?!(?:one|ones|value|entry)\b)" + _SLOT
                      + r"\s+(?:is|=|:|'s)\s+(?P<value>.+)$",
                      re.IGNORECASE)  # "okay new X is V"
+_GOT_MY_AS = re.compile(r"\b(?:i\s+)?(?:got|had|have)\s+my\s+" + _ADJ + _SLOT + r"\s+(?:set\s+up|set|registered|listed|changed|"
+                        r"switched|put\s+down)\s+(?:as|to)\s+(?P<value>.+?)(?:\s+(?:when|after|before|since)\b.*)?$", re.IGNORECASE)
+_UPDATE_MY = re.compile(r"\b(?:update|change|correct|amend|fix)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+(?:please|pls|for\s+me))?$", re.IGNORECASE)
 _OWNED_FOR_ME = re.compile(r"^(?:(?:ok|okay|k|so|sure|yes|yeah|yep|and)\s+)*(?:the\s+)?" + _SLOT + r"\s+(?:is|'s|’s)\s+"
                            r"(?P<value>.+?)\s+for\s+me$", re.IGNORECASE)  # "k so X is V for me"
 _NOT_MY_ANYMORE = re.compile(r"^(?P<old>.{1,40}?)\s+(?:isn't|isn’t|is\s+not|is\s+no\s+longer|stopped\s+being)\s+my\s+" + _ADJ
                              + _SLOT + r"(?:\s+(?:any\s*more|any\s+longer))?$", re.IGNORECASE)
-_CHANGED_MY = re.compile(r"^(?:(?:also|so|and|just|ok|okay)\s+)*(?:i(?:'ve|\s+have)?\s+)?(?:had\s+to\s+|have\s+to\s+|just\s+|finally\s+)?"
-                         r"(?:change|changed|update|updated|switch|switched|replace|replaced|reset|went\s+back\s+to)\s+my\s+"
+_CHANGED_MY = re.compile(r"^(?:(?:also|so|and|just|ok|okay|last\s+\w+|yesterday|today|this\s+\w+|please|pls|kindly)\s+)*(?:i(?:'ve|\s+have)?\s+)?(?:had\s+to\s+|have\s+to\s+|just\s+|finally\s+)?"
+                         r"(?:change|changed|update|updated|switch|switched|replace|replaced|reset|went\s+back\s+to|mistyped|misspelled|"
+                         r"typed\s+wrong|got\s+wrong|had\s+wrong)(?:\s+over)?\s+my\s+"
                          r"(?:old\s+)?" + _SLOT + r"(?:\s+(?:today|yesterday|again|this\s+week|last\s+week|recently))?$", re.IGNORECASE)
 _STOPPED_BEING = re.compile(r"^my\s+" + _ADJ + _SLOT + r"\s+stopped\s+being\s+(?P<old>.+)$", re.IGNORECASE)
-_NAMED_AFTER = re.compile(r"^(?P<body>.+?)\s*\(my\s+" + _ADJ + _SLOT + r"\)$", re.IGNORECASE)  # "that'd be V (my X)"
+_NAMED_AFTER = re.compile(r"^(?P<body>.+?)\s*\((?:that(?:'s|’s|\s+is)\s+)?my\s+" + _ADJ + _SLOT + r"\)$", re.IGNORECASE)
+_ARROW_FOR_MY = re.compile(r"^(?P<old>.+?)\s*(?:→|->)\s*(?P<value>.+?)\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)  # "that'd be V (my X)"
 _PAREN_MY = re.compile(r"^my\s+" + _ADJ + _SLOT + r"\s*\((?P<value>[^()]{1,40})\)\s+(?:is\s+the\s+one|is\s+still|stays|"
                        r"hasn't\s+changed|remains|is\s+current|is\s+right)\b.*$", re.IGNORECASE)
 _LABEL_SWAP = re.compile(r"^(?:swapped|switched|changed|traded|moved)\s+(?:from\s+)?(?P<old>.+?)\s+(?:for|to|with)\s+(?P<value>.+)$",
@@ -345,7 +351,7 @@ _BARE_CHANGE = re.compile(r"^(?:the\s+)?" + _SLOT + r"\s+" + _CHANGE_VERB + _FRO
 _ANAPHOR = re.compile(
     r"^(?:and\s+|so\s+|but\s+|now\s+)?(?:"
     r"(?:it|that)(?:'s|’s|\s+is|\s+has|s)\s+(?:now\s+)?(?:been\s+)?(?:actually\s+)?|now\s+(?:is|it's)\s+|"
-    r"(?:it|that)\s+(?:was\s+|has\s+|got\s+|just\s+)*(?:(?:changed|updated|switched|moved)\s+to\s+|(?:became|went\s+to)\s+)|"
+    r"(?:it|that)\s+(?:was\s+|has\s+|have\s+|been\s+|got\s+|just\s+|now\s+)*(?:(?:changed|updated|switched|moved)\s+to\s+|(?:became|went\s+to)\s+)|"
     r"now(?:\s+it(?:'s|’s|\s+is))?\s+|"
     r"(?:the\s+)?new\s+one(?:'s|’s|\s+is|:)\s*|"
     r"(?:these\s+days|nowadays|currently|today)\s+it(?:'s|’s|\s+is)\s+|"
@@ -382,7 +388,7 @@ _VALUE_STOP = frozenset(
     okay good great bad a an the what which who whom whose where when how why something anything
     nothing somewhere anywhere changing changed updated mine yours his hers theirs ours one
     ugh wow yay damn smh lol haha omg argh sigh awesome again yikes oops whoops hmm meh nice cool easy simple
-    thanks thx cheers bye since then
+    thanks thx cheers bye since then unchanged none n/a na tbd tba same
     sure yes yeah yep nope well right honestly obviously basically literally
     """.split()
 )
@@ -401,6 +407,7 @@ _TRAIL = re.compile(
     r"for\s+me|itself|lah|leh|lor|liao|already|la|ah|o|sha|abeg|innit|mate|period|full\s+stop|yeah|yh|ya|eh|"
     r"this\s+arvo|no\s+dramas|cheers|over\s+the\s+(?:weekend|holidays|summer|break)|"
     r"from\s+this\s+(?:week|month|year)|from\s+today|w\.?e\.?f\.?(?:\s+\S+){0,2}|"
+    r"fr|fr\s+fr|ngl|tbh|iykyk|no\s+cap|for\s+real|lowkey|💀|"
     r"with\s+effect\s+from(?:\s+\S+){1,2}|from\s+(?:\w+day|tomorrow|next\s+(?:week|month|year|\w+day))|this\s+time|since\s+then|pretty\s+much\s+always|:\)|:-\)|!+)$",
     re.IGNORECASE,
 )
@@ -425,7 +432,8 @@ _POLITE = re.compile(
     r"\b(?:i\s+)?(?:would|'d|’d|wanted|want|wish|wished|just\s+wanted|might\s+want)\s+(?:to\s+)?(?:like\s+)?(?:to\s+)?"
     r"(?:let\s+you\s+know|inform\s+you|tell\s+you|mention|note|confirm|update\s+you|remind\s+you|share|say|add|"
     r"point\s+out|you\s+to\s+know|flag|clarify|correct|record)\b"
-    r"|\bi\s+(?:would|should)\s+be\s+(?:grateful|glad|happy|obliged|thankful)\s+if\s+you\s+(?:could|would|can)\b"
+    r"|\bi\s+(?:would|should)\s+be\s+(?:(?:most|very|so|really|ever\s+so)\s+)?(?:grateful|glad|happy|obliged|thankful)\s+if\s+you\s+"
+    r"(?:could|would|can)\b"
     r"|\bi(?:'d|’d|\s+would)\s+appreciate\s+it\s+if\s+you\s+(?:could|would|can)\b"
     r"|\b(?:can|could|would|will)\s+(?:you|u)(?:\s+(?:please|kindly|pls))?\s*$"
     r"|\bi(?:'m|’m|\s+am)\s+(?:informing|writing\s+to\s+(?:inform|tell)\s+you|letting\s+you\s+know)(?:\s+that)?\b"
@@ -437,7 +445,7 @@ _POLITE = re.compile(
 _CONJUNCTION = re.compile(r"\b(?:and|but|then|anyway|anyways|yeah|yep|so|plus|also|ok|okay|well|oh|lol|haha)\b", re.IGNORECASE)
 _LEAD_PHRASES = re.compile(
     r"\b(?:in\s+another\s+life|in\s+an?\s+(?:ideal|perfect|better)\s+world|in\s+my\s+dreams?|one\s+day|some\s*day|"
-    r"next\s+(?:year|month|week|time)|in\s+the\s+future|eventually|ideally|hypothetically|theoretically|in\s+theory|"
+    r"next\s+(?:year|month|week|time)|in\s+the\s+future|eventually\s+(?:i'll|i\s+will|it\s+will)|ideally|hypothetically|theoretically|in\s+theory|"
     r"if\s+only|what\s+if|pretend|imagine|about\s+to|(?:need|needs|have|has|want|wants|hope|hoping|plan|planning|trying|try|"
     r"supposed|meant|expected|due|likely|going)\s+to)\b",
     re.IGNORECASE,
@@ -472,7 +480,8 @@ _CONNECTIVE = re.compile(
     r"and\s+(?:i|i'm|i've|it|it's|that|this|my|please|so|then|now|we|you)|please|pls|thanks|thank\s+you|just\s+so|"
     r"in\s+case|as\s+of|starting|effective|from\s+now|going\s+forward|for\s+now|btw|by\s+the\s+way|fyi|lol|"
     r"haha+|hehe|lmao|tbh|rn|right\s+now|at\s+the\s+moment|these\s+days|nowadays|now\s+that|after|before|"
-    r"instead\s+of|rather\s+than|not)\b.*$",
+    r"instead\s+of|rather\s+than|not|like\s+you\s+(?:said|asked|suggested)|as\s+you\s+(?:said|asked|suggested)|"
+    r"used\s+to\s+be|iykyk)\b.*$",
     re.IGNORECASE,
 )
 
@@ -572,6 +581,7 @@ def _found(slot_raw: str | None, value_raw: str, *, change: bool, adj: str | Non
     if slot is None:
         return None
     value, trailed = _clean_value(value_raw)
+    value = re.sub(r"^(?:literally|honestly|lowkey|basically)\s+(?=\S)", "", value, flags=re.IGNORECASE)
     value = re.sub(r"^(?:on|at|in|located\s+(?:at|in|on)|based\s+(?:at|in)|now\s+on)\s+(?=\S)", "", value,
                    flags=re.IGNORECASE)  # "my office is on 3F"
     if cut_from:
@@ -688,7 +698,7 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
         value = value[back.end():] if back else value
         return _found(m["slot"], value, change=adv in _ADV_CHANGE or bool(back), adj=m["adj"])
     m = _MY_PAST.match(rest)
-    if m and clean_slot(m["slot"]) is not None and not (m["adj"] or "").lower() in _ADJ_PAST:
+    if m and clean_slot(m["slot"]) is not None:
         slot = clean_slot(m["slot"])
         return Topic(slot, True) if slot else None
     m = _MY_CONTRACTED.match(rest)
@@ -760,7 +770,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
                     r",\s*(?:for\s+what\s+it(?:'s|’s|\s+is)\s+worth|btw|by\s+the\s+way|fyi|if\s+you\s+need\s+it|in\s+case\s+you\s+need\s+it|"
                     r"just\s+so\s+you\s+know|as\s+it\s+happens|incidentally|for\s+the\s+record)\s*,)\s*(?=(?:is|was|has\s+been|'s)\b)",
                     " ", clause, flags=re.IGNORECASE)
-    clause = re.sub(r"^(?:i\s+(?:would|should)\s+be\s+(?:grateful|glad|obliged|thankful)|i(?:'d|’d|\s+would)\s+appreciate\s+it)"
+    clause = re.sub(r"^(?:i\s+(?:would|should)\s+be\s+(?:(?:most|very|so|really)\s+)?(?:grateful|glad|obliged|thankful)|i(?:'d|’d|\s+would)\s+appreciate\s+it)"
                     r"\s+if\s+you\s+(?:could|would|can|will)\s+(?:kindly\s+|please\s+)?"
                     r"|^i(?:'m|’m|\s+am)\s+(?:informing(?:\s+you)?|writing\s+to\s+(?:inform|tell)\s+you|letting\s+you\s+know)"
                     r"(?:\s+that)?\s+|^(?:haha+|lol|so|yeah|yep|um+|uh+)\s+(?=(?:it's|its|it\s+is|now)\s)", "", clause,
@@ -783,6 +793,16 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         if m and clean_slot(m["slot"]) and not (pattern is _ANSWER_ABOUT and _blocked(clause[: m.start()])):
             # the slot named now; its value stood just before ("V — my X i mean") or comes next
             return Topic(clean_slot(m["slot"]) or "", change, bare=not back and pattern is not _THEIR_SLOTS, back=back)
+    m = _UPDATE_MY.search(clause)
+    if m and clean_slot(m["slot"]) and not re.search(r"\b(?:will|going\s+to|gonna|plan|planning|need\s+to|should)\b", clause[: m.start()],
+                                                      re.IGNORECASE):
+        return Topic(clean_slot(m["slot"]) or "", True, bare=True)  # "could you update my X? It is V now."
+    m = _GOT_MY_AS.search(clause)
+    if m and not _blocked(clause[: m.start()]) and (found := _found(m["slot"], m["value"], change=False, adj=m["adj"])) is not None:
+        return found
+    m = _ARROW_FOR_MY.match(clause)
+    if m and (found := _found(m["slot"], m["value"], change=True, adj=m["adj"])) is not None:
+        return found  # "A → B for my X"
     for pattern in (_WHAT_MY_IS, _PAREN_MY, _V_COLON_MY, _OWNED_FOR_ME, _NEW_IS):
         m = pattern.match(clause)
         if m and pattern is _V_COLON_MY and (m["value"].strip().lower() in _OPENER_LABELS
@@ -790,8 +810,8 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             continue
         if m and (found := _found(m["slot"], m["value"], change=False, adj=m.groupdict().get("adj"))) is not None:
             return found
-    if _PAST_FRAME.match(clause):
-        return Blocked("a past frame")  # "back in uni, my X was V": what follows is the past
+    if _PAST_FRAME.match(clause) and not re.search(r"\b(?:changed|switched|moved|updated|shifted)\b.*\b(?:to|->)\b", clause, re.IGNORECASE):
+        return Blocked("a past frame")  # "back in uni, my X was V": what follows is the past; "back in March I changed it to V" is not
     m = _I_CHANGE.search(clause)
     if m:
         if _blocked(clause[: m.start()]):
@@ -907,7 +927,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         return result
     m = _OWNED_ALONE.match(clause)
     if m and clean_slot(m["slot"]):
-        return Topic(clean_slot(m["slot"]) or "", False, bare=True)  # "my office floor" (it is 7F)
+        return Topic(clean_slot(m["slot"]) or "", False, bare=True, back=True)  # "my office floor" (it is 7F) / "It's 7F, my office floor"
     for pattern, change in ((_TERSE, True),):
         m = pattern.match(clause)
         if m and not _blocked(m["value"]):
@@ -940,6 +960,8 @@ def asked_slot(sentence: str) -> Topic | None:
 
 def bare_value(clause: str) -> str | None:
     """A clause that is only a value ("C12", "it's C12"), as the answer to a slot just named."""
+    if re.match(r"^\s*(?:def(?:initely)?|defo|deffo|absolutely|certainly|surely|totally)\s+not\b", clause, re.IGNORECASE):
+        return None  # "def not V": a denial
     clause = re.sub(r"^(?:(?:so|yeah|yep|yes|ok|okay|well|um+|uh+|oh|and|like|easy|simple|honestly|correct|right|exactly|"
                     r"indeed|sure)\s*[,—–-]?\s+)+", "",
                     clause.strip(), flags=re.IGNORECASE)
@@ -947,7 +969,8 @@ def bare_value(clause: str) -> str | None:
                                    clause, flags=re.IGNORECASE))
     if not valid_value(value) or len(value.split()) > 6:
         return None
-    if re.match(r"(?:not|no|never|maybe|probably|might|may|will|would|could|should|if|when)\b", value, re.IGNORECASE):
+    if re.match(r"(?:(?:def(?:initely)?|defo|absolutely|certainly|surely|totally|deffo)\s+not|not|no|never|maybe|probably|might|may|"
+                 r"will|would|could|should|if|when)\b", value, re.IGNORECASE):
         return None
     if re.search(r"\b(?:i|i'm|you|we|they|he|she|is|are|was|were|do|does|did|have|has|it|someone|somebody|didn't|don't|"
                  r"wasn't|isn't)\b", value, re.IGNORECASE):

@@ -81,7 +81,7 @@ _EN_BREAK = re.compile(
 _ZH_BREAK = re.compile(
     r"(?<!\d),|,(?!\d)|、|\s+[-–—]+\s+|(?<!\d)—(?!—)|(?<!—)—(?![\d—])|～|~"
     r"|(?<=[了啊哈呀哦吧呢啦嘛嗯哎喔呗咯下])\s+|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])"
-    r"|(?<=[\u4e00-\u9fff])\s+(?=[A-Za-z])|(?<=[A-Za-z0-9])\s+(?=[\u4e00-\u9fff]{2})"
+    r"|(?<=[\u4e00-\u9fff])\s+(?=[A-Za-z](?![A-Za-z0-9.\-]*\d))|(?<=[A-Za-z0-9])\s+(?=[\u4e00-\u9fff]{2})"
 )
 # A whole sentence that is a label: "office floor - 7F", "工位：K2-33", "【工位】K2-33".
 _LABEL_SENTENCE = re.compile(
@@ -251,7 +251,8 @@ def _label_sentence(sentence: str) -> grammar_en.Clause:
         read = _label_sentence(f"{slot[: marked.start()]}: {value}")
         return Found(read.slot, read.value, True) if isinstance(read, Found) else read
     if len(slot.split()) > 5 or re.search(
-            r"\b(?:is|are|was|were|am|be|been|has|have|had|got|get|changed|updated|moved|switched|needs?)\b|是|为|改|换|变",
+            r"\b(?:is|are|was|were|am|be|been|has|have|had|got|get|changed|updated|moved|switched|needs?|went|goes|gone|became|"
+            r"become)\b|是|为|改|换|变",
             slot, re.IGNORECASE):
         return None  # a clause, not a label
     if re.search(r"\b(?:my|that's|that’s|this\s+is|it's|it’s|i|mine)\b", value, re.IGNORECASE):
@@ -286,7 +287,7 @@ _TAG_QUESTION = re.compile(
 
 
 _REQUEST = re.compile(
-    r"^(?:(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+|kindly\s+)?(?:update|change|set|switch|note|"
+    r"^(?:(?:dear|hi|hello)\s*,?\s*)?(?:(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+|kindly\s+)?(?:be\s+so\s+kind\s+as\s+to\s+)?(?:update|change|set|switch|note|"
     r"record|remember|save|put|make|correct|amend|edit|log|register|use|keep|list|mark|kindly|please|pls|replace|swap|"
     r"overwrite)\b)"
     r"|^(?:可以|能|能不能|可不可以|麻烦)(?:你|您)?(?:帮我|帮忙)(?:把|将|改|换|更新|登记|记)",
@@ -308,11 +309,17 @@ def _continues(piece: str) -> bool:
             and not _NOT_CONTINUATION.search(piece) and not _HAS_CJK.search(piece))
 
 
+_STICKER = re.compile(
+    r"\[(?:微笑|撇嘴|色|发呆|得意|流泪|害羞|闭嘴|睡|大哭|尴尬|发怒|调皮|呲牙|惊讶|难过|酷|冷汗|抓狂|吐|偷笑|愉快|白眼|傲慢|困|惊恐|流汗|憨笑|"
+    r"悠闲|奋斗|咒骂|疑问|嘘|晕|衰|骷髅|敲打|再见|擦汗|抠鼻|鼓掌|坏笑|哈欠|鄙视|委屈|快哭了|阴险|亲亲|可怜|玫瑰|爱心|心碎|强|弱|握手|胜利|"
+    r"抱拳|拳头|OK|ok|NO|捂脸|奸笑|机智|皱眉|耶|吃瓜|加油|汗|天啊|旺柴|好的|打脸|哇|翻白眼|666|叹气|苦涩|裂开|狗头|破涕为笑|合十|"
+    r"庆祝|烟花|红包|发|福|社会社会|让我看看|Emm)\]|[（(]狗头[）)]")
 _FILLER_CLAUSE = re.compile(
     r"(?:对|对的|对对|是的|没错|嗯|yes|yeah|yep|right|correct|haha+|lol|lmao|easy|simple|sure|well|so|ok|okay|oh|um+|uh+|"
     r"hmm+|since\s+then|after\s+that|from\s+then\s+on|dear\s+\w+|hi|hello|"
     r"(?:it|that)(?:'s|\s+has|\s+just)?\s+changed(?:\s+(?:again|today|yesterday|last\s+week|recently))?|"
-    r"(?:已经|又|刚)?(?:换|改|变|更新)了(?:啦|哦|喔)?)", re.IGNORECASE)
+    r"(?:已经|又|刚)?(?:换|改|变|更新)了(?:啦|哦|喔)?|(?:原来|以前|之前|原先|本来)(?:是|为).{1,24}|(?:it|that)\s+used\s+to\s+be\s+.{1,40}|"
+    r"i(?:'m|\s+am)\s+(?:so\s+)?sorry\s+to\s+(?:trouble|bother)\s+you|i\s+do\s+hope\s+.{1,40})", re.IGNORECASE)
 
 
 class _Reader:
@@ -427,6 +434,13 @@ def _facts(text: str) -> Iterator[FactMention]:
     text = re.sub(r"\s+comma\s+", ", ", text, flags=re.IGNORECASE)  # dictation: "V comma please save that"
     text = re.sub(r"\s+(?:period|full\s+stop)\s*$", ".", text, flags=re.IGNORECASE | re.MULTILINE)  # dictation, at the end
     text = re.sub(r",\s*(i\s+mean)\b", r" \1", text, flags=re.IGNORECASE)  # "My X, I mean."
+    text = _STICKER.sub(" ", text)  # "[呲牙]", "（狗头）": a chat app's stickers
+    text = re.sub(r"[（(][^（）()\n]{0,24}[？?][）)]", " ", text)  # "（之前跟你说过没？）": an aside, not a question
+    # "my X — the one I use for work — is V", "my X (the one you have on file) is V", "my X, which you asked about, is V"
+    text = re.sub(r"(\bmy\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?)\s*(?:\((?:the|which|that|in|if|as|just|for|i|you|ie|i\.e\.|aka|yes|my|mine)\b[^()]{0,60}\)|\s[—–-]\s[^—–\n]{1,60}?\s[—–-]\s|,\s[^,\n]{1,60}?,)\s*"
+                  r"(?=(?:is|was|has\s+been|'s|’s|became)\b)", r"\1 ", text, flags=re.IGNORECASE)
+    text = re.sub(r"(?m)(?:^|(?<=\.\s))(?:answer|re|q|question|step)\s*(?:to\s+)?\d+\s*[:.)-]?\s*(?:done\s*,?\s*)?", "", text,
+                  flags=re.IGNORECASE)  # "Answer to 2: it's V now", "Step 3 done, …"
     text = re.sub(r"(?<=[A-Za-z0-9\u3400-\u9fff])\s*(?:\.{3,}|…+)\s*(?=[A-Za-z0-9\u3400-\u9fff£$€¥#])", " — ", text)  # "X... V"
     text = re.sub(r"(?m)^\s*[|｜]\s*([^|｜\n]+?)\s*[|｜]\s*([^|｜\n]+?)\s*[|｜]\s*$", r"\1: \2", text)  # "| X | V |": a table row
     if len(re.findall(r"[:：]", text)) >= 2:

@@ -90,6 +90,15 @@ EN_CONSTRUCTIONS = [
     ("Had to change my desk number today. New one is B14.", "desk number", "B14"),
     ("that'd be B14 (my desk number)", "desk number", "B14"),
     ("okay new desk number is B14 comma please save that", "desk number", "B14"),
+    ("I would be most grateful if you could make a note that my desk number is B14.", "desk number", "B14"),
+    ("my desk number — the one I use for work — is B14", "desk number", "B14"),
+    ("Since last week my desk number become B14.", "desk number", "B14"),
+    ("I ended up switching my desk number to B14 last spring.", "desk number", "B14"),
+    ("Back in March I finally changed my desk number from A7 to B14.", "desk number", "B14"),
+    ("A7 → B14 for my desk number", "desk number", "B14"),
+    ("my desk number went A7 -> B14", "desk number", "B14"),
+    ("correction: I mistyped my desk number. It should be B14.", "desk number", "B14"),
+    ("It's B14, my desk number.", "desk number", "B14"),
 ]
 
 
@@ -137,6 +146,12 @@ ZH_CONSTRUCTIONS = [
     ("3楼→7楼（我的工位）", "工位", "7楼"),
     ("最近事情好多，而且我的工位也改成7楼了。", "工位", "7楼"),
     ("我室友Apple ID：leo@me.com。我的Apple ID是kai@me.com", "apple id", "kai@me.com"),
+    ("我的工位（就是平时用的那个）是7楼", "工位", "7楼"),
+    ("我地工位是7楼哈", "工位", "7楼"),
+    ("[捂脸]我的工位又改了，现在是7楼", "工位", "7楼"),
+    ("我的工位已经改了，原来是3楼，现在是7楼", "工位", "7楼"),
+    ("我的停车证是东门 P-22喔", "停车证", "东门 P-22"),
+    ("本人工位现变更为7楼，原3楼不再使用。", "工位", "7楼"),
 ]
 
 
@@ -193,6 +208,10 @@ NEGATIVES = [
     "App上显示我的工位是9楼，明显是bug",
     "my roommate's notice period is two weeks",
     "the desk number for my dad is B14",
+    "my desk number? def not B14 lmao",
+    "1. my address: unchanged",
+    "我读大学的时候工位是3楼",
+    "比如工位可以填7楼这样的",
     "",
 ]
 
