@@ -805,7 +805,8 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         return found  # "A → B for my X"
     for pattern in (_WHAT_MY_IS, _PAREN_MY, _V_COLON_MY, _OWNED_FOR_ME, _NEW_IS):
         m = pattern.match(clause)
-        if m and pattern is _V_COLON_MY and (m["value"].strip().lower() in _OPENER_LABELS
+        if m and pattern is _V_COLON_MY and (re.fullmatch(r"[A-Z][a-z]+", m["value"].strip())  # "Melanie: my kids …": a speaker
+                                             or m["value"].strip().lower() in _OPENER_LABELS
                                              or m["value"].strip().lower() in _OPENER_PHRASES):
             continue
         if m and (found := _found(m["slot"], m["value"], change=False, adj=m.groupdict().get("adj"))) is not None:
@@ -967,8 +968,8 @@ def bare_value(clause: str) -> str | None:
                     clause.strip(), flags=re.IGNORECASE)
     value, _ = _clean_value(re.sub(r"^(?:it(?:'s|’s|\s+is)|its|that(?:'s|’s|\s+is)|mine(?:'s|’s|\s+is))\s+", "",
                                    clause, flags=re.IGNORECASE))
-    if not valid_value(value) or len(value.split()) > 6:
-        return None
+    if not valid_value(value) or len(value.split()) > 6 or re.match(r"^[A-Z][\w.]*:\s", value):
+        return None  # "Melanie: Yes" is a speaker's line
     if re.match(r"(?:(?:def(?:initely)?|defo|absolutely|certainly|surely|totally|deffo)\s+not|not|no|never|maybe|probably|might|may|"
                  r"will|would|could|should|if|when)\b", value, re.IGNORECASE):
         return None

@@ -391,8 +391,11 @@ class _Reader:
                     yield FactMention(slot=normalise_slot(read.slot), value=read.value, change=read.change)
                     yielded = True
                 self.topic, self.pending = None, []
-            elif isinstance(read, Topic) and read.back and self.pending:
-                # "level B2, that's my office floor": the value stood in the clause before.
+            elif isinstance(read, Topic) and read.back and self.pending and (
+                    index >= len(subs) or re.search(r"\bi\s+mean", body, re.IGNORECASE)
+                    or not re.match(r"(?:(?:so|and|oh|ok|okay|well|also|yeah)\s+)*(?:my\s|我的|我那个|本人)", body, re.IGNORECASE)):
+                # "level B2, that's my office floor", "It's B14, my desk number": the value stood in the clause before
+                # ("my kids" followed by "and I went camping" names no value)
                 joined = ", ".join(self.pending)
                 bare = grammar_zh.bare_value if self.zh(body) else grammar_en.bare_value
                 back = (bare(joined) if not self.zh(body) else None) or bare(self.pending[-1])

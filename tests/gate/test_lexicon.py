@@ -209,6 +209,7 @@ NEGATIVES = [
     "my roommate's notice period is two weeks",
     "the desk number for my dad is B14",
     "my desk number? def not B14 lmao",
+    "Melanie: My kids and I went camping at the beach.",
     "1. my address: unchanged",
     "我读大学的时候工位是3楼",
     "比如工位可以填7楼这样的",
