@@ -129,7 +129,8 @@ def markdown(rows: list[Row], *, command: str, episodes: int, turns: int, seed: 
         f"seed {seed}, backend `heuristic`, string judge). The held-out half of `datasets/phrasing/` was "
         "written before the fact grammar and the question parser and never used to tune them; the development "
         "half (`dev`) and the extra development phrasing other writers added (`extra`: casual, formal, varied, "
-        "regional, questions and distractors) are what they were developed against.",
+        "regional, questions and distractors, phone typing and buried facts, non-native and elderly registers) are "
+        "what they were developed against.",
         "",
         "Detector figures count every statement and update frame filled with every slot of the half (two "
         "values each); a distractor frame counts as taken when the detector returns any fact for it. "

@@ -25,6 +25,7 @@ A turn thus costs one durable commit, the ledger's.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -453,11 +454,19 @@ def rebuild(ledger: Ledger, run_id: str | None = None) -> History:
 def fold_history(streams: Iterable[tuple[StreamKey, Iterable[RecordedEvent]]]) -> History:
     """Every projection's full history, folded from each episode stream's events (in seq order)."""
     folded: list[tuple[tuple[str, str, str], History]] = []
-    for stream, events in streams:
-        projector = Projector(stream.as_tuple(), keep_history=True)
-        projector.replay(events)
-        assert projector.history is not None
-        folded.append((stream.as_tuple(), projector.history))
+    # The fold makes rows that all live on: the cyclic collector, woken by every few hundred of them, would walk
+    # them again and again and find nothing to free. It is paused for the fold (reference counting still frees).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        for stream, events in streams:
+            projector = Projector(stream.as_tuple(), keep_history=True)
+            projector.replay(events)
+            assert projector.history is not None
+            folded.append((stream.as_tuple(), projector.history))
+    finally:
+        if paused:
+            gc.enable()
     # `order_keys` order: streams in order, then each stream's rows by key; a stream's history is already
     # in seq order, and a stable sort by the key keeps it within each key.
     folded.sort(key=itemgetter(0))
