@@ -127,7 +127,7 @@ _I_CHANGE = re.compile(
     r"\s+(?:just\s+|finally\s+|only\s+)?(?:went|gone)\s+and)*\s+"
     r"(?P<verb>changed|updated|switched|moved|set|swapped|bumped|reset|upgraded|downgraded|raised|shifted|"
     r"lowered|increased|decreased|transferred|relocated|changed\s+over|switched\s+over|adjusted|"
-    r"corrected|modified|amended|switching|changing|moving|updating)\s+(?:my|the)\s+" + _ADJ + _SLOT + r"(?:\s+(?:over|back|across))?" + _FROM + _TO
+    r"corrected|modified|amended|switching|changing|moving|updating)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+(?:over|back|across))?" + _FROM + _TO
     + r"(?P<value>.+)$",
     re.IGNORECASE,
 )

@@ -210,6 +210,7 @@ NEGATIVES = [
     "the desk number for my dad is B14",
     "my desk number? def not B14 lmao",
     "Melanie: My kids and I went camping at the beach.",
+    "We moved the boat to Porto last week.",
     "1. my address: unchanged",
     "我读大学的时候工位是3楼",
     "比如工位可以填7楼这样的",
