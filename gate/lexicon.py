@@ -646,6 +646,12 @@ def _owned_by_other(question: str, at: int, slot: str) -> bool:
     return bool(_OTHER_OWNER_EN.search(head))
 
 
+# "we talked about this before — what's my X?", "I forgot my X, what was it again?": asked now, about now.
+_ASKED_NOW = re.compile(r"\b(?:(?:talked|spoke|chatted)\s+about\s+(?:this|it|that)\s+before|told\s+you\s+(?:this\s+|that\s+)?"
+                        r"before|(?:as\s+)?i\s+(?:said|mentioned)\s+before|what\s+was\s+it\s+again)\b|"
+                        r"之前(?:跟|和|给|对)你(?:说|讲|提)过?的?", re.IGNORECASE)
+
+
 def parse_question(question: str, slots: Iterable[str], values: dict[str, list[str]] | None = None
                    ) -> QuestionIntent | None:
     """What ``question`` asks about which of ``slots``; None when it names none of them (as the user's own).
@@ -666,11 +672,7 @@ def parse_question(question: str, slots: Iterable[str], values: dict[str, list[s
     known = [v for v in (values or {}).get(slot, []) if v]
     blank = " " * len(slot)
     outside = q[:at] + blank + q[at + len(slot):]
-    # "we talked about this before — what's my X?", "I forgot my X, what was it again?": asked now, about now
-    recall = re.compile(r"\b(?:(?:talked|spoke|chatted)\s+about\s+(?:this|it|that)\s+before|told\s+you\s+(?:this\s+|that\s+)?"
-                        r"before|(?:as\s+)?i\s+(?:said|mentioned)\s+before|what\s+was\s+it\s+again)\b|"
-                        r"之前(?:跟|和|给|对)你(?:说|讲|提)过?的?", re.IGNORECASE)
-    outside = recall.sub(lambda m: " " * len(m.group(0)), outside)
+    outside = _ASKED_NOW.sub(lambda m: " " * len(m.group(0)), outside)
     anchor = None
     if _BEFORE_WORDS.search(outside):
         named = [(v, _mentions(outside, fold(v).lower())) for v in known]

@@ -121,7 +121,8 @@ def test_versions_another_store_already_wrote_are_not_written_twice(tmp_path: Pa
         fresh.close()
 
 
-def test_sealed_turns_make_their_keys_ahead_in_one_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _count_key_commits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The size of every key-store commit made from now on, in order."""
     stores: list[int] = []
     original = KeyStore._store
 
@@ -130,6 +131,11 @@ def test_sealed_turns_make_their_keys_ahead_in_one_commit(tmp_path: Path, monkey
         original(self, new)
 
     monkeypatch.setattr(KeyStore, "_store", counted)
+    return stores
+
+
+def test_sealed_turns_make_their_keys_ahead_in_one_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stores = _count_key_commits(monkeypatch)
     with Ledger(tmp_path / "l.duckdb") as ledger, ProjectionStore(projection_path(ledger.path)) as store:
         m = memory(ledger, store, sealed=True)
         for user, agent in TURNS:
@@ -146,14 +152,7 @@ def test_sealed_turns_make_their_keys_ahead_in_one_commit(tmp_path: Path, monkey
 @pytest.mark.parametrize("together", [True, False])
 def test_a_turn_makes_its_raw_key_and_turn_key_series_in_one_commit(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, together: bool) -> None:
-    stores: list[int] = []
-    original = KeyStore._store
-
-    def counted(self: KeyStore, new: Any) -> None:
-        stores.append(len(new))
-        original(self, new)
-
-    monkeypatch.setattr(KeyStore, "_store", counted)
+    stores = _count_key_commits(monkeypatch)
     if not together:  # control: each event makes its own key when it is sealed, one commit per series
         monkeypatch.setattr(Ledger, "_ensure_keys", lambda self, plan: None)
     with Ledger(tmp_path / "l.duckdb") as ledger, ProjectionStore(projection_path(ledger.path)) as store:
