@@ -173,7 +173,7 @@ _IMPERATIVE = re.compile(
 _MY_CHANGE = re.compile(r"my\s+" + _ADJ + _SLOT + r"\s+" + _CHANGE_VERB + _FROM + _TO + r"(?P<value>.+)$",
                         re.IGNORECASE)
 _MY_FROM_TO = re.compile(r"my\s+" + _ADJ + _SLOT + r"\s+(?:went|changed|moved|switched|jumped|shifted|"
-                         r"has\s+gone|has\s+changed)\s+(?:from\s+)?(?P<old>.+?)\s*(?:\s+to\s+|->|→)\s*(?P<value>.+)$", re.IGNORECASE)
+                         r"has\s+gone|has\s+changed)\s+(?:from\s+)?(?!(?:over|back|up|down|across)\s*(?:to\b|->|→))(?P<old>.+?)\s*(?:\s+to\s+|->|→)\s*(?P<value>.+)$", re.IGNORECASE)
 _MY_NO_LONGER = re.compile(
     r"my\s+" + _ADJ + _SLOT + r"\s+(?:(?:is|'s|’s)\s+)?(?:no\s+longer|no\s+more|not\s+any\s*more|not\s+(?:still\s+)?|n't\s+)(?P<old>.+?)"
     r"(?:\s+(?:anymore|any\s+more|any\s+longer))?$",
@@ -350,7 +350,8 @@ _BARE_CHANGE = re.compile(r"^(?:the\s+)?" + _SLOT + r"\s+" + _CHANGE_VERB + _FRO
                           re.IGNORECASE)
 _ANAPHOR = re.compile(
     r"^(?:and\s+|so\s+|but\s+|now\s+)?(?:"
-    r"(?:it|that)(?:'s|’s|\s+is|\s+has|s)\s+(?:now\s+)?(?:been\s+)?(?:actually\s+)?|now\s+(?:is|it's)\s+|"
+    r"(?:it|that)(?:'s|’s|\s+is|\s+has|s)\s+(?:now\s+)?(?:been\s+)?(?:actually\s+)?(?!(?:been\s+)?(?:changed|updated|switched|moved)\s+to\b)|"
+    r"now\s+(?:is|it's)\s+|"
     r"(?:it|that)\s+(?:was\s+|has\s+|have\s+|been\s+|got\s+|just\s+|now\s+)*(?:(?:changed|updated|switched|moved)\s+to\s+|(?:became|went\s+to)\s+)|"
     r"now(?:\s+it(?:'s|’s|\s+is))?\s+|"
     r"(?:the\s+)?new\s+one(?:'s|’s|\s+is|:)\s*|"
@@ -765,6 +766,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         clause = re.sub(r"\bshould\s+(?:be|read|say|have\s+been)\b", "is", clause, flags=re.IGNORECASE)
     # A request wrapped in courtesy: "I should be grateful if you would record my X as V" asks to record it.
     clause = re.sub(r"^(?:so|well|anyway|ok|okay)\s*[:,]\s*(?=\S)", "", clause, flags=re.IGNORECASE)  # "so: mine is V"
+    clause = re.sub(r"(?<=\w)(?:'s|’s)\s+been\b", " has been", clause)  # "my X's been switched to V": 's before "been" is "has"
     # "my X (in case you need it) is V", "my X, for what it's worth, is V": the aside is not the value
     clause = re.sub(r"(?<=\w)\s*(?:\((?:in\s+case|if\s+you|fyi|btw|for\s+(?:reference|the\s+record|what)|just\s+so|as\s+it)[^()]{0,40}\)|"
                     r",\s*(?:for\s+what\s+it(?:'s|’s|\s+is)\s+worth|btw|by\s+the\s+way|fyi|if\s+you\s+need\s+it|in\s+case\s+you\s+need\s+it|"

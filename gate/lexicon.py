@@ -442,6 +442,9 @@ def _facts(text: str) -> Iterator[FactMention]:
     # "my X — the one I use for work — is V", "my X (the one you have on file) is V", "my X, which you asked about, is V"
     text = re.sub(r"(\bmy\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?)\s*(?:\((?:the|which|that|in|if|as|just|for|i|you|ie|i\.e\.|aka|yes|my|mine)\b[^()]{0,60}\)|\s[—–-]\s[^—–\n]{1,60}?\s[—–-]\s|,\s[^,\n]{1,60}?,)\s*"
                   r"(?=(?:is|was|has\s+been|'s|’s|became)\b)", r"\1 ", text, flags=re.IGNORECASE)
+    # "my X yeah it's V", "my X, um, is V": a filler between the slot and its copula
+    text = re.sub(r"(\bmy\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?)\s*,?\s+(?:yeah|yep|uh+|um+|erm|well|like)\s*,?\s+"
+                  r"(?=(?:it's|it’s|it\s+is|is)\s)", r"\1 ", text, flags=re.IGNORECASE)
     text = re.sub(r"(?m)(?:^|(?<=\.\s))(?:answer|re|q|question|step)\s*(?:to\s+)?\d+\s*[:.)-]?\s*(?:done\s*,?\s*)?", "", text,
                   flags=re.IGNORECASE)  # "Answer to 2: it's V now", "Step 3 done, …"
     text = re.sub(r"(?<=[A-Za-z0-9\u3400-\u9fff])\s*(?:\.{3,}|…+)\s*(?=[A-Za-z0-9\u3400-\u9fff£$€¥#])", " — ", text)  # "X... V"

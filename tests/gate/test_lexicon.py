@@ -54,6 +54,10 @@ def test_single_fact_is_detected_exactly(text: str, expected: FactMention) -> No
 # in one clause and its value in the next, a form's field and value labels, courtesy formulas around a request,
 # a value before the slot it belongs to, a change said as a swap.
 EN_CONSTRUCTIONS = [
+    ("My desk number is no longer A7; it has been changed to B14.", "desk number", "B14"),
+    ("my desk number's been switched to B14, what a faff", "desk number", "B14"),
+    ("last night my desk number got changed over to B14", "desk number", "B14"),
+    ("uh my desk number yeah it's B14", "desk number", "B14"),
     ("forgot to answer ur q abt my desk number lol its B14", "desk number", "B14"),
     ("new desk number!! it is B14", "desk number", "B14"),
     ("Could you please replace my desk number currently on file with B14? Many thanks.", "desk number", "B14"),
