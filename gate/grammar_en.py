@@ -151,23 +151,26 @@ _GOT_MY_AT = re.compile(
     re.IGNORECASE,
 )
 _V_FOR_MY = re.compile(
-    r"(?:^(?:ended\s+up\s+|finally\s+|just\s+)?|\b(?:i|we)(?:'ve|’ve|\s+have|\s+had|'m|’m|\s+am)?\s+(?:ended\s+up\s+)?"
-    r"(?:(?:just|now|finally|recently|usually|always|normally|please|"
+    r"(?:^(?:(?:please|pls|kindly|can\s+you|could\s+you|would\s+you)\s+)*(?:ended\s+up\s+|finally\s+|just\s+)?|\b(?:i|we)(?:'ve|’ve|\s+have|\s+had|'m|’m|\s+am)?\s+(?:ended\s+up\s+)?"
+    r"(?:(?:just|now|finally|recently|usually|always|normally|please|been|"
     r"generally|typically|mostly|currently|still)\s+)*)"
     r"(?P<verb>went\s+back\s+to|switched(?:\s+over|\s+back)?\s+to|changed\s+(?:over\s+|back\s+)?to|moved\s+(?:over\s+|back\s+)?to|"
     r"reverted\s+to|returned\s+to|gone\s+back\s+to|go\s+back\s+to|go\s+with|going\s+with|went\s+with|got|have|use|using|chose|picked|settled\s+on|"
     r"opted\s+for|stick\s+with|sticking\s+with|stuck\s+with|landed\s+on|ended\s+up\s+with|upgraded\s+to|downgraded\s+to|"
-    r"bumped\s+(?:it\s+)?(?:up\s+|down\s+)?to|treat|consider|count|regard|take)\s+(?P<value>.+?)\s+(?:down\s+)?"
+    r"bumped\s+(?:it\s+)?(?:up\s+|down\s+)?to|treat|consider|count|regard|take|decided\s+on|went\s+for|saved|stored|"
+    r"picked|keep|kept|save|store|record|log)\s+(?P<value>.+?)\s+(?:down\s+|set\s+|saved\s+|registered\s+|listed\s+)?"
     r"(?:for|as|on)\s+my\s+" + _ADJ + _SLOT
     + r"(?:\s+(?:now|these\s+days|lately|instead|too|as\s+well|lol|haha+|btw|fyi|rn|after\s+all|in\s+the\s+end|eventually|"
-    r"for\s+now|pretty\s+much\s+always|mostly|last\s+\w+|this\s+\w+|\w+\s+ago|yesterday|today))*"
+    r"for\s+now|pretty\s+much\s+always|mostly|last\s+\w+|this\s+\w+|\w+\s+ago|yesterday|today|for\s+a\s+while(?:\s+now)?|"
+    r"since\s+(?!(?:last|next|this)\b).+|because\s+.+|in\s+(?:your|the)\s+(?:notes|records?|file|system|profile)|"
+    r"from\s+now\s+on|going\s+forward|please))*"
     + r"(?:\s+(?:instead\s+of|rather\s+than|not)\s+.+)?$",
     re.IGNORECASE,
 )
 _IMPERATIVE = re.compile(
     r"^(?:(?:please|pls|plz|kindly|can\s+(?:you|u|ya)|could\s+(?:you|u)|would\s+(?:you|u)|will\s+(?:you|u))\s+)*"
     r"(?:change|update|set|switch|make|put|correct|amend|edit|adjust|modify|bump)\s+my\s+" + _ADJ
-    + _SLOT + _FROM + _TO + r"(?P<value>.+)$",
+    + _SLOT + r"(?:\s+(?:in|on)\s+(?:your|the)\s+(?:notes|records?|file|system|profile))?" + _FROM + _TO + r"(?P<value>.+)$",
     re.IGNORECASE,
 )
 _MY_CHANGE = re.compile(r"my\s+" + _ADJ + _SLOT + r"\s+" + _CHANGE_VERB + _FROM + _TO + r"(?P<value>.+)$",
@@ -229,10 +232,23 @@ _WHAT_I_USE = re.compile(
     r"(?:as|for)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+(?:now|pretty\s+much\s+always|mostly|always))?$",
     re.IGNORECASE,
 )
+_WHAT_I_USE_FOR = re.compile(r"^(?P<value>.{1,40}?)(?:'s|’s|\s+is)\s+what\s+i(?:'ve|\s+have)?\s+(?:use|used|have|got|go\s+with|picked|"
+                             r"chose|went\s+with|put|keep)\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
+_HAS_REPLACED = re.compile(r"^(?P<value>.{1,40}?)\s+(?:has\s+|have\s+|just\s+)*(?:replaced|taken\s+over\s+from|superseded)\s+(?P<old>.{1,40}?)"
+                           r"\s+as\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
+_STOPPED_USING = re.compile(r"^(?:i(?:'m|’m|\s+am)\s+(?:not|no\s+longer)\s+using|i(?:'ve|\s+have)?\s+(?:stopped\s+using|got\s+rid\s+of|dropped)|"
+                            r"got\s+rid\s+of|stopped\s+using)\s+.{1,40}?\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT
+                            + r"(?:\s+(?:any\s*more|any\s+longer))?$", re.IGNORECASE)
+_NEW_SINCE = re.compile(r"^(?:(?:i(?:'ve|’ve|\s+have)?\s+)?got\s+(?:a\s+)?|(?:the\s+)?)new\s+" + _SLOT
+                        + r"(?:\s+(?:since|as\s+of|from)\s+(?:the\s+)?\w+(?:\s+\w+)?)?$", re.IGNORECASE)
+_MIND_ON = re.compile(r"^(?:i\s+)?changed\s+my\s+mind\s+(?:on|about)\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
+_USE_MY_PAREN = re.compile(r"\b(?:use|keep|note|remember|save|record|put|enter|add|log)\s+my\s+" + _ADJ + _SLOT
+                           + r"\s*\((?P<value>[^()]{1,40})\)", re.IGNORECASE)
 _BACK_TOPIC = re.compile(
     r"^(?:and\s+|so\s+)?(?:that(?:'s|’s|\s+is|s)|this\s+is|it(?:'s|’s|\s+is)|which\s+is|those\s+are|that\s+would\s+be|"
-    r"thas)\s+(?:now\s+)?(?:my\s+(?:new\s+|current\s+)?|the\s+(?:new|current)\s+|the\s+(?=\S+(?:\s+\S+){0,3}\s+now$))" + _SLOT
-    + r"(?:\s+(?:now|these\s+days|currently))?"
+    r"thas)\s+(?:now\s+)?(?:my\s+(?:new\s+|current\s+)?|the\s+(?:new|current)\s+|the\s+(?=\S+(?:\s+\S+){0,3}\s+now$)|"
+    r"the\s+(?=\S+(?:\s+\S+){0,4}\s+i(?:'ve|’ve|\s+have)?\s+(?:got|use|have)$))" + _SLOT
+    + r"(?:\s+i(?:'ve|’ve|\s+have)?\s+(?:got|use|have))?(?:\s+(?:now|these\s+days|currently))?"
     r"(?:\s+(?:lol|haha+|btw|fyi|rn|now|ok|okay|tho))*$",
     re.IGNORECASE,
 )
@@ -359,8 +375,9 @@ _ANAPHOR = re.compile(
     r"it\s+should\s+(?:be|say|read)\s+|mine(?:'s|’s|\s+is)\s+(?:now\s+)?|it\s+(?:reads|says)\s+|which(?:'s|’s|\s+is)\s+|"
     r"(?:it|that)(?:'s|’s|\s+is)\s+back\s+to\s+|back\s+to\s+|(?:it\s+)?went\s+back\s+to\s+|now\s+at\s+|"
     r"(?:and\s+)?(?:the\s+)?(?:new|current|updated)\s+(?:one|value)\s+(?:is|=|:)\s*|the\s+answer\s+is\s+|its\s+|"
-    r"it\s+is\s+|(?:now\s+)?it'?s\s+"
-    r")(?P<value>.+)$",
+    r"it\s+is\s+|(?:now\s+)?it'?s\s+|(?:i(?:'ve|’ve|\s+have)?\s+)?(?:replaced|swapped|switched)\s+it\s+(?:with|for|to)\s+|"
+    r"(?:i\s+)?went\s+with\s+"
+    r")(?P<value>.+?)(?:\s+instead)?$",
     re.IGNORECASE,
 )
 
@@ -710,8 +727,9 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
                        r"moved|updated|shifted)\s+(?:over\s+)?to)\s+", "", m["value"], flags=re.IGNORECASE)
         if re.match(r"(?:not|never|no\s+longer)\b", value, re.IGNORECASE):
             return Blocked("negated")
-        if re.search(r"\s(?:is|na|was|=|iz)\s|:\s", value, re.IGNORECASE):
-            return Blocked("someone else's")  # "my boss's phone plan is V": the boss's
+        if re.search(r"\s(?:is|na|was|=|iz)\s|:\s", value, re.IGNORECASE) or m["slot"].lower().split()[-1] in _PEOPLE or (
+                len(m["slot"].split()) > 1 and m["slot"].lower().split()[0] in _PEOPLE):
+            return Blocked("someone else's")  # "my boss's phone plan is V", "as my husband's X": the boss's, the husband's
         adv = (m["adv"] or "").lower()
         return _found(m["slot"], value, change=adv in _ADV_CHANGE, adj=m["adj"])
     return None
@@ -780,6 +798,25 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     m = re.match(r"^(?:(?:my|a|the)\s+)?(?:brand\s+)?new\s+" + _SLOT + r"(?:\s+(?:alert|incoming|time|day))?$", clause, re.IGNORECASE)
     if m and clean_slot(m["slot"]):
         return Topic(clean_slot(m["slot"]) or "", True, bare=True)  # "new phone plan!! it's V"
+    # "I think my X is V", "pretty sure my X is V": the user's own assertion, hedged; not someone else's belief
+    clause = re.sub(r"^(?:i\s+(?:think|believe|reckon)|(?:i(?:'m|’m|\s+am)\s+)?(?:pretty|fairly|quite)\s+(?:sure|certain))\s+(?:that\s+)?(?=\S)",
+                    "", clause, flags=re.IGNORECASE)
+    # "from today, my X will be V": a change that takes effect now, not a plan
+    if re.match(r"^(?:from\s+today|as\s+of\s+today|starting\s+today|from\s+now\s+on|effective\s+(?:today|immediately))\b", clause,
+                re.IGNORECASE):
+        clause = re.sub(r"\s+will\s+be\s+", " is now ", clause, count=1, flags=re.IGNORECASE)
+    for pattern in (_STOPPED_USING, _MIND_ON, _NEW_SINCE):
+        m = pattern.match(clause)
+        if m and clean_slot(m["slot"]):
+            return Topic(clean_slot(m["slot"]) or "", True, bare=True)  # "got rid of OLD as my X", "new X since Monday"
+    m = re.match(r"^(?P<value>.{1,40}?)\s+it\s+is$", clause, re.IGNORECASE)
+    if m and topic_open and (value := bare_value(m["value"])) is not None:
+        return Anaphor(value, True)  # "V it is": the choice made
+    for pattern, change in ((_WHAT_I_USE_FOR, False), (_HAS_REPLACED, True), (_USE_MY_PAREN, False)):
+        m = pattern.search(clause) if pattern is _USE_MY_PAREN else pattern.match(clause)
+        if m and not _blocked(clause[: m.start()]) and (found := _found(m["slot"], m["value"], change=change,
+                                                                         adj=m["adj"])) is not None:
+            return found
     m = _NAMED_AFTER.match(clause)
     if m and clean_slot(m["slot"]):
         body = re.split(r"\s*(?:→|->|=>)\s*", m["body"])[-1]
@@ -968,6 +1005,8 @@ def bare_value(clause: str) -> str | None:
     clause = re.sub(r"^(?:(?:so|yeah|yep|yes|ok|okay|well|um+|uh+|oh|and|like|easy|simple|honestly|correct|right|exactly|"
                     r"indeed|sure)\s*[,—–-]?\s+)+", "",
                     clause.strip(), flags=re.IGNORECASE)
+    clause = re.sub(r"^(?:swapped|switched|changed|traded|replaced)\s+.{1,40}?\s+(?:out\s+)?(?:for|to|with)\s+(?=\S)", "", clause,
+                    flags=re.IGNORECASE)  # "swapped OLD out for V — that's my X now"
     value, _ = _clean_value(re.sub(r"^(?:it(?:'s|’s|\s+is)|its|that(?:'s|’s|\s+is)|mine(?:'s|’s|\s+is))\s+", "",
                                    clause, flags=re.IGNORECASE))
     if not valid_value(value) or len(value.split()) > 6 or re.match(r"^[A-Z][\w.]*:\s", value):

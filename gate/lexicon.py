@@ -442,6 +442,10 @@ def _facts(text: str) -> Iterator[FactMention]:
     # "my X — the one I use for work — is V", "my X (the one you have on file) is V", "my X, which you asked about, is V"
     text = re.sub(r"(\bmy\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?)\s*(?:\((?:the|which|that|in|if|as|just|for|i|you|ie|i\.e\.|aka|yes|my|mine)\b[^()]{0,60}\)|\s[—–-]\s[^—–\n]{1,60}?\s[—–-]\s|,\s[^,\n]{1,60}?,)\s*"
                   r"(?=(?:is|was|has\s+been|'s|’s|became)\b)", r"\1 ", text, flags=re.IGNORECASE)
+    # "my X, which is V": the relative clause gives the value
+    # (only where "my X" begins the clause: "it shows V as my X, which is a mistake" says nothing of X)
+    text = re.sub(r"((?:^|[.:;!?—–]\s*|\b(?:and|so|but|also)\s+)my\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?),\s+which\s+(?:is|'s)\s+",
+                  r"\1 is ", text, flags=re.IGNORECASE | re.MULTILINE)
     # "my X yeah it's V", "my X, um, is V": a filler between the slot and its copula
     text = re.sub(r"(\bmy\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?)\s*,?\s+(?:yeah|yep|uh+|um+|erm|well|like)\s*,?\s+"
                   r"(?=(?:it's|it’s|it\s+is|is)\s)", r"\1 ", text, flags=re.IGNORECASE)
@@ -451,6 +455,8 @@ def _facts(text: str) -> Iterator[FactMention]:
     text = re.sub(r"(?m)^\s*[|｜]\s*([^|｜\n]+?)\s*[|｜]\s*([^|｜\n]+?)\s*[|｜]\s*$", r"\1: \2", text)  # "| X | V |": a table row
     if len(re.findall(r"[:：]", text)) >= 2:
         text = re.sub(r"\s+[|｜]\s+", "\n", text)  # "Field: X | Entry: V": one label per line
+    # "几件事：1. … 2. 我的X是V 3. …": items numbered inside one Chinese line, one per line
+    text = re.sub(r"(?<=[\u3400-\u9fff\w])\s+(?=\d{1,2}[.、)）]\s*[\u3400-\u9fff])", "\n", text)
     text = re.sub(r"(?m)^\s*(?:[-*•·]|\d{1,2}[.)]|\(\d{1,2}\))\s+(?=\S)", "", text)  # list items
     text = re.sub(r"(?m)^\s*(?:>+\s*|(?:me|user|agent|assistant|bot|q|a)\s*:\s+(?=\S))"
                   r"(?:(?:so\s+|and\s+)?what(?:'s|’s|\s+is)\s+(?=your\s))?", "", text, flags=re.IGNORECASE)  # a quoted exchange
@@ -652,6 +658,9 @@ def _owned_by_other(question: str, at: int, slot: str) -> bool:
 # "we talked about this before — what's my X?", "I forgot my X, what was it again?": asked now, about now.
 _ASKED_NOW = re.compile(r"\b(?:(?:talked|spoke|chatted)\s+about\s+(?:this|it|that)\s+before|told\s+you\s+(?:this\s+|that\s+)?"
                         r"before|(?:as\s+)?i\s+(?:said|mentioned)\s+before|what\s+was\s+it\s+again)\b|"
+                        # "before I log in, tell me my X": a moment to come (present tense), not the value before a change
+                        r"^(?:ok(?:ay)?,?\s+|so,?\s+)?before\s+(?:i|we)\s+(?!\w+ed\b|(?:went|got|had|was|were|made|took|left|came|began|became|"
+                        r"bought|sold|set|put|did|switched|changed|moved)\b)[a-z]+\b(?!.*\b(?:was|were|had|did)\b)|"
                         r"之前(?:跟|和|给|对)你(?:说|讲|提)过?的?", re.IGNORECASE)
 
 
