@@ -692,6 +692,10 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
             value = m["value"]
             if m.groupdict().get("old"):
                 value = _split_from_to(f"{m['old']} to {value}")
+            verb = m.groupdict().get("verb")
+            if verb and re.search(r"\b(?:been|was|were|got|is|are)\s+(?:\w+\s+)?" + re.escape(verb), rest, re.IGNORECASE):
+                value = re.sub(r"\s+by\s+(?:the|my|our|their|his|her|a|an)\s+[\w-]+(?:\s+[\w-]+)?\s*$", "", value,
+                               flags=re.IGNORECASE)  # "has been changed to V by the administration": the agent is not the value
             return _found(m["slot"], value, change=True, adj=m["adj"], cut_from=pattern is _MY_CHANGE)
     for pattern in (_MY_NOT_ANYMORE, _MY_NO_LONGER, _MY_ISNT):
         m = pattern.match(rest)

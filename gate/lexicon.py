@@ -68,6 +68,9 @@ _ABBREVIATIONS = frozenset(
 # "!" and "?" end a sentence unless a letter or digit follows ("qwerty!9" is one value).
 _SENTENCE_END = re.compile(r"\.(?=\s|$)|[;。\n]+|[！？]+[!?]*|[!?]+(?![A-Za-z0-9])")
 _EMOJI = re.compile(f"[{grammar_en.EMOJI_CHARS}]+")
+# What follows a capital letter and a full stop when they end a sentence rather than make an initial.
+_AFTER_INITIAL_ENDS = re.compile(r"[a-z]|(?:I(?:'\w+|’\w+)?|Thanks|Thank|Best|Regards|Cheers|With|That|This|It|Same|Ok|Okay|Please|"
+                                 r"Sorry|Kind|Many|Warm|Yours|Sincerely)\b")
 _LAST_WORD = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]+)$")
 # A comma between two digits is a thousands separator; a dash between words is part of a name.
 _EN_BREAK = re.compile(
@@ -159,7 +162,10 @@ def _sentences(text: str) -> Iterator[tuple[str, bool]]:
     for m in _SENTENCE_END.finditer(text):
         if m.group(0) == ".":
             word = _LAST_WORD.search(text[start:m.start()])
-            if word and (word.group(1).lower() in _ABBREVIATIONS or (len(word.group(1)) == 1 and word.group(1).isupper())):
+            initial = word is not None and len(word.group(1)) == 1 and word.group(1).isupper()
+            if initial and _AFTER_INITIAL_ENDS.match(text[m.end():].lstrip()):
+                initial = False  # "195 W. I've written it down", "Band A. Best, Ana": a unit or a band, then a new sentence
+            if word and (word.group(1).lower() in _ABBREVIATIONS or initial):
                 continue  # "Dr. Okafor", "ext. 4471", "J. Whitfield"
         if text[start:m.start()].strip():
             yield text[start:m.start()], "?" in m.group(0) or "？" in m.group(0)
