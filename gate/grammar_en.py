@@ -103,7 +103,7 @@ _COPULA = (r"(?P<cop>(?<=\S)\s*=|(?<=[^\s\d])\s*:|\s+na(?=\s)|\s+now(?=\s)|"
            r"\s+(?:(?:currently|now|still|usually|normally|actually)\s+)?(?:is\s+become|has\s+became|become|becomes|is|iz|si|'s|’s|"
            r"it\s+is|it's|it’s|sits\s+at|stands\s+at|comes\s+to|reads|has\s+been|have\s+been|remains|stays|is\s+set\s+to|is\s+listed\s+as|reads|"
            r"stands\s+at|comes\s+to|sits\s+at|is\s+at|'s\s+at|equals|happens\s+to\s+be|has\s+become|became|"
-           r"is\s+down\s+as|is\s+recorded\s+as|is\s+registered\s+as|is\s+saved\s+as|is\s+on\s+file\s+as|"
+           r"shows\s+as|is\s+showing\s+as|reads\s+as|displays\s+as|is\s+shown\s+as|is\s+down\s+as|is\s+recorded\s+as|is\s+registered\s+as|is\s+saved\s+as|is\s+on\s+file\s+as|"
            r"ended\s+up\s+(?:being|as)|is\s+back\s+to|'s\s+back\s+to|is\s+now\s+back\s+to|was\s+\w+(?:\s+\w+){0,3}\s+and\s+is|"
            r"is\s+in\s+fact|is\s+actually)\b|\s*(?:→|->|=>))")
 _CHANGE_VERB = (
@@ -135,7 +135,8 @@ _BARE_PAST = re.compile(
     r"^(?:(?:just|finally|also|so|and|oh|ok|okay|lol|then|recently|officially)\s+)*"
     r"(?:changed|updated|switched|swapped|moved|bumped|upgraded|downgraded|reset|raised|lowered|set|put|got|adjusted|"
     r"chnged|chngd|chaged|changd|updtd|upd8d|"
-    r"increased|decreased|cut|reduced|dropped|lifted|reverted|renamed|changed\s+over|switched\s+over)\s+(?:over\s+)?"
+    r"increased|decreased|cut|reduced|dropped|lifted|reverted|renamed|changed\s+over|switched\s+over|"
+    r"(?:finished|done|just\s+finished|completed)\s+(?:switching|changing|moving|updating))\s+(?:over\s+)?"
     r"(?:my|the)\s+" + _ADJ + _SLOT + r"(?:\s+(?:over|across|back))?" + _FROM + _TO + r"(?P<value>.+)$",
     re.IGNORECASE,
 )
@@ -169,7 +170,7 @@ _V_FOR_MY = re.compile(
 )
 _IMPERATIVE = re.compile(
     r"^(?:(?:please|pls|plz|kindly|can\s+(?:you|u|ya)|could\s+(?:you|u)|would\s+(?:you|u)|will\s+(?:you|u))\s+)*"
-    r"(?:change|update|set|switch|make|put|correct|amend|edit|adjust|modify|bump)\s+my\s+" + _ADJ
+    r"(?:change|update|set|switch|swap|make|put|correct|amend|edit|adjust|modify|bump)\s+my\s+" + _ADJ
     + _SLOT + r"(?:\s+(?:in|on)\s+(?:your|the)\s+(?:notes|records?|file|system|profile))?" + _FROM + _TO + r"(?P<value>.+)$",
     re.IGNORECASE,
 )
@@ -240,7 +241,17 @@ _STOPPED_USING = re.compile(r"^(?:i(?:'m|’m|\s+am)\s+(?:not|no\s+longer)\s+usi
                             r"got\s+rid\s+of|stopped\s+using)\s+.{1,40}?\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT
                             + r"(?:\s+(?:any\s*more|any\s+longer))?$", re.IGNORECASE)
 _NEW_SINCE = re.compile(r"^(?:(?:i(?:'ve|’ve|\s+have)?\s+)?got\s+(?:a\s+)?|(?:the\s+)?)new\s+" + _SLOT
-                        + r"(?:\s+(?:since|as\s+of|from)\s+(?:the\s+)?\w+(?:\s+\w+)?)?$", re.IGNORECASE)
+                        + r"(?:\s+(?:since|as\s+of|from)\s+(?:the\s+)?\w+(?:\s+\w+)?)?(?:\s+now)?$", re.IGNORECASE)
+_YOU_WANTED = re.compile(r"^(?:you|u)\s+(?:wanted|asked\s+(?:for|about)|needed|were\s+asking\s+(?:for|about)|requested)\s+my\s+" + _ADJ
+                         + _SLOT + r"$", re.IGNORECASE)
+_YOU_HAD = re.compile(r"^(?:you|u)\s+(?:had|have|got|wrote|put|listed|noted)\s+(?:down\s+)?my\s+" + _ADJ + _SLOT
+                      + r"\s+(?:as|at|down\s+as)\s+.{1,40}$", re.IGNORECASE)
+_INSTEAD_OF = re.compile(r"^(?:it(?:'s|’s|\s+is)\s+)?(?P<value>.{1,40}?)\s+(?:instead\s+of|rather\s+than)\s+(?P<old>.{1,40}?)\s+"
+                         r"(?:for|as)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+(?:now|these\s+days|nowadays))?$", re.IGNORECASE)
+_PUT_ME_DOWN = re.compile(r"^(?:please\s+)?put\s+me\s+down\s+(?:as|for)\s+(?P<value>.{1,40}?)\s+(?:for|as)\s+(?:my\s+|the\s+)?" + _ADJ
+                          + _SLOT + r"(?:\s+please)?$", re.IGNORECASE)
+_FOR_X_I_HAVE = re.compile(r"^for\s+(?:the\s+)?" + _SLOT + r",?\s+i(?:'ve|’ve|\s+have)?\s+(?:got|have|use|am\s+using|'m\s+using)\s+"
+                           r"(?P<value>.+)$", re.IGNORECASE)
 _MIND_ON = re.compile(r"^(?:i\s+)?changed\s+my\s+mind\s+(?:on|about)\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
 _USE_MY_PAREN = re.compile(r"\b(?:use|keep|note|remember|save|record|put|enter|add|log)\s+my\s+" + _ADJ + _SLOT
                            + r"\s*\((?P<value>[^()]{1,40})\)", re.IGNORECASE)
@@ -324,7 +335,7 @@ _REPLACE_MY = re.compile(
     r"\b(?:replace|swap|substitute|overwrite)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+currently\s+on\s+file|\s+on\s+file|"
     r"\s+in\s+your\s+(?:records|notes|system))?\s+with\s+(?P<value>.+)$", re.IGNORECASE)
 _ASKED_SLOT = re.compile(r"^(?:oh\s+|and\s+|also\s+|as\s+for\s+|re\s+|about\s+|what\s+about\s+|"
-                         r"(?:you|u)\s+(?:wanted|asked\s+(?:for|about)|needed|need|want)\s+|remember\s+|recall\s+)*(?:my\s+|your\s+)?" + _ADJ
+                         r"(?:you|u)\s+(?:wanted|asked\s+(?:for|about)|needed|need|want)\s+|remember\s+|recall\s+)*(?:my\s+|your\s+|the\s+)?" + _ADJ
                          + _SLOT + r"$", re.IGNORECASE)
 _GOT_SORTED = re.compile(
     r"\b(?:got|had|have|'ve|’ve|finally\s+got|just\s+got)\s+my\s+" + _ADJ + _SLOT + r"\s+(?:sorted(?:\s+out)?|fixed|"
@@ -389,7 +400,7 @@ _SLOT_STOPWORDS = frozenset(
     has have had do does did will would can could should may might must to from of in on at as by
     for with about now currently still always here there am very really lol haha pls thx btw fyi rn tho
     okay ok isnt aint wasnt arent dont doesnt isn't isn’t wasn't aren't don't doesn't can't won't didn't
-    changed updated moved switched needs needed updating
+    changed updated moved switched needs needed updating uses wears drives owns prefers
     """.split()
 )
 _SLOT_BLOCK = frozenset(
@@ -809,6 +820,14 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     if re.match(r"^(?:from\s+today|as\s+of\s+today|starting\s+today|from\s+now\s+on|effective\s+(?:today|immediately))\b", clause,
                 re.IGNORECASE):
         clause = re.sub(r"\s+will\s+be\s+", " is now ", clause, count=1, flags=re.IGNORECASE)
+    for pattern, change in ((_YOU_WANTED, False), (_YOU_HAD, True)):
+        m = pattern.match(clause)
+        if m and clean_slot(m["slot"]):
+            return Topic(clean_slot(m["slot"]) or "", change, bare=True)  # "you wanted my X. Yep, V", "you had my X as OLD? It's V now"
+    for pattern, change in ((_INSTEAD_OF, True), (_PUT_ME_DOWN, False), (_FOR_X_I_HAVE, False)):
+        m = pattern.match(clause)
+        if m and (found := _found(m["slot"], m["value"], change=change, adj=m.groupdict().get("adj"))) is not None:
+            return found
     for pattern in (_STOPPED_USING, _MIND_ON, _NEW_SINCE):
         m = pattern.match(clause)
         if m and clean_slot(m["slot"]):
@@ -912,6 +931,8 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         if isinstance(left, Topic) and swap:  # "my X: swapped A for B"
             return _found(left.slot, swap["value"], change=True)
         if isinstance(left, Topic):  # "my X changed: V", "on the subject of my X: mine is V"
+            tail = re.sub(r"^\s*(?:no\s+longer|not)\s+.{1,40}?\s+but\s+", "", tail, flags=re.IGNORECASE)  # "my X: no longer A but B"
+            tail = re.sub(r"^\s*it\s+(?:has\s+)?(?:changed|got\s+changed)\s*[,;]?\s*", "", tail, flags=re.IGNORECASE)
             value = bare_value(tail)
             if value is not None:
                 return Found(left.slot, value, left.change)
@@ -1011,6 +1032,8 @@ def bare_value(clause: str) -> str | None:
                     clause.strip(), flags=re.IGNORECASE)
     clause = re.sub(r"^(?:swapped|switched|changed|traded|replaced)\s+.{1,40}?\s+(?:out\s+)?(?:for|to|with)\s+(?=\S)", "", clause,
                     flags=re.IGNORECASE)  # "swapped OLD out for V — that's my X now"
+    clause = re.sub(r"\s+(?:got|was|has\s+been|just\s+got)\s+(?:confirmed|approved|issued|assigned|activated|through)\b.*$", "", clause,
+                    flags=re.IGNORECASE)  # "V got confirmed this morning, it's my new X"
     value, _ = _clean_value(re.sub(r"^(?:it(?:'s|’s|\s+is)|its|that(?:'s|’s|\s+is)|mine(?:'s|’s|\s+is))\s+", "",
                                    clause, flags=re.IGNORECASE))
     if not valid_value(value) or len(value.split()) > 6 or re.match(r"^[A-Z][\w.]*:\s", value):

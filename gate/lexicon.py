@@ -84,7 +84,7 @@ _EN_BREAK = re.compile(
 _ZH_BREAK = re.compile(
     r"(?<!\d),|,(?!\d)|、|\s+[-–—]+\s+|(?<!\d)—(?!—)|(?<!—)—(?![\d—])|～|~"
     r"|(?<=[了啊哈呀哦吧呢啦嘛嗯哎喔呗咯下])\s+|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])"
-    r"|(?<=[\u4e00-\u9fff])\s+(?=[A-Za-z](?![A-Za-z0-9.\-]*\d))|(?<=[A-Za-z0-9])\s+(?=[\u4e00-\u9fff]{2})"
+    r"|(?<=[\u4e00-\u9fff])\s+(?=[a-z](?![A-Za-z0-9.\-]*\d))|(?<=[A-Za-z0-9])\s+(?![步元块米斤个号楼层次天周年月日点分秒克磅])(?=[\u4e00-\u9fff]{2})"
 )
 # A whole sentence that is a label: "office floor - 7F", "工位：K2-33", "【工位】K2-33".
 _LABEL_SENTENCE = re.compile(
@@ -376,7 +376,9 @@ class _Reader:
             lead: list[str] = []
             for piece in reversed(self.pending):  # the value-like pieces right before this clause
                 if not (_continues(piece) or re.fullmatch(r"[a-z][\w\-]*(?:\s+[\w\-]+){0,2}", piece.strip())) or re.match(
-                        r"(?:yes|no|correct|right|ok|okay|sure|yeah|yep|exactly|indeed|so|well|got|i|we)\b", piece, re.I):
+                        r"(?:yes|no|correct|right|ok|okay|sure|yeah|yep|exactly|indeed|so|well|got|i|we|\w+ed)\b", piece.strip(), re.I
+                ) or re.search(r"\b(?:came|went|arrived|is|was|were|has|have|had)\b", piece, re.I):
+                    # "Dropped OLD — V is my X now", "the letter came — V is my X": a clause of its own, not the value's start
                     break
                 lead.insert(0, piece)
             if isinstance(read, Found) and lead and body.lower().startswith(read.value.lower()):
@@ -448,6 +450,23 @@ def _facts(text: str) -> Iterator[FactMention]:
     # "my X — the one I use for work — is V", "my X (the one you have on file) is V", "my X, which you asked about, is V"
     text = re.sub(r"(\bmy\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?)\s*(?:\((?:the|which|that|in|if|as|just|for|i|you|ie|i\.e\.|aka|yes|my|mine)\b[^()]{0,60}\)|\s[—–-]\s[^—–\n]{1,60}?\s[—–-]\s|,\s[^,\n]{1,60}?,)\s*"
                   r"(?=(?:is|was|has\s+been|'s|’s|became)\b)", r"\1 ", text, flags=re.IGNORECASE)
+    # The slot named with "the" or "mine" and owned all the same: "the X I've got is V", "the X you have on file for me
+    # is V", "V is the X I've got", "the X — mine's V", "mine is V (the X)", "Mine's V. The X, I mean.", "what my X is,
+    # is V", "it's V that I have as my X", "re: my X — V", "about the X you asked for — V"
+    text = re.sub(r"\bthe\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+)\s+(?:that\s+)?(?:i(?:'ve|’ve|\s+have)?\s+(?:currently\s+|now\s+)?(?:got|have|use|am\s+using)|"
+                  r"you\s+(?:should\s+)?have\s+(?:on\s+file\s+)?for\s+me|(?:on|in)\s+my\s+(?:account|profile|file))\s+(?:is|=)\s+",
+                  r"my \1 is ", text, flags=re.IGNORECASE)
+    text = re.sub(r"\s+is\s+the\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+)\s+i(?:'ve|’ve|\s+have)?\s+(?:got|have|use)\s*(?=[.!]|$)", r" is my \1", text,
+                  flags=re.IGNORECASE | re.MULTILINE)
+    text = re.sub(r"(?m)^((?:oh\s+)?(?:and\s+)?)the\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+)\s*(?:—|–|-|:|,)\s*mine(?:'s|’s|\s+is)\s+", r"\1my \2 is ", text,
+                  flags=re.IGNORECASE)
+    text = re.sub(r"(?m)^mine(?:'s|’s|\s+is)\s+(.{1,40}?)\s*(?:\(\s*the\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+)\s*\)|[.,]\s+the\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+),?\s+i\s+mean)[.!]?\s*$",
+                  lambda m: f"my {m[2] or m[3]} is {m[1]}", text, flags=re.IGNORECASE)
+    text = re.sub(r"(?m)^what\s+my\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+)\s+is,?\s+is\s+", r"my \1 is ", text, flags=re.IGNORECASE)
+    text = re.sub(r"(?m)^it(?:'s|’s|\s+is)\s+(.{1,40}?)\s+that\s+i(?:'ve|\s+have)?\s+(?:have|use|got|picked|chose)\s+(?:as|for)\s+my\s+",
+                  r"\1 is my ", text, flags=re.IGNORECASE)
+    text = re.sub(r"(?m)^(?:re|about|regarding)\s*:?\s+(?:my|the)\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+)(?:\s+you\s+(?:asked|wanted)\s+(?:for|about))?\s*(?:—|–|:)\s*",
+                  r"my \1 is ", text, flags=re.IGNORECASE)
     # "my X, which is V": the relative clause gives the value
     # (only where "my X" begins the clause: "it shows V as my X, which is a mistake" says nothing of X)
     text = re.sub(r"((?:^|[.:;!?—–]\s*|\b(?:and|so|but|also)\s+)my\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?),\s+which\s+(?:is|'s)\s+",
@@ -554,7 +573,7 @@ _ORIGINAL = re.compile(
     r"\b(?:original(?:ly)?|initial(?:ly)?|at\s+first|first\s+(?:one|value|time)?|to\s+begin\s+with|"
     r"in\s+the\s+(?:very\s+)?beginning|at\s+the\s+(?:very\s+)?(?:start|beginning)|started\s+(?:with|out)|"
     r"start(?:ed)?\s+off|very\s+first|earliest|first\s+ever|ever\s+(?:told|gave|said|mentioned)|start\s+with|began\s+with|"
-    r"begin\s+with|which\s+was\s+the\s+first)\b"
+    r"begin\s+with|which\s+was\s+the\s+first|(?:had|have|got|used|picked|chose|gave)\s+(?:you\s+)?first|start\s+out)\b"
     r"|最早|最开始|一开始|最初|起初|第一次|第一个|刚开始|开头|最先|初始|原始|当初|初代|头一回|第一版",
     re.IGNORECASE,
 )
@@ -626,7 +645,10 @@ def _textual_anchor(question: str) -> str | None:
                 continue
             anchor = re.sub(r"^(?:变更为|变更成|更新为|更新成|调整为|调整成|切换到|切换为|改成了?|换成了?|变成了?|改为|变为|换为)",
                             "", anchor)
-            anchor = re.sub(r"^(?:嗯|就是|那个|紧挨着|就在|正好在|恰好在|能告诉我|告诉我|帮我查一下|查一下|麻烦查一下|未)+", "", anchor)
+            anchor = re.sub(r"^(?:嗯|就是|那个|紧挨着|就在|正好在|恰好在|能告诉我|告诉我|帮我查一下|查一下|麻烦查一下|未|你?还记得|记得|"
+                            r"帮我看看|帮我看一下)+", "", anchor)
+            if re.fullmatch(r"(?:最近|最后|上)?(?:一次|次)?(?:改|换|变|更新|修改|调整|更改|变更)(?:了|过)?", anchor):
+                continue  # "最近一次改之前": before the last change, no value named
             anchor = re.sub(r"^(?:转做|转成|换做|切到|切成|换|改|变|选)(?=\S{2,})", "", anchor)
             anchor = re.sub(r"(?:生效|上来|出现|登场|启用|开始|那会儿?)$", "", anchor)
             anchor = re.sub(r"\s+(?:was|is)(?:\s+what)?$", "", anchor, flags=re.IGNORECASE)

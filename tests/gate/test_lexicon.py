@@ -54,6 +54,23 @@ def test_single_fact_is_detected_exactly(text: str, expected: FactMention) -> No
 # in one clause and its value in the next, a form's field and value labels, courtesy formulas around a request,
 # a value before the slot it belongs to, a change said as a swap.
 EN_CONSTRUCTIONS = [
+    ('the desk number I currently have is B14, fyi', 'desk number', 'B14'),
+    ('What my desk number is, is B14.', 'desk number', 'B14'),
+    ('re: my desk number — B14', 'desk number', 'B14'),
+    ("Mine's B14. The desk number, I mean.", 'desk number', 'B14'),
+    ('mine is B14 (the desk number)', 'desk number', 'B14'),
+    ("Oh and the desk number — mine's B14!", 'desk number', 'B14'),
+    ("B14 is the desk number I've got", 'desk number', 'B14'),
+    ('The desk number you should have on file for me is B14.', 'desk number', 'B14'),
+    ("It's B14 that I have as my desk number", 'desk number', 'B14'),
+    ('About the desk number you asked for — B14', 'desk number', 'B14'),
+    ('You wanted my desk number. Yep, B14.', 'desk number', 'B14'),
+    ('B14 instead of A7 for my desk number now', 'desk number', 'B14'),
+    ('Finished switching my desk number to B14.', 'desk number', 'B14'),
+    ('so now my desk number shows as B14', 'desk number', 'B14'),
+    ('my desk number: no longer A7 but B14', 'desk number', 'B14'),
+    ("You had my desk number as A7? It's B14 now.", 'desk number', 'B14'),
+    ('Dropped A7 — B14 is my desk number now', 'desk number', 'B14'),
     ("I've been using B14 as my desk number for a while now.", 'desk number', 'B14'),
     ('Could you save B14 as my desk number in your notes?', 'desk number', 'B14'),
     ('Please use my desk number (B14) when you book the room.', 'desk number', 'B14'),
@@ -126,6 +143,17 @@ EN_CONSTRUCTIONS = [
 # duration and formal adverbs between the slot and the copula, value first, a form's two labels,
 # Cantonese, a request, a slot named by others then "mine", a correction, "use/pick" as the copula.
 ZH_CONSTRUCTIONS = [
+    ('我这边工位是7楼。', '工位', '7楼'),
+    ('我工位用的就是7楼', '工位', '7楼'),
+    ('这段时间我的工位一直是7楼。', '工位', '7楼'),
+    ('回你刚才问的工位：7楼。', '工位', '7楼'),
+    ('所以现在我的工位显示的是7楼', '工位', '7楼'),
+    ('邮件到了，7楼正式成了我的工位。', '工位', '7楼'),
+    ('我换了个新工位，7楼', '工位', '7楼'),
+    ('我有新工位了，是7楼！', '工位', '7楼'),
+    ('工位把3楼换成7楼了', '工位', '7楼'),
+    ('关于工位：现在是7楼，不是3楼。', '工位', '7楼'),
+    ('我的手表是华为 Watch GT 4', '手表', '华为 Watch GT 4'),
     ('工位这栏我填的7楼。', '工位', '7楼'),
     ('我报一下我的工位：7楼', '工位', '7楼'),
     ('兹告知，本人目前工位为7楼。', '工位', '7楼'),
@@ -191,6 +219,8 @@ def test_constructions_are_read_as_one_fact(text: str, slot: str, value: str) ->
 
 
 NEGATIVES = [
+    '老早以前我工位是7楼，都是过去的事了。',
+    'the car my sister has is a Golf',
     "Put B14 as my husband's desk number, please.",
     'Starting next Monday, my desk number will be B14.',
     'my mum thinks my desk number is B14',
