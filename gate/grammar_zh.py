@@ -276,7 +276,8 @@ def _blocked(lead: str) -> bool:
 
 def _found(slot_raw: str, value_raw: str, *, change: bool) -> Clause:
     slot = _slot(slot_raw)
-    if slot is None or re.search(r"待定|暂定|未定|未确认|待确认|没关系|无关|(?:那|这|的)(?:件)?事|没成|没办成|未成|作罢|黄了", value_raw):
+    if slot is None or re.search(r"待定|暂定|未定|未确认|待确认|没关系|无关|(?:那|这|的)(?:件)?事|没成|没办成|未成|作罢|黄了|的话(?:会|就|$)|"
+                                 r"会怎么?样|会如何", value_raw):
         return None  # "工位→7楼（待定）" is not settled
     value, tail_change = _clean_value(value_raw)
     if not _valid_value(value) or re.search(r"(?:不|没|未)$", value):
@@ -328,7 +329,12 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
                     r"刚才|刚刚|日前|近日|近期|这周|本周|这个月|本月|上个?月[尾底初]|琴日|寻日|尋日|噚日)(?:的时候)?\s*(?=我|本人|把|将|说到|提到|说起|问)", "",
                     clause)  # "上周我把工位从3楼换到了7楼"
     clause = re.sub(r"^(?:你|您)(?:那边|这边|那儿|那里)\s*(?=\S)", "", clause)
-    clause = re.sub(r"^(?:这段时间|这阵子|最近这阵子|最近这段时间|眼下|近来|以后|往后|今后)[，,]?\s*(?=\S)", "", clause)  # "这段时间我的X一直是V"
+    if re.match(r"^(?:明年|明天|后天|下个?月|下周|下星期|下礼拜|将来|未来|过几天|过阵子|回头|等)", clause):
+        return Blocked("a plan")  # "明年我的X是V", "等搬完以后我的X是V": not yet
+    later = re.match(r"^(?P<lead>[^，,]{0,8}?)(?:以后|之后|往后|今后)", clause)
+    if later and not re.search(r"[了完好]", later["lead"]) and not re.search(r"了\s*$|一律|统一|都按|就按", clause):
+        return Blocked("a plan")  # "以后我的X是V"; "搬家以后我的X就变成V了" told as done stays
+    clause = re.sub(r"^(?:这段时间|这阵子|最近这阵子|最近这段时间|眼下|近来)[，,]?\s*(?=\S)", "", clause)  # "这段时间我的X一直是V"
     clause = re.sub(r"^(本人|我的|我)(?:目前|现在|当前|如今)(?=[^，,]{2,14}?(?:为|是))", r"\1", clause)  # "本人目前X为V", "我现在X是V"
     clause = re.sub(r"^(?:从)?(?:上个?月|上周|上星期|上礼拜|本月|这个月|今天|今年|去年|即日|月初|本周|这周)起\s*(?=\S)", "", clause)  # "上个月起X就改成V了"  # "你那边工位改一下"
     clause = re.sub(r"^【[^】]{1,16}】\s*(?=\S)", "", clause)  # a form's header: "【个人信息登记】工位——7楼"
@@ -496,6 +502,8 @@ def _core(body: str, topic_open: bool) -> Clause:
             return found
     for pattern in (_BA_RE, _CHANGE_RE, _SLOT_BA_RE):
         m = pattern.match(body)
+        if m and pattern is _SLOT_BA_RE and (m["slot"].strip() in _OTHER_OWNERS or re.fullmatch(rf"[小老阿][{_CJK}]", m["slot"].strip())):
+            return Blocked("someone else's doing")  # "领导把他的X换成V了", "老王把X换成了V": the boss, Lao Wang
         if m:
             found = _found(m["slot"], m["value"], change=True)
             if found is not None:

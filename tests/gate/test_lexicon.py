@@ -219,6 +219,21 @@ def test_constructions_are_read_as_one_fact(text: str, slot: str, value: str) ->
 
 
 NEGATIVES = [
+    '以后我的工位是7楼',
+    '明年我的工位是7楼',
+    '等搬完以后我的工位是7楼',
+    '工位把3楼换成7楼的话会怎样',
+    '领导把他的工位换成7楼了',
+    '老王把工位从3楼换成了7楼',
+    '我同事工位用的就是7楼',
+    '要是工位显示的是7楼就好了',
+    'the desk number my sister has is B14',
+    'B14 is the desk number I wanted',
+    'mine would be B14 (the desk number)',
+    "It's B14 that my husband has as his desk number",
+    "I'd rather have B14 instead of A7 for my desk number",
+    "I haven't finished switching my desk number to B14 yet",
+    "my desk number should show as B14 but doesn't",
     '老早以前我工位是7楼，都是过去的事了。',
     'the car my sister has is a Golf',
     "Put B14 as my husband's desk number, please.",
