@@ -35,6 +35,7 @@ from ledgermem.memory.memory import Memory
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.materialise import (
     ProjectionStore,
+    attach_options,
     fold_history,
     projection_path,
     rebuild,
@@ -158,8 +159,9 @@ class Context:
 
 def projections_file(ledger: Path) -> Path:
     """Where the projections of a generated ledger are cached: named by the tables' schema, so a schema
-    change makes a new file rather than reusing one without the new columns."""
-    ddl = "\n".join(table_ddl(spec) for spec in TABLES)
+    change (or a change of the row-group size files are written with) makes a new file rather than reusing one
+    without the new columns or layout."""
+    ddl = "\n".join([*(table_ddl(spec) for spec in TABLES), attach_options()])
     return ledger.with_name(f"{ledger.stem}.projections-{hashlib.sha256(ddl.encode()).hexdigest()[:8]}.duckdb")
 
 

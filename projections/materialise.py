@@ -26,6 +26,7 @@ A turn thus costs one durable commit, the ledger's.
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -53,6 +54,11 @@ _ERASURE = "rebuilt_after_seq"  # projection_meta: the last `key_shredded` seq t
 _FILLING = "filling_to_seq"  # projection_meta: set while `_fill` runs; a file that still has it is partial
 _THE_STREAM = " AND ".join(f"{column} = ?" for column in StreamKey.COLUMNS)  # rows of one stream
 FLUSH_ROWS = 2048  # versions a store keeps in the process before it writes them (a few hundred turns)
+# Rows per row group in a projection file (DuckDB's default: 122,880). An episode's rows lie together, and a
+# point query of one episode (`temporal.as_of`) reads every row of each row group its key does not rule out:
+# smaller groups read fewer rows. DuckDB takes the size from each attach, not from the file, and a checkpoint
+# by a writer that attached without it merges the groups back: every writer attaches with it (`connect_writable`).
+ROW_GROUP_SIZE = 16_384
 _CLOSES = pa.schema([("version_id", pa.string()), ("valid_to_seq", pa.int64()), ("valid_to_turn", pa.int64())])
 _MARKS = pa.schema([("run_id", pa.string()), ("system", pa.string()), ("episode_id", pa.string()),
                     ("last_seq", pa.int64())])
@@ -95,6 +101,31 @@ def table_ddl(spec: TableSpec) -> str:
     return f"CREATE TABLE IF NOT EXISTS {spec.name} ({cols})"
 
 
+def attach_options() -> str:
+    """The options every writer of a projection file attaches it with (`ATTACH 'f' AS x (...)`)."""
+    return f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}"
+
+
+def connect_writable(path: str) -> duckdb.DuckDBPyConnection:
+    """A connection that writes the projection file `path` (its tables under their own names), with the file's
+    row-group size (`ROW_GROUP_SIZE`).
+
+    The file is attached to an in-memory database named after the file's path, the way `duckdb.connect(path)`
+    names one after the file: every store of one file in a process shares it (DuckDB refuses a second
+    database attaching a file another one holds).
+    """
+    resolved = str(Path(path).resolve())
+    conn = duckdb.connect(f":memory:projections-{hashlib.sha256(resolved.encode()).hexdigest()[:16]}")
+    try:
+        quoted = resolved.replace("'", "''")  # ATTACH takes no parameters
+        conn.execute(f"ATTACH IF NOT EXISTS '{quoted}' AS projection_file ({attach_options()})")
+        conn.execute("USE projection_file")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def projection_path(ledger_path: str | os.PathLike[str]) -> str:
     """Where the projections of a ledger file live: `<stem>.projections.duckdb` beside it."""
     p = Path(ledger_path)
@@ -115,6 +146,8 @@ class ProjectionStore:
         try:
             if read_only and self.path != ":memory:":
                 self._conn = connect_read_only(self.path, "projection_file")
+            elif self.path != ":memory:":
+                self._conn = connect_writable(self.path)
             else:
                 self._conn = duckdb.connect(self.path, read_only=read_only)
         except duckdb.IOException as exc:
@@ -410,7 +443,7 @@ class ProjectionStore:
             return
         self._conn.close()
         rebuild_file(ledger, self.path)
-        self.conn = duckdb.connect(self.path)
+        self.conn = connect_writable(self.path)
 
     def read_tables(self, run_id: str | None = None) -> History:
         """Every table, ordered like `rebuild` orders its rows."""
