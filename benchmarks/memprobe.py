@@ -82,7 +82,7 @@ def _write(history: Any, target: Path) -> None:
         leftover.unlink(missing_ok=True)
     ProjectionStore(partial).close()  # the tables, made as the library makes them
     quoted = str(partial).replace("'", "''")
-    history.conn.execute(f"ATTACH '{quoted}' AS target ({attach_options()})")  # the row groups a store writes
+    history.conn.execute(f"ATTACH '{quoted}' AS target ({attach_options()})")  # the row groups `rebuild_file` writes
     for spec in TABLES:
         history.conn.execute(f"INSERT INTO target.{spec.name} BY NAME SELECT * FROM {spec.name}")
     history.conn.execute("DETACH target")
