@@ -34,6 +34,7 @@ from ledgermem.memory.backends import Completion, Message
 from ledgermem.memory.memory import Memory
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.materialise import (
+    ROW_GROUP_SIZE,
     ProjectionStore,
     attach_options,
     fold_history,
@@ -515,7 +516,8 @@ def as_of_case(ctx: Context) -> list[Case]:
         finally:
             conn.close()
     case.notes.append(f"{items / len(refs):.0f} rows per answer on average; p95 "
-                      f"{case.summary()['p95']:.1f} ms; projections stored in episode order")
+                      f"{case.summary()['p95']:.1f} ms; projections stored in episode order, in row groups of "
+                      f"{ROW_GROUP_SIZE:,} rows")
     case.met = case.median_s() * 1000 <= AS_OF_MS_TARGET
     if case.met is False:
         ref = refs[0]
