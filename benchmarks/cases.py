@@ -34,7 +34,9 @@ from ledgermem.memory.backends import Completion, Message
 from ledgermem.memory.memory import Memory
 from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.materialise import (
+    ROW_GROUP_SIZE,
     ProjectionStore,
+    attach_options,
     fold_history,
     projection_path,
     rebuild,
@@ -158,8 +160,9 @@ class Context:
 
 def projections_file(ledger: Path) -> Path:
     """Where the projections of a generated ledger are cached: named by the tables' schema, so a schema
-    change makes a new file rather than reusing one without the new columns."""
-    ddl = "\n".join(table_ddl(spec) for spec in TABLES)
+    change (or a change of the row-group size files are written with) makes a new file rather than reusing one
+    without the new columns or layout."""
+    ddl = "\n".join([*(table_ddl(spec) for spec in TABLES), attach_options()])
     return ledger.with_name(f"{ledger.stem}.projections-{hashlib.sha256(ddl.encode()).hexdigest()[:8]}.duckdb")
 
 
@@ -513,7 +516,8 @@ def as_of_case(ctx: Context) -> list[Case]:
         finally:
             conn.close()
     case.notes.append(f"{items / len(refs):.0f} rows per answer on average; p95 "
-                      f"{case.summary()['p95']:.1f} ms; projections stored in episode order")
+                      f"{case.summary()['p95']:.1f} ms; projections stored in episode order, in row groups of "
+                      f"{ROW_GROUP_SIZE:,} rows")
     case.met = case.median_s() * 1000 <= AS_OF_MS_TARGET
     if case.met is False:
         ref = refs[0]

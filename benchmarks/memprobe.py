@@ -74,7 +74,7 @@ def _deep_mib(root: Any) -> float:
 
 def _write(history: Any, target: Path) -> None:
     """Copy a `SqlHistory` into a new projection file, table by table inside DuckDB."""
-    from ledgermem.projections.materialise import ProjectionStore
+    from ledgermem.projections.materialise import ProjectionStore, attach_options
     from ledgermem.projections.scd2 import TABLES
 
     partial = target.with_name(target.name + ".partial")
@@ -82,7 +82,7 @@ def _write(history: Any, target: Path) -> None:
         leftover.unlink(missing_ok=True)
     ProjectionStore(partial).close()  # the tables, made as the library makes them
     quoted = str(partial).replace("'", "''")
-    history.conn.execute(f"ATTACH '{quoted}' AS target")
+    history.conn.execute(f"ATTACH '{quoted}' AS target ({attach_options()})")  # the row groups `rebuild_file` writes
     for spec in TABLES:
         history.conn.execute(f"INSERT INTO target.{spec.name} BY NAME SELECT * FROM {spec.name}")
     history.conn.execute("DETACH target")

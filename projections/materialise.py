@@ -53,6 +53,11 @@ _ERASURE = "rebuilt_after_seq"  # projection_meta: the last `key_shredded` seq t
 _FILLING = "filling_to_seq"  # projection_meta: set while `_fill` runs; a file that still has it is partial
 _THE_STREAM = " AND ".join(f"{column} = ?" for column in StreamKey.COLUMNS)  # rows of one stream
 FLUSH_ROWS = 2048  # versions a store keeps in the process before it writes them (a few hundred turns)
+# Rows per row group of a projection file written whole (`rebuild_file`; DuckDB's default is 122,880). A rebuilt
+# file holds each episode's rows together, and a point query of one episode (`temporal.as_of`) reads every row of
+# each row group its key does not rule out: smaller groups read fewer rows. DuckDB takes the size from the attach,
+# not from the file: a later writer's checkpoint merges the groups of the tables it changes back to its own size.
+ROW_GROUP_SIZE = 16_384
 _CLOSES = pa.schema([("version_id", pa.string()), ("valid_to_seq", pa.int64()), ("valid_to_turn", pa.int64())])
 _MARKS = pa.schema([("run_id", pa.string()), ("system", pa.string()), ("episode_id", pa.string()),
                     ("last_seq", pa.int64())])
@@ -95,6 +100,25 @@ def table_ddl(spec: TableSpec) -> str:
     return f"CREATE TABLE IF NOT EXISTS {spec.name} ({cols})"
 
 
+def attach_options() -> str:
+    """The options a projection file written whole is attached with (`ATTACH 'f' AS x (...)`)."""
+    return f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}"
+
+
+def _connect_fresh(path: str) -> duckdb.DuckDBPyConnection:
+    """A connection of its own that writes the file `path` with `attach_options` (the file is its default
+    database: its tables resolve by name on this connection, though not on its cursors)."""
+    conn = duckdb.connect(":memory:")
+    try:
+        quoted = path.replace("'", "''")  # ATTACH takes no parameters
+        conn.execute(f"ATTACH '{quoted}' AS projection_file ({attach_options()})")
+        conn.execute("USE projection_file")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def projection_path(ledger_path: str | os.PathLike[str]) -> str:
     """Where the projections of a ledger file live: `<stem>.projections.duckdb` beside it."""
     p = Path(ledger_path)
@@ -105,7 +129,9 @@ class ProjectionStore:
     """The SCD-2 tables of one ledger."""
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:", *, read_only: bool = False,
-                 flush_rows: int = FLUSH_ROWS) -> None:
+                 flush_rows: int = FLUSH_ROWS, fresh: bool = False) -> None:
+        """`fresh`: a new file written whole by this store alone (`rebuild_file`), in row groups of
+        `ROW_GROUP_SIZE` rows; its connection's cursors do not see the tables by name."""
         self.path = str(path)
         self._init_pending(flush_rows)
         if read_only and self.path != ":memory:" and not Path(self.path).exists():
@@ -115,6 +141,8 @@ class ProjectionStore:
         try:
             if read_only and self.path != ":memory:":
                 self._conn = connect_read_only(self.path, "projection_file")
+            elif fresh and self.path != ":memory:":
+                self._conn = _connect_fresh(self.path)
             else:
                 self._conn = duckdb.connect(self.path, read_only=read_only)
         except duckdb.IOException as exc:
@@ -512,7 +540,7 @@ def rebuild_file(ledger: Ledger, path: str | os.PathLike[str]) -> None:
     fresh = target.with_name(target.name + ".rebuilding")
     for leftover in (fresh, Path(str(fresh) + ".wal")):
         leftover.unlink(missing_ok=True)
-    with ProjectionStore(fresh) as store:
+    with ProjectionStore(fresh, fresh=True) as store:
         _fill(store, ledger)
         store.conn.execute("CHECKPOINT")
     Path(str(target) + ".wal").unlink(missing_ok=True)

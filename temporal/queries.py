@@ -116,9 +116,11 @@ def as_of(conn: duckdb.DuckDBPyConnection, ep: Episode, *, seq: int | None = Non
           turn: int | None = None, at: datetime | None = None) -> dict[str, list[dict[str, Any]]]:
     """Every layer of the memory as of a seq (system time), a turn (event time) or a wall-clock time.
 
-    One statement for all layers: each layer's query is planned, run and
-    fetched once, and nothing is installed on the connection. A time is
-    turned into the seq of the last event recorded by then (`seq_at_time`).
+    One statement for all layers: planned, run and fetched once, and
+    nothing is installed on the connection. Its rows come flat, tagged by
+    layer; each layer's rows are put in the order of that layer's own query
+    here, by the same keys. A time is turned into the seq of the last event
+    recorded by then (`seq_at_time`).
     """
     if sum(x is not None for x in (seq, turn, at)) != 1:
         raise TemporalError("as_of: give exactly one of seq, turn or at")
@@ -129,19 +131,60 @@ def as_of(conn: duckdb.DuckDBPyConnection, ep: Episode, *, seq: int | None = Non
     wanted = set(re.findall(r"\$(\w+)", sql))
     params = {k: v for k, v in {**ep.params(), "at": point}.items() if k in wanted}
     try:
-        row = conn.execute(sql, params).fetchall()[0]
+        result = conn.execute(sql, params)
+        names = [d[0] for d in result.description or ()]
+        rows = result.fetchall()
     except duckdb.CatalogException as exc:
         raise TemporalError(f"the connection does not see the run's tables: {str(exc).splitlines()[0]}") from exc
-    pinned, window, registry, titles, summaries = (list(layer or ()) for layer in row)
+    layers = _layers(names, rows)
+    summaries = layers["summaries"]
     return {
-        "pinned": pinned,
-        "window": window,
-        "registry": registry,
-        "index": titles,
+        "pinned": layers["pinned"],
+        "window": layers["window"],
+        "registry": layers["registry"],
+        "index": layers["index"],
         "chain": [s for s in summaries if s["status"] == "active"],
         "indexed": [s for s in summaries if s["status"] == "indexed"],
         "archive": [s for s in summaries if s["status"] == "archived"],
     }
+
+
+#: Each layer's order in the `as_of` statement's rows: the ORDER BY of that layer's own query in `temporal.sql`.
+_AS_OF_ORDER = {
+    "pinned": ("pin_id",),
+    "window": ("turn", "record_id"),
+    "registry": ("slot",),
+    "index": ("index_id",),
+    "summaries": ("summary_id",),
+}
+
+
+@cache
+def _as_of_columns() -> dict[str, tuple[str, ...]]:
+    """Each layer's columns, in order, read off the `as_of` block (`SELECT 'layer' AS layer, a, w.b ... FROM`)."""
+    found = re.findall(r"SELECT '(\w+)' AS layer,(.*?)\bFROM\b", queries()["as_of"], flags=re.DOTALL)
+    return {layer: tuple(c.strip().rpartition(".")[2] for c in cols.split(",")) for layer, cols in found}
+
+
+def _order_key(names: tuple[str, ...]) -> Any:
+    """Sort key of rows by `names`, as DuckDB orders them by default: values ascending (strings by code point,
+    which is how DuckDB's binary collation compares UTF-8), NULLs last."""
+    def key(row: dict[str, Any]) -> tuple[tuple[bool, Any], ...]:
+        return tuple((row[n] is None, row[n] if row[n] is not None else 0) for n in names)
+    return key
+
+
+def _layers(names: list[str], rows: list[tuple[Any, ...]]) -> dict[str, list[dict[str, Any]]]:
+    """The `as_of` statement's flat rows as each layer's own rows (its columns only), each layer in its order."""
+    where = {name: i for i, name in enumerate(names)}
+    picks = {layer: [(c, where[c]) for c in cols] for layer, cols in _as_of_columns().items()}
+    out: dict[str, list[dict[str, Any]]] = {layer: [] for layer in picks}
+    for row in rows:
+        layer = row[0]
+        out[layer].append({c: row[i] for c, i in picks[layer]})
+    for layer, found in out.items():
+        found.sort(key=_order_key(_AS_OF_ORDER[layer]))
+    return out
 
 
 #: The as-of filter on a projection table (its alias, if any, in `{t}`), by time axis: what the macros apply.

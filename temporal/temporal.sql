@@ -59,30 +59,33 @@ WHERE run_id = $run AND system = $system AND episode_id = $episode
 ORDER BY pin_id;
 
 -- name: as_of
--- Every layer in one statement, each as the list of its rows in the order the layer's own query above
--- gives them (a test holds the two to the same rows). Python writes the as-of filter on the seq or the
--- turn interval where the braces are (`w_at`, `r_at`: the same on the aliased tables).
-SELECT
-    (SELECT list(struct_pack(pin_id, kind, text, origin, shown, reinjected, created_turn, record_id, summary_id)
-                 ORDER BY pin_id)
-     FROM pin_versions
-     WHERE run_id = $run AND system = $system AND episode_id = $episode AND {at}) AS pinned,
-    (SELECT list(struct_pack(record_id := w.record_id, turn := r.turn, user_text := r.user_text,
-                             agent_text := r.agent_text) ORDER BY r.turn, w.record_id)
-     FROM window_versions w
-     JOIN raw_records r USING (run_id, system, episode_id, record_id)
-     WHERE w.run_id = $run AND w.system = $system AND w.episode_id = $episode AND {w_at} AND {r_at}) AS "window",
-    (SELECT list(struct_pack(slot, value, summary_id, erased) ORDER BY slot)
-     FROM fact_versions
-     WHERE run_id = $run AND system = $system AND episode_id = $episode AND {at}) AS registry,
-    (SELECT list(struct_pack(index_id, title, members, live_members, created_turn, level, folded_into)
-                 ORDER BY index_id)
-     FROM index_versions
-     WHERE run_id = $run AND system = $system AND episode_id = $episode AND {at}) AS titles,
-    (SELECT list(struct_pack(summary_id, status, archive_reason, superseded_by, index_id, created_turn, text, facts,
-                             raw_ids, inferences, merged_from) ORDER BY summary_id)
-     FROM summary_versions
-     WHERE run_id = $run AND system = $system AND episode_id = $episode AND {at}) AS summaries;
+-- Every layer in one statement: the rows of each layer's own query above, tagged with the layer, in one flat
+-- result (`UNION ALL BY NAME`: a column another layer lacks is NULL; the names shared by two layers have one
+-- type in both). Python puts each layer's rows in that query's order (a test holds the two to the same rows):
+-- an ORDER BY here would cost a sort operator, and nested per-layer lists the ordered aggregates, in every call.
+-- Python writes the as-of filter on the seq or the turn interval where the braces are (`w_at`, `r_at`: the same
+-- on the aliased tables).
+SELECT 'pinned' AS layer, pin_id, kind, text, origin, shown, reinjected, created_turn, record_id, summary_id
+FROM pin_versions
+WHERE run_id = $run AND system = $system AND episode_id = $episode AND {at}
+UNION ALL BY NAME
+SELECT 'window' AS layer, w.record_id, r.turn, r.user_text, r.agent_text
+FROM window_versions w
+JOIN raw_records r USING (run_id, system, episode_id, record_id)
+WHERE w.run_id = $run AND w.system = $system AND w.episode_id = $episode AND {w_at} AND {r_at}
+UNION ALL BY NAME
+SELECT 'registry' AS layer, slot, value, summary_id, erased
+FROM fact_versions
+WHERE run_id = $run AND system = $system AND episode_id = $episode AND {at}
+UNION ALL BY NAME
+SELECT 'index' AS layer, index_id, title, members, live_members, created_turn, level, folded_into
+FROM index_versions
+WHERE run_id = $run AND system = $system AND episode_id = $episode AND {at}
+UNION ALL BY NAME
+SELECT 'summaries' AS layer, summary_id, status, archive_reason, superseded_by, index_id, created_turn, text, facts,
+       raw_ids, inferences, merged_from
+FROM summary_versions
+WHERE run_id = $run AND system = $system AND episode_id = $episode AND {at};
 
 -- name: manifest
 SELECT e.seq, e.turn, e.probe_id, e.payload ->> '$.purpose' AS purpose, e.ids AS item_ids,
