@@ -144,9 +144,8 @@ def _read_shard(index: int, path: Path) -> tuple[str, _Shard]:
         if foreign:
             raise MergeRefused(f"{where}: streams of another run ({', '.join(foreign[:3])}) beside run {run_id!r}")
         firsts = dict(ledger.conn.execute("SELECT stream_no, min(seq) FROM events GROUP BY stream_no").fetchall())
-        rows = ledger.conn.execute("SELECT stream_no, run_id, system, episode_id, version FROM streams").fetchall()
-        streams = tuple(_Stream(StreamKey(r, s, e), int(no), int(v), int(firsts.get(no, 0)))
-                        for no, r, s, e, v in rows if e)
+        streams = tuple(_Stream(key, no, v, int(firsts.get(no, 0))) for no, key, v in ledger.stream_rows()
+                        if key.episode_id)
         keys = ledger.keys.material() if ledger.keys is not None else {}
     assert isinstance(first.event, RunStarted)
     return run_id, _Shard(index, path, first.event, first.seq, streams, keys)

@@ -91,20 +91,21 @@ def _record_turn(state: EpisodeState, cmd: RecordTurn) -> tuple[Event, ...]:
     evicted = state.window[: max(overflow, 0)]
     events += [WindowEvicted(turn=t.turn, record_id=r) for r in evicted]
     update, written_by = _memory_update(cmd)
-    attempts = _attempt_events(fold(events, state), cmd)
+    running = _Running(state)
+    attempts = _attempt_events(running.after(events), cmd)
     events += attempts
     if cmd.summarizer is not None:
         events.append(cmd.summarizer)
     if update is not None and not plan.gated:
         earlier = [e for e in attempts if isinstance(e, SummaryRejected)]
-        refused = _rejections(fold(events, state), cmd, update, written_by, earlier)
+        refused = _rejections(running.after(events), cmd, update, written_by, earlier)
         if refused:
             events += refused
         else:
-            events += _summary_events(fold(events, state), cmd, update, written_by)
+            events += _summary_events(running.after(events), cmd, update, written_by)
     if plan.remember:  # after the summary: what it already pinned is not watched twice
-        events += detected_pins(fold(events, state), turn=t.turn, record_id=rid, user=plan.user)
-    after = fold(events, state)
+        events += detected_pins(running.after(events), turn=t.turn, record_id=rid, user=plan.user)
+    after = running.after(events)
     protect = frozenset(e.summary_id for e in events if isinstance(e, SummaryCreated))
     capacity, report = plan_capacity(after, turn=t.turn, protect=protect)
     watched = {p.record_id for p in state.pins.values() if p.origin == "detected" and not p.shown}
@@ -115,6 +116,20 @@ def _record_turn(state: EpisodeState, cmd: RecordTurn) -> tuple[Event, ...]:
     if report is not None and (report.created or report.rejected):
         events += _checked(after, list(capacity), report, t.turn)
     return tuple(events)
+
+
+class _Running:
+    """The state after a turn's events so far, which only ever grow at the end: each call folds only the
+    events added since the one before (the same state `fold(events, start)` gives, without refolding)."""
+
+    __slots__ = ("_state", "_done")
+
+    def __init__(self, start: EpisodeState) -> None:
+        self._state, self._done = start, 0
+
+    def after(self, events: list[EpisodeEvent]) -> EpisodeState:
+        self._state, self._done = fold(events[self._done:], self._state), len(events)
+        return self._state
 
 
 def _checked(before: EpisodeState, capacity: list[EpisodeEvent], report: CompactionReport,

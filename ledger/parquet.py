@@ -211,6 +211,7 @@ def export(
     runs = _runs_to_export(ledger, run_id)
     manifest = _manifest_for_writing(root)
     _check_free(root, manifest, runs, overwrite)
+    ledger.sync_streams()  # the file's `streams` table says what the manifest will
     snapshot = _chain_of(ledger)
     staging = root / f".staging-{uuid.uuid4().hex}"
     replaced = root / f".replaced-{uuid.uuid4().hex}"
@@ -288,9 +289,7 @@ def _write_run(ledger: Ledger, staging: Path, run: str, chain: str, upto: int, r
         "SELECT count(*), min(seq), max(seq), arg_max(hash, seq) FROM events WHERE run_id = ? AND seq <= ?",
         [run, upto],
     ).fetchone() or (0, 0, 0, "")
-    streams = ledger.conn.execute(
-        "SELECT stream_no, system, episode_id, version FROM streams WHERE run_id = ? ORDER BY stream_no", [run]
-    ).fetchall()
+    streams = [(no, k.system, k.episode_id, v) for no, k, v in ledger.stream_rows(run)]
     return RunEntry(
         chain=chain, events=int(count), first_seq=int(first), last_seq=int(last), last_hash=str(last_hash),
         streams=[(int(n), str(s), str(e), int(v)) for n, s, e, v in streams], files=files,

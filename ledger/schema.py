@@ -239,25 +239,23 @@ def encode(event: Event, seal: Transform | None = None,
     cls = type(event)
     if not is_registered(cls):
         raise InvalidEvent(f"{cls.__name__} is not a registered event type")
-    _hints(cls)
     columns: dict[str, Any] = dict.fromkeys(TYPED_COLUMNS)
     body: dict[str, Any] = {}
-    for f in fields(cls):
-        value = getattr(event, f.name)
-        own = seal_fields.get(f.name) if seal_fields and f.name in cls.PERSONAL else None
+    for name, col, personal, sparse, to_float in _layout(cls):
+        value = getattr(event, name)
+        own = seal_fields.get(name) if seal_fields and personal else None
         if isinstance(own, tuple) and isinstance(value, (tuple, list)):
             items = [_map_pair(item, fn) for item, fn in zip(value, own, strict=True)]
             value = tuple(items) if isinstance(value, tuple) else items
         elif own is not None and not isinstance(own, tuple):
             value = _map_leaves(value, own)
-        elif seal is not None and f.name in cls.PERSONAL:
+        elif seal is not None and personal:
             value = _map_leaves(value, seal)
-        col = _column_of(cls, f.name)
-        if col is None and f.name in cls.SPARSE and not value:
+        if col is None and sparse and not value:
             continue  # absent while empty: events from before the field existed keep their bytes
         if col is None:
-            body[f.name] = _jsonable(value)
-        elif isinstance(value, int) and not isinstance(value, bool) and _is_float_column(col):
+            body[name] = _jsonable(value)
+        elif to_float and isinstance(value, int) and not isinstance(value, bool):
             columns[col] = float(value)  # hash what the DOUBLE column will give back
         else:
             columns[col] = list(value) if isinstance(value, tuple) else value
@@ -270,6 +268,23 @@ def encode(event: Event, seal: Transform | None = None,
 
 def _is_float_column(col: str) -> bool:
     return bool(events_arrow_schema().field(col).type == pa.float64())
+
+
+_LAYOUTS: dict[type[Event], tuple[tuple[str, str | None, bool, bool, bool], ...]] = {}
+
+
+def _layout(cls: type[Event]) -> tuple[tuple[str, str | None, bool, bool, bool], ...]:
+    """Per field of a registered class, in order: (name, typed column or None, personal, sparse, goes to a
+    DOUBLE column). Worked out once per class (its types checked by `_hints`), not for every event encoded."""
+    found = _LAYOUTS.get(cls)
+    if found is None:
+        _hints(cls)
+        found = tuple(
+            (f.name, col, f.name in cls.PERSONAL, f.name in cls.SPARSE, col is not None and _is_float_column(col))
+            for f in fields(cls) for col in (_column_of(cls, f.name),)
+        )
+        _LAYOUTS[cls] = found
+    return found
 
 
 def decode(
@@ -329,12 +344,13 @@ def upcast(cls: type[Event], version: int, body: dict[str, Any]) -> dict[str, An
 def canonical_bytes(row: dict[str, Any]) -> bytes:
     """The exact bytes the hash chain covers: every column but the two hashes."""
     recorded = row["recorded_at"]
-    values = [
-        row[name] if name != "recorded_at" else _iso(recorded)
-        for name in events_arrow_schema().names
-        if name not in ("prev_hash", "hash")
-    ]
+    values = [row[name] if name != "recorded_at" else _iso(recorded) for name in _hashed_columns()]
     return canonical_json(values).encode("utf-8")
+
+
+@cache
+def _hashed_columns() -> tuple[str, ...]:
+    return tuple(name for name in events_arrow_schema().names if name not in ("prev_hash", "hash"))
 
 
 def _iso(ts: datetime | str) -> str:

@@ -184,6 +184,7 @@ class _GroupStart:
     last_seq: int
     last_hash: str
     streams: dict[StreamKey, tuple[int, int]]
+    synced: dict[int, int]
     last_shredded: int | None
 
 
@@ -225,13 +226,20 @@ class Ledger:
         if not read_only:  # a ledger written before blocks existed gets its (empty) blob table
             self.conn.execute(blobs_ddl())
         self._streams: dict[StreamKey, tuple[int, int]] = {}
+        # What the `streams` table holds, by stream_no: its versions are written by `sync_streams` (on close,
+        # before an export), not by every append, so after a crash they may lag behind the events.
+        self._synced: dict[int, int] = {}
         for no, run, system, episode, version in self.conn.execute(
             "SELECT stream_no, run_id, system, episode_id, version FROM streams"
         ).fetchall():
             self._streams[StreamKey(run, system, episode)] = (no, version)
+            self._synced[no] = version
+        self._catch_up_streams()
         tail = self.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         self._last_seq: int = int(tail[0]) if tail else 0
         self._last_hash: str = str(tail[1]) if tail else GENESIS_HASH
+        if not read_only:
+            self.sync_streams()  # a table left behind by a crash is brought up to its events at once
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -255,12 +263,54 @@ class Ledger:
             self.conn.close()
             raise LedgerCorrupt(f"{self.path}: not a ledgermem ledger (missing tables: {', '.join(sorted(missing))})")
 
-    def close(self) -> None:
+    def _catch_up_streams(self) -> None:
+        """Each stream's version from its events where the `streams` table is behind them: the events are what
+        a stream holds, the table a copy of their high-water marks written now and then (`sync_streams`). A
+        table ahead of the events keeps its version, so `verify` reports the events that are missing."""
+        ends = self.conn.execute("SELECT stream_no, max(stream_version) FROM events GROUP BY stream_no").fetchall()
+        ahead = {int(no): int(end) for no, end in ends}
+        for stream, (no, version) in self._streams.items():
+            if ahead.get(no, 0) > version:
+                self._streams[stream] = (no, ahead[no])
+
+    def sync_streams(self) -> None:
+        """Write every stream's version into the `streams` table, in one transaction (nothing when it is current).
+
+        `append` keeps the versions in the process and writes a stream's row
+        only when the stream is new, so a turn's transaction is its events'
+        insert alone; the table is brought up to date here, on `close` and
+        before an export. An open group is committed first.
+        """
+        if self.read_only:
+            return
+        stale = sorted((no, v) for no, v in self._streams.values() if self._synced.get(no) != v)
+        if not stale:
+            return
         if self._group is not None:
             self.commit_group()
-        self.conn.close()
-        if self.keys is not None:
-            self.keys.close()
+        _finish_results(self.conn)
+        self.conn.begin()
+        try:
+            self.conn.execute(
+                "UPDATE streams SET version = s.version FROM (SELECT unnest(?::INTEGER[]) AS stream_no, "
+                "unnest(?::BIGINT[]) AS version) AS s WHERE streams.stream_no = s.stream_no",
+                [[no for no, _ in stale], [v for _, v in stale]],
+            )
+            self.conn.commit()
+        except BaseException:
+            self.conn.rollback()
+            raise
+        self._synced.update(stale)
+
+    def close(self) -> None:
+        try:
+            if self._group is not None:
+                self.commit_group()
+            self.sync_streams()
+        finally:
+            self.conn.close()
+            if self.keys is not None:
+                self.keys.close()
 
     def open_keys(self) -> KeyStore:
         """The key store beside this ledger, created if there is none yet."""
@@ -290,6 +340,11 @@ class Ledger:
     def streams(self, run_id: str | None = None) -> list[tuple[StreamKey, int]]:
         keys = sorted(k for k in self._streams if run_id is None or k.run_id == run_id)
         return [(k, self._streams[k][1]) for k in keys]
+
+    def stream_rows(self, run_id: str | None = None) -> list[tuple[int, StreamKey, int]]:
+        """(stream_no, stream, version) of every stream (or one run's), by stream_no: the `streams` table's rows
+        as they stand after this writer's appends, whether or not `sync_streams` has written them yet."""
+        return sorted((no, k, v) for k, (no, v) in self._streams.items() if run_id is None or k.run_id == run_id)
 
     def append(
         self,
@@ -337,7 +392,8 @@ class Ledger:
         blob_rows = self._blob_rows(events, plan, blobs or {})
         grouped = self.group_commits
         if grouped and self._group is None:
-            self._group = _GroupStart(self._last_seq, self._last_hash, dict(self._streams), self._last_shredded)
+            self._group = _GroupStart(self._last_seq, self._last_hash, dict(self._streams), dict(self._synced),
+                                      self._last_shredded)
             self.conn.begin()
         elif not grouped:
             self.conn.begin()
@@ -349,7 +405,9 @@ class Ledger:
             self.conn.register("_ledger_batch", pa.Table.from_pylist(rows, schema=events_arrow_schema()))
             self.conn.execute("INSERT INTO events SELECT * FROM _ledger_batch")
             self.conn.unregister("_ledger_batch")
-            self._save_stream(stream, stream_no, expected_version + len(events), new=current == 0)
+            if current == 0:  # a new stream's row; its version is written again only by `sync_streams`
+                self.conn.execute("INSERT INTO streams VALUES (?, ?, ?, ?, ?)",
+                                  [stream_no, *stream.as_tuple(), len(events)])
             if before_commit is not None:
                 before_commit(self.conn, recorded)
             if not grouped:
@@ -361,6 +419,8 @@ class Ledger:
                 self.conn.rollback()
             raise
         self._streams[stream] = (stream_no, expected_version + len(events))
+        if current == 0:
+            self._synced[stream_no] = len(events)
         self._last_seq, self._last_hash = recorded[-1].seq, recorded[-1].hash
         shredded = [r.seq for r in recorded if type(r.event).SHREDS_KEYS]
         if shredded and self._last_shredded is not None:
@@ -402,7 +462,7 @@ class Ledger:
             self.conn.rollback()
         finally:
             self._last_seq, self._last_hash = start.last_seq, start.last_hash
-            self._streams, self._last_shredded = start.streams, start.last_shredded
+            self._streams, self._synced, self._last_shredded = start.streams, start.synced, start.last_shredded
             self.groups_aborted += 1
             if self.after_abort is not None:
                 self.after_abort()
@@ -520,14 +580,6 @@ class Ledger:
             )
             prev = row["hash"]
         return rows, tuple(recorded)
-
-    def _save_stream(self, stream: StreamKey, stream_no: int, version: int, *, new: bool) -> None:
-        if new:
-            self.conn.execute(
-                "INSERT INTO streams VALUES (?, ?, ?, ?, ?)", [stream_no, *stream.as_tuple(), version]
-            )
-        else:
-            self.conn.execute("UPDATE streams SET version = ? WHERE stream_no = ?", [version, stream_no])
 
     def _retry_or_conflict(
         self, stream: StreamKey, stream_no: int, expected: int, current: int, ids: list[str]
@@ -664,13 +716,16 @@ class Ledger:
 
         The report names the first row, in seq order, that breaks the chain
         (see `ledger.chain`), or a stream whose declared version its events
-        do not reach.
+        do not reach: declared by the `streams` table, or by this writer's
+        appends since the table was last written (`sync_streams`).
         """
         walk = check_chain(self.conn)
         if walk.broken is not None:
             return walk.broken
         n, expected_seq, versions = walk.rows, walk.last_seq + 1, walk.versions
         declared = dict(self.conn.execute("SELECT stream_no, version FROM streams").fetchall())
+        for no, version in self._streams.values():
+            declared[no] = max(version, declared.get(no, 0))
         for stream_no, version in sorted(declared.items()):
             if versions.get(stream_no, 0) != version:
                 return VerifyReport(

@@ -66,9 +66,18 @@ Tool results""")
 
 def summarizer_messages(state: EpisodeState, *, turn: int, user: str, agent: str) -> list[dict[str, str]]:
     """The chain shown to the summarizer is capped, newest first; override checks still see all of it."""
-    lines = [summary_line(s) for s in state.live_summaries()]
-    return chain_summarizer_messages(lines, turn=turn, user=user, agent=agent,
-                                     cap=state.config.summarizer_input_tokens, tokenizer=state.config.tokenizer)
+    cap, tokenizer = state.config.summarizer_input_tokens, state.config.tokenizer
+    # Only the newest lines under the cap are spelled out (the cap below then keeps all of them): the live
+    # summaries grow with the episode, the lines shown do not.
+    newest: list[str] = []
+    used = 0
+    for s in reversed(state.live_summaries()):
+        line = summary_line(s)
+        used += count_tokens(line, tokenizer)
+        if used > cap:
+            break
+        newest.append(line)
+    return chain_summarizer_messages(newest[::-1], turn=turn, user=user, agent=agent, cap=cap, tokenizer=tokenizer)
 
 
 def chain_summarizer_messages(

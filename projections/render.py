@@ -233,9 +233,16 @@ def _items(state: EpisodeState) -> dict[str, list[tuple[str, str]]]:
         agent = clean_text(state.config, r.source, with_captions(r.agent, r.blocks, "agent"))
         window.append((rid, turn_line(rid, r.turn, user, agent)))
     registry = [(f"slot:{k}", f"{k}={v}") for k, (v, _) in state.current_values().items()]
-    index = [(e.index_id, index_title(state, e)) for e in state.top_indexes()]
-    chain = [(s.summary_id, summary_line(s)) for s in state.active_chain() if not s.redacted]
-    return {"pinned": pinned, "window": window, "registry": registry, "index": index, "chain": chain}
+    return {"pinned": pinned, "window": window, "registry": registry, "index": _index_items(state),
+            "chain": _chain_items(state)}
+
+
+def _index_items(state: EpisodeState) -> list[tuple[str, str]]:
+    return [(e.index_id, index_title(state, e)) for e in state.top_indexes()]
+
+
+def _chain_items(state: EpisodeState) -> list[tuple[str, str]]:
+    return [(s.summary_id, summary_line(s)) for s in state.active_chain() if not s.redacted]
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,9 +352,8 @@ def render(state: EpisodeState, budget: int | None = None) -> Rendered:
 
 def chain_tokens(state: EpisodeState) -> int:
     """What capacity pressure is measured on: rendered index titles plus un-indexed summary lines."""
-    tok = state.config.tokenizer
-    items = _items(state)
-    return sum(count_tokens(t, tok) for part in ("index", "chain") for _, t in items[part])
+    tok = state.config.tokenizer  # the two parts alone: capacity asks on every turn, the window is not counted
+    return sum(count_tokens(t, tok) for _, t in (*_index_items(state), *_chain_items(state)))
 
 
 def chain_text_tokens(state: EpisodeState) -> int:
@@ -359,7 +365,7 @@ def chain_text_tokens(state: EpisodeState) -> int:
 def title_tokens(state: EpisodeState) -> int:
     """What the titles shown at the top level cost: the pressure that folds titles into a higher level."""
     tok = state.config.tokenizer
-    return sum(count_tokens(t, tok) for _, t in _items(state)["index"])
+    return sum(count_tokens(t, tok) for _, t in _index_items(state))
 
 
 def allocation_problems(state: EpisodeState, rendered: Rendered) -> list[str]:
