@@ -99,7 +99,7 @@ _ADV = (r"(?:(?P<adv>now|currently|still|actually|really|officially|finally|basi
         r"at\s+present|right\s+now|these\s+days|nowadays|technically|just|like)\s+)?")
 _ADV_CHANGE = frozenset({"now", "currently", "finally", "presently", "at present", "right now",
                          "these days", "nowadays", "actually"})
-_COPULA = (r"(?P<cop>(?<=\S)\s*=|(?<=[^\s\d])\s*:|\s+na(?=\s)|\s+now(?=\s)|"
+_COPULA = (r"(?P<cop>(?<=\S)\s*==?|(?<=[^\s\d])\s*:|\s+na(?=\s)|\s+now(?=\s)|"
            r"\s+(?:(?:currently|now|still|usually|normally|actually)\s+)?(?:is\s+become|has\s+became|become|becomes|is|iz|si|'s|’s|"
            r"it\s+is|it's|it’s|sits\s+at|stands\s+at|comes\s+to|reads|has\s+been|have\s+been|remains|stays|is\s+set\s+to|is\s+listed\s+as|reads|"
            r"stands\s+at|comes\s+to|sits\s+at|is\s+at|'s\s+at|equals|happens\s+to\s+be|has\s+become|became|"
@@ -122,10 +122,10 @@ _TO = r"\s+(?:over\s+|back\s+|up\s+|down\s+)?(?:to|into|as)\s+"
 
 _MY = re.compile(r"\bmy\s+", re.IGNORECASE)
 _I_CHANGE = re.compile(
-    r"\b(?:i|we|they|someone|somebody|hr|it|the\s+company|the\s+office|my\s+(?:company|employer|office|landlord|bank))"
+    r"(?:^had\s+to|\b(?:i|we|they|someone|somebody|hr|it|the\s+company|the\s+office|my\s+(?:company|employer|office|landlord|bank)))"
     r"(?:'ve|’ve|\s+have|\s+had|\s+just|\s+finally|\s+recently|\s+officially|\s+now|\s+did|\s+ended\s+up|\s+went\s+ahead\s+and|"
-    r"\s+(?:just\s+|finally\s+|only\s+)?(?:went|gone)\s+and)*\s+"
-    r"(?P<verb>changed|updated|switched|moved|set|swapped|bumped|reset|upgraded|downgraded|raised|shifted|"
+    r"\s+(?:just\s+|finally\s+|only\s+)?(?:went|gone)\s+and|\s+had\s+to|\s+have\s+to)*\s+"
+    r"(?P<verb>changed|updated|switched|moved|set|swapped|swap|change|switch|move|bumped|reset|upgraded|downgraded|raised|shifted|"
     r"lowered|increased|decreased|transferred|relocated|changed\s+over|switched\s+over|adjusted|"
     r"corrected|modified|amended|switching|changing|moving|updating)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+(?:over|back|across))?" + _FROM + _TO
     + r"(?P<value>.+)$",
@@ -137,7 +137,7 @@ _BARE_PAST = re.compile(
     r"chnged|chngd|chaged|changd|updtd|upd8d|"
     r"increased|decreased|cut|reduced|dropped|lifted|reverted|renamed|changed\s+over|switched\s+over|"
     r"(?:finished|done|just\s+finished|completed)\s+(?:switching|changing|moving|updating))\s+(?:over\s+)?"
-    r"(?:my|the)\s+" + _ADJ + _SLOT + r"(?:\s+(?:over|across|back))?" + _FROM + _TO + r"(?P<value>.+)$",
+    r"(?:(?:my|the)\s+)?" + _ADJ + _SLOT + r"(?:\s+(?:over|across|back))?" + _FROM + _TO + r"(?P<value>.+)$",
     re.IGNORECASE,
 )
 _SWAPPED_OUT = re.compile(
@@ -159,12 +159,12 @@ _V_FOR_MY = re.compile(
     r"reverted\s+to|returned\s+to|gone\s+back\s+to|go\s+back\s+to|go\s+with|going\s+with|went\s+with|got|have|use|using|chose|picked|settled\s+on|"
     r"opted\s+for|stick\s+with|sticking\s+with|stuck\s+with|landed\s+on|ended\s+up\s+with|upgraded\s+to|downgraded\s+to|"
     r"bumped\s+(?:it\s+)?(?:up\s+|down\s+)?to|treat|consider|count|regard|take|decided\s+on|went\s+for|saved|stored|"
-    r"picked|keep|kept|save|store|record|log)\s+(?P<value>.+?)\s+(?:down\s+|set\s+|saved\s+|registered\s+|listed\s+)?"
+    r"picked|keep|kept|save|store|record|log|remember|note|register)\s+(?P<value>.+?)\s+(?:down\s+|set\s+|saved\s+|registered\s+|listed\s+)?"
     r"(?:for|as|on)\s+my\s+" + _ADJ + _SLOT
     + r"(?:\s+(?:now|these\s+days|lately|instead|too|as\s+well|lol|haha+|btw|fyi|rn|after\s+all|in\s+the\s+end|eventually|"
     r"for\s+now|pretty\s+much\s+always|mostly|last\s+\w+|this\s+\w+|\w+\s+ago|yesterday|today|for\s+a\s+while(?:\s+now)?|"
     r"since\s+(?!(?:last|next|this)\b).+|because\s+.+|in\s+(?:your|the)\s+(?:notes|records?|file|system|profile)|"
-    r"from\s+now\s+on|going\s+forward|please))*"
+    r"from\s+now\s+on|going\s+forward|please|yeah|yep|ok|okay|thanks|thx|ta))*"
     + r"(?:\s+(?:instead\s+of|rather\s+than|not)\s+.+)?$",
     re.IGNORECASE,
 )
@@ -242,6 +242,12 @@ _STOPPED_USING = re.compile(r"^(?:i(?:'m|’m|\s+am)\s+(?:not|no\s+longer)\s+usi
                             + r"(?:\s+(?:any\s*more|any\s+longer))?$", re.IGNORECASE)
 _NEW_SINCE = re.compile(r"^(?:(?:i(?:'ve|’ve|\s+have)?\s+)?got\s+(?:a\s+)?|(?:the\s+)?)new\s+" + _SLOT
                         + r"(?:\s+(?:since|as\s+of|from)\s+(?:the\s+)?\w+(?:\s+\w+)?)?(?:\s+now)?$", re.IGNORECASE)
+_FORGET_MY = re.compile(r"^(?:(?:bro|so|ok|okay|man|ugh|honestly)\s+)*(?:i\s+)?(?:keep\s+forgetting|always\s+forget|never\s+remember|can(?:'t|’t|not)\s+ever\s+remember)"
+                        r"\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
+_WANT_TO_TELL = re.compile(r"^i\s+(?:want|wanted|would\s+like|'d\s+like|’d\s+like)\s+to\s+(?:say|tell|give|share|inform)\s+(?:to\s+)?(?:you\s+)?"
+                           r"(?:about\s+)?my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
+_THEY_CHANGED = re.compile(r"^(?:they|someone|somebody|the\s+\w+|hr|it)\s+(?:switched|changed|moved|updated|reset|swapped)\s+my\s+" + _ADJ + _SLOT
+                           + r"(?:\s+on\s+me|\s+again|\s+without\s+asking)?$", re.IGNORECASE)
 _YOU_WANTED = re.compile(r"^(?:you|u)\s+(?:wanted|asked\s+(?:for|about)|needed|were\s+asking\s+(?:for|about)|requested)\s+my\s+" + _ADJ
                          + _SLOT + r"$", re.IGNORECASE)
 _YOU_HAD = re.compile(r"^(?:you|u)\s+(?:had|have|got|wrote|put|listed|noted)\s+(?:down\s+)?my\s+" + _ADJ + _SLOT
@@ -300,7 +306,7 @@ _OWNED_FOR_ME = re.compile(r"^(?:(?:ok|okay|k|so|sure|yes|yeah|yep|and)\s+)*(?:t
 _NOT_MY_ANYMORE = re.compile(r"^(?P<old>.{1,40}?)\s+(?:isn't|isn’t|is\s+not|is\s+no\s+longer|stopped\s+being)\s+my\s+" + _ADJ
                              + _SLOT + r"(?:\s+(?:any\s*more|any\s+longer))?$", re.IGNORECASE)
 _CHANGED_MY = re.compile(r"^(?:(?:also|so|and|just|ok|okay|last\s+\w+|yesterday|today|this\s+\w+|please|pls|kindly)\s+)*(?:i(?:'ve|\s+have)?\s+)?(?:had\s+to\s+|have\s+to\s+|just\s+|finally\s+)?"
-                         r"(?:change|changed|update|updated|switch|switched|replace|replaced|reset|went\s+back\s+to|mistyped|misspelled|"
+                         r"(?:change|changed|update|updated|switch|switched|swap|swapped|replace|replaced|reset|went\s+back\s+to|mistyped|misspelled|"
                          r"typed\s+wrong|got\s+wrong|had\s+wrong)(?:\s+over)?\s+my\s+"
                          r"(?:old\s+)?" + _SLOT + r"(?:\s+(?:today|yesterday|again|this\s+week|last\s+week|recently))?$", re.IGNORECASE)
 _STOPPED_BEING = re.compile(r"^my\s+" + _ADJ + _SLOT + r"\s+stopped\s+being\s+(?P<old>.+)$", re.IGNORECASE)
@@ -316,8 +322,8 @@ _OUT_OLD = re.compile(r"^out\s+with\s+the\s+old\s+" + _SLOT + r",?\s+in\s+with\s
                       r"(?P<value>.+)$", re.IGNORECASE)
 _REMEMBER_BEING = re.compile(r"\b(?:remember|recall)\s+(?:when\s+)?(?:i\s+(?:said|told\s+you|mentioned)\s+(?:that\s+)?)?my\s+" + _ADJ + _SLOT
                              + r"\s+(?:being|was|used\s+to\s+be)\s+(?P<old>.+)$", re.IGNORECASE)
-_TERSE = re.compile(r"^(?:my\s+)?" + _ADJ + _SLOT + r"\s+(?:now|is\s+now)\s+(?P<value>.+)$", re.IGNORECASE)
-_NOTED = re.compile(r"^(?:the\s+)?" + _SLOT + r"\s+(?:is|'s|’s|=)\s+(?P<value>.+)$", re.IGNORECASE)
+_TERSE = re.compile(r"^(?:my\s+)?" + _ADJ + _SLOT + r"\s+(?:now|is\s+now)\s*(?:==?|:)?\s+(?P<value>.+)$", re.IGNORECASE)
+_NOTED = re.compile(r"^(?:the\s+)?" + _SLOT + r"\s+(?:is|'s|’s|==?)\s+(?:now\s+)?(?P<value>.+)$", re.IGNORECASE)
 _OWNED_ALONE = re.compile(r"^(?:(?:so|and|oh|ok|okay|well|also|yeah|now|then)\s+)*my\s+" + _ADJ + _SLOT
                          + r"(?:\s+(?:lol|haha+|btw|though|tho))*$", re.IGNORECASE)
 _OF_ME_CHANGED = re.compile(
@@ -427,7 +433,7 @@ _VALUE_BAD_FIRST = frozenset({"not", "never", "no", "n't", "probably", "maybe", 
 _TRAIL = re.compile(
     r"(?:\s+|\s*[-–—]\s*)(?:now|anymore|any\s+more|today|these\s+days|nowadays|currently|at\s+the\s+moment|"
     r"right\s+now|as\s+of\s+(?:today|now|this\s+\w+|\w+day)|for\s+now|btw|by\s+the\s+way|fyi|"
-    r"just\s+so\s+you\s+know|again|instead|though|lol|haha+|thanks|thank\s+you|please|ok|okay|"
+    r"just\s+so\s+you\s+know|again|instead|though|lol|haha+|thanks|thank\s+you|please|ok|okay|got\s+that\??|"
     r"from\s+now\s+on|going\s+forward|since\s+\w+day|since\s+(?:last|this)\s+\w+|starting\s+(?:today|now)|"
     r"effective\s+(?:today|immediately|now)|officially|finally|actually|for\s+good|by\s+the\s+way|"
     r"if\s+(?:that|it)\s+matters|in\s+case\s+(?:that|it)\s+matters|just\s+fyi|for\s+reference|"
@@ -691,7 +697,17 @@ def strip_opener_label(clause: str) -> str:
     if m and (m.group(1).lower() in _OPENER_LABELS or m.group(1).lower() in _OPENER_PHRASES
               or all(w in _OPENER_LABELS for w in m.group(1).lower().split())):
         return m.group(2)
+    # "Update after nights: X is now V", "quick one before handover: X = V": an opener in the writer's own words,
+    # when what follows the colon states a value
+    m = re.match(r"^\s*([A-Za-z][A-Za-z'’\- ]{0,40}?)\s*:\s+(.*)$", clause)
+    if m and len(m.group(1).split()) <= 6 and _OPENER_CUE.search(m.group(1)) and _STATES.search(m.group(2)):
+        return m.group(2)
     return clause
+
+
+_OPENER_CUE = re.compile(r"\b(?:update|updated|note|notes|fyi|quick|reminder|heads|btw|records?|save|remember|write|for\s+you|"
+                         r"handover|info|in\s+case|later|keep|so)\b", re.IGNORECASE)
+_STATES = re.compile(r"\bmy\s|\s(?:is|=|==)\s|\snow\s|\bit(?:'s|’s|\s+is)\s", re.IGNORECASE)
 
 
 def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of constructions
@@ -799,6 +815,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         clause = re.sub(r"\bshould\s+(?:be|read|say|have\s+been)\b", "is", clause, flags=re.IGNORECASE)
     # A request wrapped in courtesy: "I should be grateful if you would record my X as V" asks to record it.
     clause = re.sub(r"^(?:so|well|anyway|ok|okay)\s*[:,]\s*(?=\S)", "", clause, flags=re.IGNORECASE)  # "so: mine is V"
+    clause = re.sub(r"^(?:fyi|btw|ps|p\.s\.|heads\s+up)\s*[,:—-]?\s+(?=\S)", "", clause, flags=re.IGNORECASE)  # "FYI V is my new X"
     clause = re.sub(r"(?<=\w)(?:'s|’s)\s+been\b", " has been", clause)  # "my X's been switched to V": 's before "been" is "has"
     # "my X (in case you need it) is V", "my X, for what it's worth, is V": the aside is not the value
     clause = re.sub(r"(?<=\w)\s*(?:\((?:in\s+case|if\s+you|fyi|btw|for\s+(?:reference|the\s+record|what)|just\s+so|as\s+it)[^()]{0,40}\)|"
@@ -807,6 +824,8 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
                     " ", clause, flags=re.IGNORECASE)
     clause = re.sub(r"^(?:i\s+(?:would|should)\s+be\s+(?:(?:most|very|so|really)\s+)?(?:grateful|glad|obliged|thankful)|i(?:'d|’d|\s+would)\s+appreciate\s+it)"
                     r"\s+if\s+you\s+(?:could|would|can|will)\s+(?:kindly\s+|please\s+)?"
+                    r"|^i(?:'d|’d|\s+would|\s+should)\s+like\s+you\s+to\s+(?:remember|note|know|keep\s+in\s+mind)(?:\s+that)?\s+"
+                    r"|^(?:going\s+forward|from\s+now\s+on|henceforth)\s*,?\s+(?=my\s)"
                     r"|^i(?:'m|’m|\s+am)\s+(?:informing(?:\s+you)?|writing\s+to\s+(?:inform|tell)\s+you|letting\s+you\s+know)"
                     r"(?:\s+that)?\s+|^(?:haha+|lol|so|yeah|yep|um+|uh+)\s+(?=(?:it's|its|it\s+is|now)\s)", "", clause,
                     flags=re.IGNORECASE)
@@ -820,7 +839,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     if re.match(r"^(?:from\s+today|as\s+of\s+today|starting\s+today|from\s+now\s+on|effective\s+(?:today|immediately))\b", clause,
                 re.IGNORECASE):
         clause = re.sub(r"\s+will\s+be\s+", " is now ", clause, count=1, flags=re.IGNORECASE)
-    for pattern, change in ((_YOU_WANTED, False), (_YOU_HAD, True)):
+    for pattern, change in ((_YOU_WANTED, False), (_YOU_HAD, True), (_FORGET_MY, False), (_WANT_TO_TELL, False), (_THEY_CHANGED, True)):
         m = pattern.match(clause)
         if m and clean_slot(m["slot"]):
             return Topic(clean_slot(m["slot"]) or "", change, bare=True)  # "you wanted my X. Yep, V", "you had my X as OLD? It's V now"
@@ -867,6 +886,11 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         return found  # "A → B for my X"
     for pattern in (_WHAT_MY_IS, _PAREN_MY, _V_COLON_MY, _OWNED_FOR_ME, _NEW_IS):
         m = pattern.match(clause)
+        if m and pattern is _V_COLON_MY and re.match(r"(?:write|note|save|remember|put|keep|log|record|stopped|quick|for|please|pls|"
+                                                     r"here|ok|okay|so|update|can\s+u|can\s+you|could\s+you)\b", m["value"].strip(), re.IGNORECASE):
+            if clean_slot(m["slot"]):
+                return Topic(clean_slot(m["slot"]) or "", False, bare=True)  # "Write this down for me: my X, V"
+            continue
         if m and pattern is _V_COLON_MY and (re.fullmatch(r"[A-Z][a-z]+", m["value"].strip())  # "Melanie: my kids …": a speaker
                                              or m["value"].strip().lower() in _OPENER_LABELS
                                              or m["value"].strip().lower() in _OPENER_PHRASES):
@@ -1025,10 +1049,14 @@ def asked_slot(sentence: str) -> Topic | None:
 
 def bare_value(clause: str) -> str | None:
     """A clause that is only a value ("C12", "it's C12"), as the answer to a slot just named."""
+    m = re.match(r"^\s*([A-Za-z][A-Za-z'’\- ]{0,30}?)\s*:\s+(\S.*)$", clause)
+    if m and len(m.group(1).split()) <= 6 and _OPENER_CUE.search(m.group(1)):
+        clause = m.group(2)  # "can u save this: V. that's my X"
+    clause = strip_opener_label(clause)
     if re.match(r"^\s*(?:def(?:initely)?|defo|deffo|absolutely|certainly|surely|totally)\s+not\b", clause, re.IGNORECASE):
         return None  # "def not V": a denial
     clause = re.sub(r"^(?:(?:so|yeah|yep|yes|ok|okay|well|um+|uh+|oh|and|like|easy|simple|honestly|correct|right|exactly|"
-                    r"indeed|sure)\s*[,—–-]?\s+)+", "",
+                    r"indeed|sure)\s*[,—–:-]?\s+)+", "",
                     clause.strip(), flags=re.IGNORECASE)
     clause = re.sub(r"^(?:swapped|switched|changed|traded|replaced)\s+.{1,40}?\s+(?:out\s+)?(?:for|to|with)\s+(?=\S)", "", clause,
                     flags=re.IGNORECASE)  # "swapped OLD out for V — that's my X now"

@@ -29,7 +29,7 @@ _SLOT_CHARS = rf"[{_CJK}A-Za-z0-9 _\-()]"
 _SLOT = rf"(?P<slot>{_SLOT_CHARS}{{1,18}}?)"
 _ADV = (r"(?:现在|目前|如今|已经|已|刚刚|刚|其实|实际上|实际|真的|也|还|就|都|暂时|最近|正式|终于|又|重新|今天|这周|本周|"
         r"最后|最终|后来|自[^，,]{1,6}?起|从[^，,]{1,6}?起|即日起|"
-        r"早就|早已|一直|始终|还是|已经被我|已被我|被我|已被|被|现已|均|亦|则|便|特|仍|仍然|依然|照样|一向|向来|这些年|多年来|"
+        r"早就|早已|一直|始终|还是|不得不|只好|只能|已经被我|已被我|被我|已被|被|现已|均|亦|则|便|特|仍|仍然|依然|照样|一向|向来|这些年|多年来|"
         r"这[\d一两二三四五六七八九十几]+(?:年|个月|天|周)|近[\d一两二三四五六七八九十几]+(?:年|个月)|相应|随之|同步|"
         r"确(?=为|是|实)|确实|的确|现(?=变更|改|调整|更新|换|为|是)|应(?=为|是|更正|改为|调整)|跟着|随着|直接|干脆|而家|已经|最后|总算|就(?=定)|"
         r"上个?(?:礼拜|星期|月)|上周|前几天|前两天|前天|昨天|月初|月底|这几天|前阵子|前段时间|刚才)*")
@@ -43,7 +43,7 @@ _CHANGE = (r"(?P<verb>改成|改为|改到|改回|换成|换为|换到|换回|�
            r"change成|change到|changed?\s+to\s+|update成|update为|updated?\s+to\s+|switch成|switch到|转了做|转成|转为|改了做|(?<=就)定(?![下了好来])|落在|定在|弄成了|搞成了|(?:变|换|改)了\s*(?:现在|而家|目前)(?:是|系|为)|"
            r"改(?![了过掉成为到回用变动天日好一个完下正善名口进革])(?=\S{2,})|换了成|改了成|记录为|记录成|存为|保存为|标记为|改做|改了做|变做|换做|转做|弄成|搞成|定了|设了|选了|→|->|换(?![了过掉成为到回用新个一])|"
            r"变(?![了过掉成为到回化动更])(?=[A-Za-z0-9]))")
-_COPULA = (r"(?P<cop>\s+is\s+|(?:用|选|填|设|定|登记|留)的就是|(?:用|选|填|设|定|登记|留)的是|显示(?:的)?是|显示为|(?<=现在|目前|一直|平时)用(?![了过着])|(?<=[A-Za-z0-9\u3400-\u9fff])(?:用|选|填|设|登记)的(?=\s*[^\s是就])|乃|"
+_COPULA = (r"(?P<cop>\s+is\s+|\s*==\s*|(?:用|选|填|设|定|登记|留)的就是|(?:用|选|填|设|定|登记|留)的是|显示(?:的)?是|显示为|(?<=现在|目前|一直|平时)用(?![了过着])|(?<=[A-Za-z0-9\u3400-\u9fff])(?:用|选|填|设|登记)的(?=\s*[^\s是就])|乃|"
            r"就(?:记|写|填|用)(?=\S{2,})|就(?![是在要会能得不没好行可用也都记写填])(?=\S{2,})|是|(?<![华因作成认以行更变改])为|(?<![联关体派院维干])系(?![统列数])|叫|叫做|在|(?<![0-9]):|(?<![0-9])：|=|＝)")
 _OWNER = (r"(?:本人的|本人|我(?:自己)?(?:这边|这儿|这里|那边)(?:的)?|我自己(?:用|选|填|登记|设|定)?的|我(?:那个|这个|那|这|个|嘅|哋)|我[得地](?=\S{1,14}?(?:是|为|[：:]))|我(?:平时|一直|现在|目前|常|经常|还)?(?:在用|用着|常用|用|登记|留|填|设|定|选)的|"
           r"我的|我)")
@@ -71,7 +71,7 @@ _BARE_COPULA_RE = re.compile(rf"^(?:现在的|目前的|当前的)?(?:新的|新
 _WAS_RE = re.compile(rf"^(?![0-9]){_SLOT}\s*(?:变更|更新|调整|修改|变动)?\s*[：:]\s*(?:由|原|原来|以前|之前)(?:为|是)?(?P<old>.+)$")
 _IF_YOU_NEED_RE = re.compile(rf"^(?:要是|如果|万一|假如)你(?:哪天|以后|之后|什么时候)?(?:需要|要|想要|想知道|用得上)(?:我的)?{_SLOT}$")
 _REMEMBER_SAID_RE = re.compile(
-    rf"^(?:(?:你)?还记得我(?:说|讲|提)过?|(?:之前|上次|以前)(?:我)?(?:提过|说过|讲过|告诉过你))(?:的)?(?:我的|我)?{_SLOT}(?:是|为)"
+    rf"^(?:(?:你)?还?记得我(?:说|讲|提)过?|(?:之前|上次|以前)(?:我)?(?:提过|说过|讲过|告诉过你))(?:的)?(?:我的|我)?{_SLOT}(?:是|为)"
     rf"(?P<old>.+?)(?:吗|嘛|不|对吧|是吧|吧)?$")
 _DIFFERENT_RE = re.compile(rf"^.{{0,8}}的{_SLOT}(?:(?:跟|和|与)我(?:的)?不一样|五花八门|各不相同|各有不同|都不一样|不尽相同|千奇百怪|"
                            rf"各种各样|各式各样)$")
@@ -91,12 +91,15 @@ _TOPIC_RE = re.compile(
     rf"(?:那边|这边)?(?:帮我)?(?:更新|改|换)一下|我?重新(?:弄|换|改|搞|设)了(?:一个|个新的|一?下)?|拍板了|敲定了|"
     rf"不再是.+?了?|已经不是.+?了?|不是.+?了|不用.+?了|不要.+?了|弃了.+?|弃用了?.+?|告别了?.+?|换掉了?.+?|以前是.+?|之前是.+?|原来是.+?|本来是.+?)(?:哈|啊|呀|哦|嘛|哟|啦|呢|喇|啰|喽|咯|囉)?$"
 )
+_FORGET_ZH_RE = re.compile(rf"^我?(?:老|总|总是|一直|经常|又)?(?:记不住|记不得|记不清|忘记|忘了)(?:自己的|我的)?{_SLOT}$")  # "我老记不住自己的X，是V"
+_TELL_YOU_RE = re.compile(rf"^我(?:想|要)(?:告诉|跟|和|给)你(?:说|讲)?(?:一下)?(?:我的|本人的){_SLOT}$")  # "我想告诉你我的X。它是V"
+_THEY_BA_RE = re.compile(rf"^\S{{1,6}}?(?:给我|帮我|替我)把(?:我的)?{_SLOT}(?:换|改|调|更新|变)了$")  # "公司给我把X换了，今天起是V"
 _I_CHANGED_RE = re.compile(rf"^(?:我|本人)?(?:已经|刚|刚刚|又)?(?:(?:换了|改了|更新了|调了|更换了|变更了)(?:一下)?|有了?)(?:个|一个)?(?:新的?)?(?:我的|本人的)?{_SLOT}了?$")  # "我换了X，现在是V"
 _FROM_NOW_RE = re.compile(rf"^(?:今后|以后|往后|从今往后|从今以后|从现在起)?{_OWNER}?{_SLOT}\s*(?:一律|都|就|统一)?按(?:照)?(?P<value>.+?)(?:来|处理|算|填|写)$")
 _DASH_NEW_RE = re.compile(rf"^(?P<value>[^，,——]{{1,24}}?)\s*——\s*(?:我的)?(?:新的|新)(?P<slot>{_SLOT_CHARS}{{1,18}}?)$")  # "V——新X"
 _SLOT_BA_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*(?:我)?(?:已经|刚|又)?(?:把|将)(?P<old>.{{1,24}}?)\s*{_CHANGE}\s*了?\s*(?P<value>.+)$")  # "X把OLD换成V了"
 _NEW_BARE_RE = re.compile(rf"^(?:新的|新)(?P<slot>{_SLOT_CHARS}{{1,18}}?)\s*(?:是|为)\s*(?P<value>.+)$")  # "OLD作废了，新的X是V"
-_NO_LONGER_MINE_RE = re.compile(rf"^(?P<old>.{{1,24}}?)(?:不再是|已经不是|不是)我的{_SLOT}了?$")  # "3楼不再是我的工位了"
+_NO_LONGER_MINE_RE = re.compile(rf"^(?P<old>.{{1,24}}?)(?P<neg>不再是|已经不是|不是)我的{_SLOT}(?P<le>了?)$")  # "3楼不再是我的工位了"
 _DONE_WITH_RE = re.compile(rf"^(?:刚|才|终于|总算)?(?:折腾完|弄完|搞完|搞定|处理完|改完|换完|弄好|搞好)了?{_OWNER}?{_SLOT}$")
 _TOLD_WRONG_RE = re.compile(  # "我之前给你的工位是错的": what follows is the right value
     rf"^我?(?:之前|上次|刚才|刚刚|以前)?(?:给|告诉|跟|和|发)你(?:说)?的{_SLOT}(?:是|写|填)?错的?了?$")
@@ -117,7 +120,7 @@ _ABOUT_RE = re.compile(
 _ANAPHOR_RE = re.compile(
     rf"^(?:不过|但是|但|而|所以)?\s*(?:这次|这回|如今)?\s*(?:{_ADV})\s*(?:新的|新)?(?:(?:更新|变更|修改|调整|更改|改)后(?:的)?(?:为|是)|改用|换用|改成用|对的是|正确的是|正确的应该是|"
     rf"应该是|就说是|就说|弄成了?|搞成了?|变成了?|变(?!更)|系|填|写|改成了?|换成了?|变成了?|调到了?|改为|更新为|变更为|现为|现是|现|是|为|就是|"
-    rf"我是|我的是|我的呢是|我用的是|用的是|我用|我选了|我选的是|我定的是|我现在用|(?:本人|我)(?:所用|所填|所选)(?:的)?(?:为|是)|"
+    rf"我是|我的是|我的呢是|它是|这个是|我用的是|用的是|我用|我选了|我选的是|我定的是|我现在用|(?:本人|我)(?:所用|所填|所选)(?:的)?(?:为|是)|"
     rf"(?:你)?(?:就)?(?:把它|它)?(?:记为|记成|记作|写成|写为|写作)|改(?!了))\s*(?P<value>.+?)(?:吧|就行了?|就好了?|就可以了?)?$"
 )
 _AS_MY_RE = re.compile(
@@ -166,7 +169,7 @@ _VALUE_LABELS = frozenset({"内容", "变更后", "更新后", "修改后", "调
 _VALUE_MARKERS = ("什么", "多少", "哪", "吗", "几", "谁", "怎么", "如何", "啥")
 _VALUE_BAD_START = ("不是", "不再", "不用", "不要", "不会", "不想", "不知", "不清楚", "不确定", "不一样", "没", "也", "还是",
                     "就是", "都", "否", "一样", "同样", "差不多", "这", "那", "挺好", "很好", "太好", "有点", "不错", "好的",
-                    "我", "你", "他", "她", "在", "是", "它", "如果", "假如", "要是", "笔误", "错的", "写错", "打错")
+                    "我", "你", "他", "她", "在", "是", "它", "如果", "假如", "要是", "笔误", "错的", "写错", "打错", "从来")
 _TRAIL = re.compile(
     r"(?:了|啦|哦|喔|噢|哈|哈哈|呀|啊|嘛|的|哟|呢|噢|么|呗|咯|捏|耶|齁|囉|咧|唷|㗎|嚟|喎|啫|嘞|喇|啰|哒|句号|逗号|～|~|…|\.\.\.|！|!|。|，|,|；|;|—|－|\s)+$"
     r"|(?:了)?(?:现在|目前|如今|今天起|从今天起|从现在起|开始|以后|以后就是这个|为准|这个|喔|为止|特此告知|请查收|"
@@ -180,7 +183,8 @@ _MAX_VALUE_CHARS = 40
 
 
 def _clean_value(raw: str) -> tuple[str, bool]:
-    value = re.sub(r"^(?:那个|就是|就|呃|嗯)+(?=\S)", "", raw.strip())
+    value = re.sub(r"^[：:=＝\s]+(?=\S)", "", raw.strip())
+    value = re.sub(r"^(?:那个|就是|就|呃|嗯)+(?=\S)", "", value)
     value = re.split(r"然后|(?:，|；|(?<!\d),|,(?!\d))\s*(?:请|谢谢|麻烦|烦请|如有|若有|特此|此前|之前|以前|原来|记一下|挺|蛮|很)", value, maxsplit=1)[0]
     if value.count("（") + value.count("(") > value.count("）") + value.count(")"):
         value = re.split(r"[（(][^（）()]*$", value)[0]  # "7楼（如有疑问": an aside cut by a comma
@@ -214,8 +218,13 @@ def _valid_value(value: str) -> bool:
     return len(_HAS_CJK.findall(value)) <= 20
 
 
+_COLON_CUE = (r"(?:说一句|说一下|讲一下|记下|记一下|存一下|记一笔|记住|更新一下|补充一下|提醒一下|告诉你一声|用到|所以|备忘|备注|"
+              r"顺便|对了|另外|更新)")
+
+
 def bare_value(clause: str) -> str | None:
     """A clause that is only a value ("7楼", "3rd呀", "现在是7楼"), as the answer to a slot just named."""
+    clause = re.sub(rf"^[^：:，,]{{0,12}}?{_COLON_CUE}[^：:，,]{{0,6}}?[：:]\s*", "", clause.strip())  # "记下：V", "帮我存一下：V", "所以：V"
     body = re.sub(r"^(?:(?:现在|目前|如今|新的|新)(?=是|为|就是)|现|现为)?(?:是|为|就是|改成了?|换成了?)?", "", clause.strip())
     value, _ = _clean_value(body)
     if not _valid_value(value) or len(value) > 24:
@@ -305,7 +314,7 @@ _OPENERS = re.compile(
     r"烦请协助处理以下事项|有几点需要告知|以下是|如下|(?:帮我|请|麻烦)?记(?:低|下|一下|住)|而且|并且|但是|不过|同时|此外|顺带一提|"
     r"跟你说个事|说个事|我想说一下|想说一下|我想告诉你|想跟你说|跟你说一下|和你说一下|打扰了|打扰您了|小同志|家人们谁懂啊|"
     r"收到|@\S{1,8}|fyi|btw|回答您的问题|回答你的问题|答复你的问题|(?:我)?(?:报|说|提供)一下(?=我的|本人)|之所以|第[一二三四五六七八九十\d]+(?:点|件|条)?|"
-    r"结果(?!是)|要记的(?:就)?是|如果没记错的话|要是没记错的话|没记错的话|如果我没记错的话|我觉得(?=我)|我认为(?=我))[哦啊呀哈~～！!]*[：:，,、\s]*",
+    r"结果(?!是)|要记的(?:就)?是|最要紧的是|最重要的是|重点是|关键是|长话短说|新(?:的)?(?:学期|一周|一年|一个月|工作|季度|赛季)[，,]?(?=新)|如果没记错的话|要是没记错的话|没记错的话|如果我没记错的话|我觉得(?=我)|我认为(?=我))[哦啊呀哈~～！!]*[：:，,、\s]*",
     re.IGNORECASE,
 )
 
@@ -336,7 +345,8 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         return Blocked("a plan")  # "以后我的X是V"; "搬家以后我的X就变成V了" told as done stays
     clause = re.sub(r"^(?:这段时间|这阵子|最近这阵子|最近这段时间|眼下|近来)[，,]?\s*(?=\S)", "", clause)  # "这段时间我的X一直是V"
     clause = re.sub(r"^(本人|我的|我)(?:目前|现在|当前|如今)(?=[^，,]{2,14}?(?:为|是))", r"\1", clause)  # "本人目前X为V", "我现在X是V"
-    clause = re.sub(r"^(?:从)?(?:上个?月|上周|上星期|上礼拜|本月|这个月|今天|今年|去年|即日|月初|本周|这周)起\s*(?=\S)", "", clause)  # "上个月起X就改成V了"  # "你那边工位改一下"
+    clause = re.sub(r"^(?:从)?(?:上个?月|上周|上星期|上礼拜|本月|这个月|今天(?:早上|上午|下午|晚上)?|今早|今年|去年|即日|月初|本周|这周)起\s*(?=\S)", "",
+                    clause)  # "上个月起X就改成V了"  # "你那边工位改一下"
     clause = re.sub(r"^【[^】]{1,16}】\s*(?=\S)", "", clause)  # a form's header: "【个人信息登记】工位——7楼"
     clause = re.sub(r"^(?:\d{1,2}[)）.、]|[一二三四五六七八九十]+[、.）)]|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,3})[)）]|[•·*])\s*", "",
                     clause)  # list items
@@ -354,7 +364,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         if label in _VALUE_LABELS:  # "内容：7楼": the value of the field named before, if one was
             value, _ = _clean_value(tail)
             return Anaphor(value, label != "内容") if topic_open and _valid_value(value) else None
-        if re.search(r"我|本人", tail):  # "特此告知：本人的工位为7楼": the head is an opener
+        if re.search(r"我|本人", tail) or re.search(_COLON_CUE, label):  # "特此告知：本人的工位为7楼", "交班前说一句：X=V"
             return parse_clause(tail, topic_open=topic_open, correcting=correcting)
         m = _WAS_NOW_RE.match(clause)
         if m and (found := _found(m["slot"], m["value"], change=True)) is not None:
@@ -375,13 +385,16 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     if re.match(r"^(?:读书|上学|念书|小时候|那时候?|当年|大学|高中|初中|小学|好?几(?:年|个月)前|(?:很|好)?多年(?:以)?前|(?:老早|很早|好久|很久)(?:以)?前|前几年|那几年|早几年|"
                 r"以前住\S{1,6}的时候)(?:的时候|时|那会儿?|期间)?\s*(?=我)", clause):
         return Blocked("a past frame")  # "读书的时候我的工位是3楼"
+    if re.match(r"^(?:\d{4}年)?(?:有一阵子?|有段时间|有一段时间|那段时间)|^(?:在以前|以前在|之前在)", clause) and not re.search(
+            r"现在|目前|如今", clause):
+        return Blocked("a past frame")  # "2019年有一阵子我的X是V", "在以前那个单位，V是我的X"
     if re.match(r"^[^，,]{0,10}?(?:的时候|那时候?|那会儿?|当年|那年|那几年|那阵子?)", clause) and not re.search(
             r"现在|目前|如今|已经|^(?:帮我|请|麻烦|你|您|给我|替我)", clause):
         return Blocked("a past frame")  # "我读大学的时候鞋码是42码"
     clause = re.sub(r"(?<=\S)(?:的部分|这样|這樣|这样子)(?=就?是|$)", "", clause)  # 台湾用语: "我工位的部分是7楼這樣"
     if re.search(r"(?:说|发了?句|发了?条|写|写着|道|讲|问|喊|回)[了过]?[：:]?\s*[“\"「『]", clause):
         return Blocked("quoted speech")  # 他在群里发了句“我的工位是7楼”: his words, not the user's
-    if topic_open and (re.match(_PERSON_IS, clause) or re.match(r"^(?:他|她|它|他们|她们|你|你们)(?:的)?(?:是|呢|则是|的是)", clause)):
+    if topic_open and (re.match(_PERSON_IS, clause) or re.match(r"^(?:他|她|他们|她们|你|你们)(?:的)?(?:是|呢|则是|的是)", clause)):
         return Blocked("someone else's value")  # "工位这块儿，我表哥是7楼": the cousin's, not the user's
     if re.match(rf"^我(?:的)?{_PEOPLE}(?:的)?(?![是为叫：:，,的话]|$)", clause) and not re.match(r"^我(?:的)?(?:家|们)", clause):
         return Blocked("someone else's value")  # "我妈X用的是V，不是我的"
@@ -424,8 +437,8 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             return found
     if _PAST_FRAME.match(clause):
         return Blocked("a past frame")  # "以前读书的时候，我的工位是3楼": what follows is the past
-    owner_at = min((i for i in (re.search(r"(?<!被)我|$", clause).start(), clause.find("本人")) if 0 <= i < len(clause)),
-                   default=-1)
+    own = re.search(r"(?<!被)我", clause)  # the 我 of 被我 is the agent, not the owner
+    owner_at = min((i for i in (own.start() if own else -1, clause.find("本人")) if i >= 0), default=-1)
     lead = clause[:owner_at] if owner_at > 0 else ""
     past = _PAST_LEAD.match(clause)
     if past and correcting and clause.startswith("原来"):
@@ -488,11 +501,17 @@ def _core(body: str, topic_open: bool) -> Clause:
             return Found(_slot(m["slot"]) or "", value, len(pieces) > 1)
     for pattern, change in ((_NO_LONGER_MINE_RE, True), (_DONE_WITH_RE, True), (_TOLD_WRONG_RE, True), (_WROTE_WRONG_RE, True), (_APPLY_CHANGE_RE, True), (_DIFFERENT_FROM_RE, False), (_IF_ASKED_RE, False)):
         m = pattern.match(body)
+        if m and pattern is _NO_LONGER_MINE_RE and m["neg"] == "不是" and not m["le"]:
+            return Blocked("negated")  # "V不是我的X": a plain denial, nothing said to have changed
         if m and _slot(m["slot"]):  # a slot named now, its value in the next clause
             return Topic(_slot(m["slot"]) or "", change, bare=True)
     m = _I_CHANGED_RE.match(body)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", True, bare=True)
+    for pattern, change in ((_FORGET_ZH_RE, False), (_TELL_YOU_RE, False), (_THEY_BA_RE, True)):
+        m = pattern.match(body)
+        if m and _slot(m["slot"]):
+            return Topic(_slot(m["slot"]) or "", change, bare=True)
     m = _DASH_NEW_RE.match(body)
     if m and (found := _found(m["slot"], m["value"], change=True)) is not None:
         return found

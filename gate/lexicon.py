@@ -68,6 +68,12 @@ _ABBREVIATIONS = frozenset(
 # "!" and "?" end a sentence unless a letter or digit follows ("qwerty!9" is one value).
 _SENTENCE_END = re.compile(r"\.(?=\s|$)|[;。\n]+|[！？]+[!?]*|[!?]+(?![A-Za-z0-9])")
 _EMOJI = re.compile(f"[{grammar_en.EMOJI_CHARS}]+")
+# A Chinese clause that sets a condition on the next ("要是能自己选，…"), not one on the listener ("如果你需要，…").
+_ZH_CONDITION = re.compile(r"(?:要是|如果|假如|假设|万一|若是|倘若|假若)(?!你|您|没记错|我没记错|有人问|别人问|需要)")
+# What a turn adds after the slot it names, saying nothing of its value: "It is V, my X, in case you ever need it".
+_AFTERTHOUGHT = re.compile(r"(?:in\s+case\s+you\s+(?:ever\s+)?need\s+it|if\s+you\s+(?:ever\s+)?need\s+it|just\s+so\s+you\s+(?:know|have\s+it)|"
+                           r"for\s+(?:your|the)\s+records?|for\s+reference|thanks|thank\s+you|cheers|ta|please\s+(?:save|note|remember)\s+it|"
+                           r"(?:please\s+)?keep\s+(?:it|that)\s+(?:handy|safe|somewhere))[.!]*$", re.IGNORECASE)
 # What follows a capital letter and a full stop when they end a sentence rather than make an initial.
 _AFTER_INITIAL_ENDS = re.compile(r"[a-z]|(?:I(?:'\w+|’\w+)?|Thanks|Thank|Best|Regards|Cheers|With|That|This|It|Same|Ok|Okay|Please|"
                                  r"Sorry|Kind|Many|Warm|Yours|Sincerely)\b")
@@ -368,6 +374,9 @@ class _Reader:
         while index < len(subs):
             body = subs[index].rstrip(".,!?;: ")
             index += 1
+            if index >= 2 and _ZH_CONDITION.match(subs[index - 2].strip()):
+                self.topic, self.pending = None, []
+                continue  # "要是能自己选，我的X就定V": the consequence of a condition, not a fact
             if not body or (_is_interrogative(body) and not _REQUEST.match(body)):
                 continue
             if _FILLER_CLAUSE.fullmatch(body) and (self.pending or self.loose is not None or self.topic is not None):
@@ -401,15 +410,20 @@ class _Reader:
                 self.topic, self.pending = None, []
             elif isinstance(read, Topic) and read.back and self.pending and (
                     index >= len(subs) or re.search(r"\bi\s+mean", body, re.IGNORECASE)
-                    or not re.match(r"(?:(?:so|and|oh|ok|okay|well|also|yeah)\s+)*(?:my\s|我的|我那个|本人)", body, re.IGNORECASE)):
+                    or all(_AFTERTHOUGHT.match(rest.strip()) for rest in subs[index:])
+                    or not re.match(r"(?:(?:so|and|oh|ok|okay|well|also|yeah)\s+)*(?:my\s|我的|我那个|本人)",
+                                    grammar_en.strip_opener_label(body), re.IGNORECASE)):
                 # "level B2, that's my office floor", "It's B14, my desk number": the value stood in the clause before
                 # ("my kids" followed by "and I went camping" names no value)
                 joined = ", ".join(self.pending)
                 bare = grammar_zh.bare_value if self.zh(body) else grammar_en.bare_value
                 back = (bare(joined) if not self.zh(body) else None) or bare(self.pending[-1])
+                if re.search(r"\b(?:not|never|no\s+longer)\b|n't\b|n’t\b|不是|并非|从来没", joined, re.IGNORECASE):
+                    back = None  # "It's definitely not V, my X": a denial, whatever the last piece reads as
                 if back is not None and (not tagged or read.change):
                     yield FactMention(slot=normalise_slot(read.slot), value=back, change=read.change)
-                self.topic, self.pending = None, []
+                # "你好，我想告诉你我的X。它是V": nothing before it was the value, so the value may still come
+                self.topic, self.pending = (read if back is None and read.bare else None), []
             elif isinstance(read, Topic):
                 self.topic, self.pending = read, []
             elif isinstance(read, Anaphor) and self.topic is not None:
@@ -467,6 +481,9 @@ def _facts(text: str) -> Iterator[FactMention]:
                   r"\1 is my ", text, flags=re.IGNORECASE)
     text = re.sub(r"(?m)^(?:re|about|regarding)\s*:?\s+(?:my|the)\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+)(?:\s+you\s+(?:asked|wanted)\s+(?:for|about))?\s*(?:—|–|:)\s*",
                   r"my \1 is ", text, flags=re.IGNORECASE)
+    # "For me the X is V": the user's own; "new week new X: V": the first "new" is small talk
+    text = re.sub(r"(?im)(^|[.:;!?]\s+)for\s+me,?\s+the\s+", r"\1my ", text)
+    text = re.sub(r"(?i)\bnew\s+(?:day|week|month|year|semester|term|job|season|quarter|school\s+year)\s*,?\s+(?=new\s)", "", text)
     # "my X, which is V": the relative clause gives the value
     # (only where "my X" begins the clause: "it shows V as my X, which is a mistake" says nothing of X)
     text = re.sub(r"((?:^|[.:;!?—–]\s*|\b(?:and|so|but|also)\s+)my\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?),\s+which\s+(?:is|'s)\s+",
@@ -613,7 +630,7 @@ _ANCHOR_EN = re.compile(
 _ANCHOR_ZH = re.compile(
     r"(?:还没|没|未)(?:改成|换成|变成|调到|换到|改为|变为|转做|转成|换做)\s*(?P<anchor2>(?:[^，,。？?！]|(?<=\d),(?=\d))+?)\s*(?:那会儿?|的时候|时候|(?<!小)时|之前|以前)"
     r"|(?:变更为|变更成|更新为|更新成|调整为|调整成|切换到|切换为|改成了?|换成了?|变成了?|改为|换到|调到|改到|变为|换为|升到|降到|"
-    r"是|在|到|用)\s*"
+    r"是|在|到|用|(?<=\s)改|(?<=\s)换)\s*"
     r"(?P<anchor>[^，,。？?！\s](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*[，,]?\s*(?:之前|以前|前面|(?<![目当眼提])前(?=是|的|本人|我|那|[)）]|$))"
     r"|^\s*(?P<anchor3>[^，,。？?！\s我](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*(?:之前|以前|前面)(?=那个|的|用的|我|[，,])"
     r"|[（(](?P<anchor4>[^（）()]+?)(?<![目当眼])前[）)]|^\s*(?P<anchor5>[^，,。？?！\s我](?:[^，,。？?！]|(?<=\d),(?=\d))*?)(?:替掉|替换掉|取代|顶掉)的"
@@ -647,7 +664,9 @@ def _textual_anchor(question: str) -> str | None:
                             "", anchor)
             anchor = re.sub(r"^(?:嗯|就是|那个|紧挨着|就在|正好在|恰好在|能告诉我|告诉我|帮我查一下|查一下|麻烦查一下|未|你?还记得|记得|"
                             r"帮我看看|帮我看一下)+", "", anchor)
-            if re.fullmatch(r"(?:最近|最后|上)?(?:一次|次)?(?:改|换|变|更新|修改|调整|更改|变更)(?:了|过)?", anchor):
+            anchor = re.sub(r"^(?:提醒我?一下|提醒我)", "", anchor)
+            if re.fullmatch(r"(?:最近|最后|上)?(?:一次|次)?(?:改|换|变|更新|修改|调整|更改|变更)(?:了|过)?|现在(?:这个|的|这)?|这个|那个|",
+                            anchor):
                 continue  # "最近一次改之前": before the last change, no value named
             anchor = re.sub(r"^(?:转做|转成|换做|切到|切成|换|改|变|选)(?=\S{2,})", "", anchor)
             anchor = re.sub(r"(?:生效|上来|出现|登场|启用|开始|那会儿?)$", "", anchor)

@@ -54,6 +54,17 @@ def test_single_fact_is_detected_exactly(text: str, expected: FactMention) -> No
 # in one clause and its value in the next, a form's field and value labels, courtesy formulas around a request,
 # a value before the slot it belongs to, a change said as a swap.
 EN_CONSTRUCTIONS = [
+    ('It is B14, my desk number, in case you ever need it.', 'desk number', 'B14'),
+    ('can u save this: B14. thats my desk number', 'desk number', 'B14'),
+    ('bro i keep forgetting my desk number. its B14. pls remember it for me', 'desk number', 'B14'),
+    ('Update after nights: desk number is now B14.', 'desk number', 'B14'),
+    ('FYI B14 is my new desk number', 'desk number', 'B14'),
+    ('Had to swap my desk number over to B14 yesterday.', 'desk number', 'B14'),
+    ("They switched my desk number on me. It's B14 as of this morning.", 'desk number', 'B14'),
+    ('my desk number == B14, persist that pls', 'desk number', 'B14'),
+    ('For me the desk number is B14.', 'desk number', 'B14'),
+    ('Remember B14 as my desk number yeah', 'desk number', 'B14'),
+    ('Hello, I want to tell you my desk number. It is B14.', 'desk number', 'B14'),
     ('the desk number I currently have is B14, fyi', 'desk number', 'B14'),
     ('What my desk number is, is B14.', 'desk number', 'B14'),
     ('re: my desk number — B14', 'desk number', 'B14'),
@@ -143,6 +154,13 @@ EN_CONSTRUCTIONS = [
 # duration and formal adverbs between the slot and the copula, value first, a form's two labels,
 # Cantonese, a request, a slot named by others then "mine", a correction, "use/pick" as the copula.
 ZH_CONSTRUCTIONS = [
+    ('交班前说一句：工位=7楼', '工位', '7楼'),
+    ('记下：7楼，我的工位。', '工位', '7楼'),
+    ('我老记不住自己的工位，是7楼，你帮我记着呗', '工位', '7楼'),
+    ('我的工位 == 7楼，帮我记一下', '工位', '7楼'),
+    ('你好，我想告诉你我的工位。它是7楼。', '工位', '7楼'),
+    ('夜班后更新一下：工位现在是7楼。', '工位', '7楼'),
+    ('公司给我把工位换了，今天早上起是7楼。', '工位', '7楼'),
     ('我这边工位是7楼。', '工位', '7楼'),
     ('我工位用的就是7楼', '工位', '7楼'),
     ('这段时间我的工位一直是7楼。', '工位', '7楼'),
@@ -219,6 +237,11 @@ def test_constructions_are_read_as_one_fact(text: str, slot: str, value: str) ->
 
 
 NEGATIVES = [
+    '要是能自己选，我的工位就定7楼。',
+    '不对，7楼不是我的工位，从来都不是。',
+    '2019年有一阵子我的工位是7楼，早就不是了。',
+    '在以前那个单位，7楼是我的工位。',
+    "It's definitely not B14, my desk number.",
     '以后我的工位是7楼',
     '明年我的工位是7楼',
     '等搬完以后我的工位是7楼',
