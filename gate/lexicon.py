@@ -665,7 +665,7 @@ def _textual_anchor(question: str) -> str | None:
             anchor = re.sub(r"^(?:嗯|就是|那个|紧挨着|就在|正好在|恰好在|能告诉我|告诉我|帮我查一下|查一下|麻烦查一下|未|你?还记得|记得|"
                             r"帮我看看|帮我看一下)+", "", anchor)
             anchor = re.sub(r"^(?:提醒我?一下|提醒我)", "", anchor)
-            if re.fullmatch(r"(?:最近|最后|上)?(?:一次|次)?(?:改|换|变|更新|修改|调整|更改|变更)(?:了|过)?|现在(?:这个|的|这)?|这个|那个|",
+            if re.fullmatch(r"(?:最近|最后|上)?(?:一次|次)?(?:改|换|变|更新|修改|调整|更改|变更)(?:了|过)?|现在(?:这个|的|这)?|这个|那个",
                             anchor):
                 continue  # "最近一次改之前": before the last change, no value named
             anchor = re.sub(r"^(?:转做|转成|换做|切到|切成|换|改|变|选)(?=\S{2,})", "", anchor)
