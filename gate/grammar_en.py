@@ -159,7 +159,7 @@ _V_FOR_MY = re.compile(
     r"reverted\s+to|returned\s+to|gone\s+back\s+to|go\s+back\s+to|go\s+with|going\s+with|went\s+with|got|have|use|using|chose|picked|settled\s+on|"
     r"opted\s+for|stick\s+with|sticking\s+with|stuck\s+with|landed\s+on|ended\s+up\s+with|upgraded\s+to|downgraded\s+to|"
     r"bumped\s+(?:it\s+)?(?:up\s+|down\s+)?to|treat|consider|count|regard|take|decided\s+on|went\s+for|saved|stored|"
-    r"picked|keep|kept|save|store|record|log|remember|note|register)\s+(?P<value>.+?)\s+(?:down\s+|set\s+|saved\s+|registered\s+|listed\s+)?"
+    r"picked|keep|kept|save|store|record|log|remember|note|register|put)\s+(?P<value>.+?)\s+(?:down\s+|set\s+|saved\s+|registered\s+|listed\s+)?"
     r"(?:for|as|on)\s+my\s+" + _ADJ + _SLOT
     + r"(?:\s+(?:now|these\s+days|lately|instead|too|as\s+well|lol|haha+|btw|fyi|rn|after\s+all|in\s+the\s+end|eventually|"
     r"for\s+now|pretty\s+much\s+always|mostly|last\s+\w+|this\s+\w+|\w+\s+ago|yesterday|today|for\s+a\s+while(?:\s+now)?|"
@@ -240,7 +240,7 @@ _HAS_REPLACED = re.compile(r"^(?P<value>.{1,40}?)\s+(?:has\s+|have\s+|just\s+)*(
 _STOPPED_USING = re.compile(r"^(?:i(?:'m|’m|\s+am)\s+(?:not|no\s+longer)\s+using|i(?:'ve|\s+have)?\s+(?:stopped\s+using|got\s+rid\s+of|dropped)|"
                             r"got\s+rid\s+of|stopped\s+using)\s+.{1,40}?\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT
                             + r"(?:\s+(?:any\s*more|any\s+longer))?$", re.IGNORECASE)
-_NEW_SINCE = re.compile(r"^(?:(?:i(?:'ve|’ve|\s+have)?\s+)?got\s+(?:a\s+)?|(?:the\s+)?)new\s+" + _SLOT
+_NEW_SINCE = re.compile(r"^(?:(?:i(?:'ve|’ve|\s+have)?\s+)?got\s+(?:a\s+)?|i\s+have\s+(?:a\s+)?|(?:the\s+)?)new\s+" + _SLOT
                         + r"(?:\s+(?:since|as\s+of|from)\s+(?:the\s+)?\w+(?:\s+\w+)?)?(?:\s+now)?$", re.IGNORECASE)
 _FORGET_MY = re.compile(r"^(?:(?:bro|so|ok|okay|man|ugh|honestly)\s+)*(?:i\s+)?(?:keep\s+forgetting|always\s+forget|never\s+remember|can(?:'t|’t|not)\s+ever\s+remember)"
                         r"\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
@@ -248,10 +248,13 @@ _WANT_TO_TELL = re.compile(r"^i\s+(?:want|wanted|would\s+like|'d\s+like|’d\s+l
                            r"(?:about\s+)?my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
 _THEY_CHANGED = re.compile(r"^(?:they|someone|somebody|the\s+\w+|hr|it)\s+(?:switched|changed|moved|updated|reset|swapped)\s+my\s+" + _ADJ + _SLOT
                            + r"(?:\s+on\s+me|\s+again|\s+without\s+asking)?$", re.IGNORECASE)
-_YOU_WANTED = re.compile(r"^(?:you|u)\s+(?:wanted|asked\s+(?:for|about)|needed|were\s+asking\s+(?:for|about)|requested)\s+my\s+" + _ADJ
+_YOU_WANTED = re.compile(r"^(?:(?:you|u)\s+(?:wanted|asked\s+(?:for|about)|needed|were\s+asking\s+(?:for|about)|requested)|"
+                         r"(?:(?:can|could|will|would)\s+(?:you|u)\s+)?(?:please\s+)?(?:remember|note|save|keep|store|record))\s+my\s+" + _ADJ
                          + _SLOT + r"$", re.IGNORECASE)
 _YOU_HAD = re.compile(r"^(?:you|u)\s+(?:had|have|got|wrote|put|listed|noted)\s+(?:down\s+)?my\s+" + _ADJ + _SLOT
                       + r"\s+(?:as|at|down\s+as)\s+.{1,40}$", re.IGNORECASE)
+_WENT_FROM_FOR = re.compile(r"^(?:i|we)\s+(?:went|switched|changed|moved)\s+(?:over\s+)?from\s+(?P<old>.{1,40}?)\s+to\s+(?P<value>.{1,40}?)\s+"
+                            r"(?:for|as|with)\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
 _INSTEAD_OF = re.compile(r"^(?:it(?:'s|’s|\s+is)\s+)?(?P<value>.{1,40}?)\s+(?:instead\s+of|rather\s+than)\s+(?P<old>.{1,40}?)\s+"
                          r"(?:for|as)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+(?:now|these\s+days|nowadays))?$", re.IGNORECASE)
 _PUT_ME_DOWN = re.compile(r"^(?:please\s+)?put\s+me\s+down\s+(?:as|for)\s+(?P<value>.{1,40}?)\s+(?:for|as)\s+(?:my\s+|the\s+)?" + _ADJ
@@ -341,7 +344,8 @@ _REPLACE_MY = re.compile(
     r"\b(?:replace|swap|substitute|overwrite)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+currently\s+on\s+file|\s+on\s+file|"
     r"\s+in\s+your\s+(?:records|notes|system))?\s+with\s+(?P<value>.+)$", re.IGNORECASE)
 _ASKED_SLOT = re.compile(r"^(?:oh\s+|and\s+|also\s+|as\s+for\s+|re\s+|about\s+|what\s+about\s+|"
-                         r"(?:you|u)\s+(?:wanted|asked\s+(?:for|about)|needed|need|want)\s+|remember\s+|recall\s+)*(?:my\s+|your\s+|the\s+)?" + _ADJ
+                         r"(?:you|u)\s+(?:wanted|asked\s+(?:for|about)|needed|need|want)\s+|(?:(?:can|could|will|would)\s+(?:you|u)\s+)?(?:remember|recall|note|save)\s+)*"
+                         r"(?:my\s+|your\s+|the\s+)?" + _ADJ
                          + _SLOT + r"$", re.IGNORECASE)
 _GOT_SORTED = re.compile(
     r"\b(?:got|had|have|'ve|’ve|finally\s+got|just\s+got)\s+my\s+" + _ADJ + _SLOT + r"\s+(?:sorted(?:\s+out)?|fixed|"
@@ -406,7 +410,7 @@ _SLOT_STOPWORDS = frozenset(
     has have had do does did will would can could should may might must to from of in on at as by
     for with about now currently still always here there am very really lol haha pls thx btw fyi rn tho
     okay ok isnt aint wasnt arent dont doesnt isn't isn’t wasn't aren't don't doesn't can't won't didn't
-    changed updated moved switched needs needed updating uses wears drives owns prefers
+    changed updated moved switched needs needed updating uses wears drives owns prefers shows says lists displays
     """.split()
 )
 _SLOT_BLOCK = frozenset(
@@ -566,10 +570,11 @@ def valid_value(value: str) -> bool:
         return False
     if value[0] in "=<>!?":
         return False
-    # A clause, not a value: "going to be 7F", "that it is 7F".
+    # A clause, not a value: "going to be 7F", "that it is 7F"; "5 May" is a date, "it may be" is not.
+    written = value.split()[1:]
     return not any(w in {"is", "are", "was", "were", "will", "would", "if", "but", "because", "has", "have", "had",
                          "been", "being", "might", "may", "could", "should", "changed", "updated", "isn't", "isnt",
-                         "i", "you", "my"} for w in words[1:])
+                         "i", "you", "my"} and not (w == "may" and cased == "May") for w, cased in zip(words[1:], written))
 
 
 def clean_value(raw: str) -> str:
@@ -843,7 +848,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         m = pattern.match(clause)
         if m and clean_slot(m["slot"]):
             return Topic(clean_slot(m["slot"]) or "", change, bare=True)  # "you wanted my X. Yep, V", "you had my X as OLD? It's V now"
-    for pattern, change in ((_INSTEAD_OF, True), (_PUT_ME_DOWN, False), (_FOR_X_I_HAVE, False)):
+    for pattern, change in ((_INSTEAD_OF, True), (_WENT_FROM_FOR, True), (_PUT_ME_DOWN, False), (_FOR_X_I_HAVE, False)):
         m = pattern.match(clause)
         if m and (found := _found(m["slot"], m["value"], change=change, adj=m.groupdict().get("adj"))) is not None:
             return found

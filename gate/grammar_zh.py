@@ -146,7 +146,7 @@ _OTHER_OWNERS = (
     "助理", "秘书", "搭档", "合伙人", "伙伴", "闺蜜", "兄弟", "我们", "咱们", "组", "团队", "部门", "公司",
     "閨蜜", "媽媽", "媽", "老闆", "同學", "領導", "鄰居", "親戚", "兒子", "女兒", "男朋友", "女朋友", "室友",
 )
-_SLOT_STOP = ("我", "你", "他", "她", "它", "把", "将", "不", "没", "如果", "假如", "要是", "应该", "可能", "打算", "准备", "想用", "想要", "想换", "想改", "讲", "講", "跑去", "諗", "谂",
+_SLOT_STOP = ("我", "你", "他", "她", "它", "把", "将", "不", "没", "如果", "假如", "要是", "应该", "可能", "打算", "准备", "想用", "想要", "想换", "想改", "讲", "講", "跑去", "諗", "谂", "希望", "但愿",
               "觉得", "认为", "是", "吗", "呢", "吧", "什么", "多少", "哪", "谁", "几", "现在", "目前", "如今", "以前",
               "之前", "原来", "刚才", "已经", "今天", "昨天", "明天", "被", "已", "一直", "这块", "这是", "就是", "并非",
               "并不", "不是", "绝非", "并未", "这次", "这回", "后来", "上个月", "这个月", "下个月", "上周",
@@ -256,9 +256,9 @@ def _slot(raw: str) -> str | None:
     if not slot or re.search(r"就(?![业诊读职餐医近])", slot) or not _OPENERS.sub("", slot).strip():
         return None  # "昵称就小鱼": a clause, not a slot
     if "的" in slot:
-        owner = slot.rsplit("的", 1)[0]
-        if re.search("(?:" + "|".join(_OTHER_OWNERS) + r")(?:用|开|住|买|在用|常用|现在用)?$", owner) or re.search(
-                rf"[小老阿][{_CJK}]$", owner):
+        parts = slot.split("的")[:-1]  # every owner before a 的: "家老大的常去的餐厅" is the eldest child's
+        if any(re.search("(?:" + "|".join(_OTHER_OWNERS) + r")(?:用|开|住|买|在用|常用|现在用)?$", owner) or re.search(
+                rf"[小老阿][{_CJK}]$|家(?:老[大二三四]|里人|人)$|阿[嬤嬷公婆姨]$", owner) for owner in parts):
             return None
     if any(slot.startswith(o) and len(slot) > len(o) + 1 for o in _OTHER_OWNERS if len(o) >= 2):
         return None  # "我男朋友WiFi密码": his, not mine

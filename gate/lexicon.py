@@ -484,6 +484,12 @@ def _facts(text: str) -> Iterator[FactMention]:
     # "For me the X is V": the user's own; "new week new X: V": the first "new" is small talk
     text = re.sub(r"(?im)(^|[.:;!?]\s+)for\s+me,?\s+the\s+", r"\1my ", text)
     text = re.sub(r"(?i)\bnew\s+(?:day|week|month|year|semester|term|job|season|quarter|school\s+year)\s*,?\s+(?=new\s)", "", text)
+    # "我的信息：X是V", "个人信息 - X：V", "My details: X is V": a heading over the fact, not a slot
+    text = re.sub(r"(?m)^\s*(?:我的|个人|本人)?(?:基本)?(?:信息|资料)\s*(?:[-–—]+|[:：])\s*(?=\S)", "", text)
+    text = re.sub(r"(?im)^\s*(?:my|personal)\s+(?:details|info|information)\s*(?:[-–—]+|:)\s*(?:my\s+)?(?=\S)", "my ", text)
+    # "My X at the moment is V": a time between the slot and its copula
+    text = re.sub(r"(\bmy\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?)\s+(?:at\s+the\s+moment|right\s+now|currently|these\s+days|nowadays)\s+(?=is\s)",
+                  r"\1 ", text, flags=re.IGNORECASE)
     # "my X, which is V": the relative clause gives the value
     # (only where "my X" begins the clause: "it shows V as my X, which is a mistake" says nothing of X)
     text = re.sub(r"((?:^|[.:;!?—–]\s*|\b(?:and|so|but|also)\s+)my\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?),\s+which\s+(?:is|'s)\s+",
@@ -590,7 +596,8 @@ _ORIGINAL = re.compile(
     r"\b(?:original(?:ly)?|initial(?:ly)?|at\s+first|first\s+(?:one|value|time)?|to\s+begin\s+with|"
     r"in\s+the\s+(?:very\s+)?beginning|at\s+the\s+(?:very\s+)?(?:start|beginning)|started\s+(?:with|out)|"
     r"start(?:ed)?\s+off|very\s+first|earliest|first\s+ever|ever\s+(?:told|gave|said|mentioned)|start\s+with|began\s+with|"
-    r"begin\s+with|which\s+was\s+the\s+first|(?:had|have|got|used|picked|chose|gave)\s+(?:you\s+)?first|start\s+out)\b"
+    r"begin\s+with|which\s+was\s+the\s+first|(?:had|have|got|used|picked|chose|gave)\s+(?:you\s+)?first|start\s+out|"
+    r"my\s+(?:very\s+)?first)\b"
     r"|最早|最开始|一开始|最初|起初|第一次|第一个|刚开始|开头|最先|初始|原始|当初|初代|头一回|第一版",
     re.IGNORECASE,
 )

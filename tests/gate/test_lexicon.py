@@ -54,6 +54,13 @@ def test_single_fact_is_detected_exactly(text: str, expected: FactMention) -> No
 # in one clause and its value in the next, a form's field and value labels, courtesy formulas around a request,
 # a value before the slot it belongs to, a change said as a swap.
 EN_CONSTRUCTIONS = [
+    ('I put B14 as my desk number', 'desk number', 'B14'),
+    ('My desk number at the moment is B14', 'desk number', 'B14'),
+    ('I have a new desk number: B14.', 'desk number', 'B14'),
+    ('I went from A7 to B14 for my desk number.', 'desk number', 'B14'),
+    ("can you remember my desk number? it's B14", 'desk number', 'B14'),
+    ('My vet appointment is 5 May!', 'vet appointment', '5 May'),
+    ('My details: desk number is B14', 'desk number', 'B14'),
     ('It is B14, my desk number, in case you ever need it.', 'desk number', 'B14'),
     ('can u save this: B14. thats my desk number', 'desk number', 'B14'),
     ('bro i keep forgetting my desk number. its B14. pls remember it for me', 'desk number', 'B14'),
@@ -154,6 +161,8 @@ EN_CONSTRUCTIONS = [
 # duration and formal adverbs between the slot and the copula, value first, a form's two labels,
 # Cantonese, a request, a slot named by others then "mine", a correction, "use/pick" as the copula.
 ZH_CONSTRUCTIONS = [
+    ('我的信息：工位是7楼。', '工位', '7楼'),
+    ('个人信息 - 工位：7楼', '工位', '7楼'),
     ('交班前说一句：工位=7楼', '工位', '7楼'),
     ('记下：7楼，我的工位。', '工位', '7楼'),
     ('我老记不住自己的工位，是7楼，你帮我记着呗', '工位', '7楼'),
@@ -237,6 +246,15 @@ def test_constructions_are_read_as_one_fact(text: str, slot: str, value: str) ->
 
 
 NEGATIVES = [
+    '我家老大的工位是7楼。',
+    '我希望我的工位是7楼。',
+    'my account page shows B14 as my desk number, which is definitely a mistake',
+    'If I put B14 as my desk number, will it work?',
+    "I put B14 as my sister's desk number",
+    "I'll put B14 as my desk number tomorrow",
+    'I went from A7 to B14 for my desk number back in college',
+    'My desk number might be 5 May',
+    "My sister's desk number at the moment is B14",
     '要是能自己选，我的工位就定7楼。',
     '不对，7楼不是我的工位，从来都不是。',
     '2019年有一阵子我的工位是7楼，早就不是了。',
