@@ -696,8 +696,13 @@ def _label(clause: str) -> Clause:
     return _found(m["slot"], m["value"], change=False, adj=m["adj"])
 
 
-def strip_opener_label(clause: str) -> str:
-    """ "Update: my X is V" -> "my X is V"; "Quick note — ..." -> "..." (only known openers)."""
+def strip_opener_label(clause: str, *, stating: bool = True) -> str:
+    """ "Update: my X is V" -> "my X is V"; "Quick note — ..." -> "..." (only known openers).
+
+    An opener in the writer's own words before a colon ("Update after nights:") goes too when it carries a
+    cue word and, if `stating`, what follows states a value; a bare value after it ("can u save this: V")
+    is what `bare_value` wants, so it passes `stating=False`.
+    """
     m = re.match(r"^\s*([A-Za-z][A-Za-z.\- ]{0,24}?)\s*(?::|[-–—]+)\s+(.*)$", clause)
     if m and (m.group(1).lower() in _OPENER_LABELS or m.group(1).lower() in _OPENER_PHRASES
               or all(w in _OPENER_LABELS for w in m.group(1).lower().split())):
@@ -705,7 +710,7 @@ def strip_opener_label(clause: str) -> str:
     # "Update after nights: X is now V", "quick one before handover: X = V": an opener in the writer's own words,
     # when what follows the colon states a value
     m = re.match(r"^\s*([A-Za-z][A-Za-z'’\- ]{0,40}?)\s*:\s+(.*)$", clause)
-    if m and len(m.group(1).split()) <= 6 and _OPENER_CUE.search(m.group(1)) and _STATES.search(m.group(2)):
+    if m and len(m.group(1).split()) <= 6 and _OPENER_CUE.search(m.group(1)) and (not stating or _STATES.search(m.group(2))):
         return m.group(2)
     return clause
 
@@ -1054,10 +1059,7 @@ def asked_slot(sentence: str) -> Topic | None:
 
 def bare_value(clause: str) -> str | None:
     """A clause that is only a value ("C12", "it's C12"), as the answer to a slot just named."""
-    m = re.match(r"^\s*([A-Za-z][A-Za-z'’\- ]{0,30}?)\s*:\s+(\S.*)$", clause)
-    if m and len(m.group(1).split()) <= 6 and _OPENER_CUE.search(m.group(1)):
-        clause = m.group(2)  # "can u save this: V. that's my X"
-    clause = strip_opener_label(clause)
+    clause = strip_opener_label(clause, stating=False)  # "can u save this: V. that's my X"
     if re.match(r"^\s*(?:def(?:initely)?|defo|deffo|absolutely|certainly|surely|totally)\s+not\b", clause, re.IGNORECASE):
         return None  # "def not V": a denial
     clause = re.sub(r"^(?:(?:so|yeah|yep|yes|ok|okay|well|um+|uh+|oh|and|like|easy|simple|honestly|correct|right|exactly|"

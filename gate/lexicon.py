@@ -70,6 +70,8 @@ _SENTENCE_END = re.compile(r"\.(?=\s|$)|[;。\n]+|[！？]+[!?]*|[!?]+(?![A-Za-z
 _EMOJI = re.compile(f"[{grammar_en.EMOJI_CHARS}]+")
 # A Chinese clause that sets a condition on the next ("要是能自己选，…"), not one on the listener ("如果你需要，…").
 _ZH_CONDITION = re.compile(r"(?:要是|如果|假如|假设|万一|若是|倘若|假若)(?!你|您|没记错|我没记错|有人问|别人问|需要)")
+# "my" and a slot's words, as the reader finds them before an aside, a filler or a time ("my X (…) is V").
+_MY_SLOT = r"my\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?"
 # What a turn adds after the slot it names, saying nothing of its value: "It is V, my X, in case you ever need it".
 _AFTERTHOUGHT = re.compile(r"(?:in\s+case\s+you\s+(?:ever\s+)?need\s+it|if\s+you\s+(?:ever\s+)?need\s+it|just\s+so\s+you\s+(?:know|have\s+it)|"
                            r"for\s+(?:your|the)\s+records?|for\s+reference|thanks|thank\s+you|cheers|ta|please\s+(?:save|note|remember)\s+it|"
@@ -462,7 +464,7 @@ def _facts(text: str) -> Iterator[FactMention]:
     text = _STICKER.sub(" ", text)  # "[呲牙]", "（狗头）": a chat app's stickers
     text = re.sub(r"[（(][^（）()\n]{0,24}[？?][）)]", " ", text)  # "（之前跟你说过没？）": an aside, not a question
     # "my X — the one I use for work — is V", "my X (the one you have on file) is V", "my X, which you asked about, is V"
-    text = re.sub(r"(\bmy\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?)\s*(?:\((?:the|which|that|in|if|as|just|for|i|you|ie|i\.e\.|aka|yes|my|mine)\b[^()]{0,60}\)|\s[—–-]\s[^—–\n]{1,60}?\s[—–-]\s|,\s[^,\n]{1,60}?,)\s*"
+    text = re.sub(r"(\b" + _MY_SLOT + r")\s*(?:\((?:the|which|that|in|if|as|just|for|i|you|ie|i\.e\.|aka|yes|my|mine)\b[^()]{0,60}\)|\s[—–-]\s[^—–\n]{1,60}?\s[—–-]\s|,\s[^,\n]{1,60}?,)\s*"
                   r"(?=(?:is|was|has\s+been|'s|’s|became)\b)", r"\1 ", text, flags=re.IGNORECASE)
     # The slot named with "the" or "mine" and owned all the same: "the X I've got is V", "the X you have on file for me
     # is V", "V is the X I've got", "the X — mine's V", "mine is V (the X)", "Mine's V. The X, I mean.", "what my X is,
@@ -488,14 +490,14 @@ def _facts(text: str) -> Iterator[FactMention]:
     text = re.sub(r"(?m)^\s*(?:我的|个人|本人)?(?:基本)?(?:信息|资料)\s*(?:[-–—]+|[:：])\s*(?=\S)", "", text)
     text = re.sub(r"(?im)^\s*(?:my|personal)\s+(?:details|info|information)\s*(?:[-–—]+|:)\s*(?:my\s+)?(?=\S)", "my ", text)
     # "My X at the moment is V": a time between the slot and its copula
-    text = re.sub(r"(\bmy\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?)\s+(?:at\s+the\s+moment|right\s+now|currently|these\s+days|nowadays)\s+(?=is\s)",
+    text = re.sub(r"(\b" + _MY_SLOT + r")\s+(?:at\s+the\s+moment|right\s+now|currently|these\s+days|nowadays)\s+(?=is\s)",
                   r"\1 ", text, flags=re.IGNORECASE)
     # "my X, which is V": the relative clause gives the value
     # (only where "my X" begins the clause: "it shows V as my X, which is a mistake" says nothing of X)
-    text = re.sub(r"((?:^|[.:;!?—–]\s*|\b(?:and|so|but|also)\s+)my\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?),\s+which\s+(?:is|'s)\s+",
+    text = re.sub(r"((?:^|[.:;!?—–]\s*|\b(?:and|so|but|also)\s+)" + _MY_SLOT + r"),\s+which\s+(?:is|'s)\s+",
                   r"\1 is ", text, flags=re.IGNORECASE | re.MULTILINE)
     # "my X yeah it's V", "my X, um, is V": a filler between the slot and its copula
-    text = re.sub(r"(\bmy\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?)\s*,?\s+(?:yeah|yep|uh+|um+|erm|well|like)\s*,?\s+"
+    text = re.sub(r"(\b" + _MY_SLOT + r")\s*,?\s+(?:yeah|yep|uh+|um+|erm|well|like)\s*,?\s+"
                   r"(?=(?:it's|it’s|it\s+is|is)\s)", r"\1 ", text, flags=re.IGNORECASE)
     text = re.sub(r"(?m)(?:^|(?<=\.\s))(?:answer|re|q|question|step)\s*(?:to\s+)?\d+\s*[:.)-]?\s*(?:done\s*,?\s*)?", "", text,
                   flags=re.IGNORECASE)  # "Answer to 2: it's V now", "Step 3 done, …"
