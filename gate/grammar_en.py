@@ -93,7 +93,7 @@ _OPENER_PHRASES = ("heads up", "quick note", "quick update", "small update", "ju
 _W = r"[^\W_][\w\-]*(?:\([\w]{1,3}\)[\w\-]*)?"
 _XW = r"[^\W_][\w\-'’]*(?:\([\w]{1,3}\)[\w\-]*)?"  # a slot word ("401(k)") that may carry a possessive, checked later
 _SLOT = rf"(?P<slot>{_XW}(?:\s+{_XW}){{0,4}}?)"
-_ADJ = r"(?:(?P<adj>new|current|present|updated|actual|real|usual|regular|official|own|latest(?!\s+(?:[\w-]+\s+)?(?:time|date|hour|day|deadline)\b)|old|previous|former|original|first)\s+)?"
+_ADJ = r"(?:(?P<adj>new|current|present|updated|actual|real|official|own|latest(?!\s+(?:[\w-]+\s+)?(?:time|date|hour|day|deadline)\b)|old|previous|former|original|first)\s+)?"
 _ADJ_PAST = frozenset({"old", "previous", "former", "original", "first"})
 _ADV = (r"(?:(?P<adv>now|currently|still|actually|really|officially|finally|basically|presently|in\s+fact|"
         r"at\s+present|right\s+now|these\s+days|nowadays|technically|just|like)\s+)?")
@@ -136,7 +136,7 @@ _BARE_PAST = re.compile(
     r"(?:changed|updated|switched|swapped|moved|bumped|upgraded|downgraded|reset|raised|lowered|set|put|got|adjusted|"
     r"chnged|chngd|chaged|changd|updtd|upd8d|"
     r"increased|decreased|cut|reduced|dropped|lifted|reverted|renamed|changed\s+over|switched\s+over|"
-    r"(?:finished|done|just\s+finished|completed)\s+(?:switching|changing|moving|updating))\s+(?:over\s+)?"
+    r"(?:finished|done|just\s+finished|completed|ended\s+up|went\s+ahead\s+and\s+|end\s+up)\s*(?:switching|changing|moving|updating|switched|changed|moved|updated))\s+(?:over\s+)?"
     r"(?:(?:my|the)\s+)?" + _ADJ + _SLOT + r"(?:\s+(?:over|across|back))?" + _FROM + _TO + r"(?P<value>.+)$",
     re.IGNORECASE,
 )
@@ -151,12 +151,17 @@ _GOT_MY_AT = re.compile(
     r"running|run)\s+my\s+" + _ADJ + _SLOT + r"\s+(?:at|to|on)\s+(?P<value>.+)$",
     re.IGNORECASE,
 )
+_STILL_FOR_MY = re.compile(  # "Still V for my X, same as always"
+    r"^(?:(?:so|and|yeah|yep|ok|okay)\s+)*(?:still|always|again)\s+(?P<value>[^\s,].{0,40}?)\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT + r"$",
+    re.IGNORECASE,
+)
 _V_FOR_MY = re.compile(
     r"(?:^(?:(?:please|pls|kindly|can\s+you|could\s+you|would\s+you)\s+)*(?:ended\s+up\s+|finally\s+|just\s+)?|\b(?:i|we)(?:'ve|’ve|\s+have|\s+had|'m|’m|\s+am)?\s+(?:ended\s+up\s+)?"
     r"(?:(?:just|now|finally|recently|usually|always|normally|please|been|"
     r"generally|typically|mostly|currently|still)\s+)*)"
     r"(?P<verb>went\s+back\s+to|switched(?:\s+over|\s+back)?\s+to|changed\s+(?:over\s+|back\s+)?to|moved\s+(?:over\s+|back\s+)?to|"
-    r"reverted\s+to|returned\s+to|gone\s+back\s+to|go\s+back\s+to|go\s+with|going\s+with|went\s+with|got|have|use|using|chose|picked|settled\s+on|"
+    r"reverted\s+to|returned\s+to|gone\s+back\s+to|go\s+back\s+to|go\s+with|going\s+with|went\s+with|gone\s+with|gone\s+for|(?<=['’]ve\s)had|(?<=\shave\s)had|"
+    r"got|have|use|using|chose|chosen|picked|settled\s+on|"
     r"opted\s+for|stick\s+with|sticking\s+with|stuck\s+with|landed\s+on|ended\s+up\s+with|upgraded\s+to|downgraded\s+to|"
     r"bumped\s+(?:it\s+)?(?:up\s+|down\s+)?to|treat|consider|count|regard|take|decided\s+on|went\s+for|saved|stored|"
     r"picked|keep|kept|save|store|record|log|remember|note|register|put)\s+(?P<value>.+?)\s+(?:down\s+|set\s+|saved\s+|registered\s+|listed\s+)?"
@@ -237,7 +242,7 @@ _WHAT_I_USE_FOR = re.compile(r"^(?P<value>.{1,40}?)(?:'s|’s|\s+is)\s+what\s+i(
                              r"chose|went\s+with|put|keep)\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
 _HAS_REPLACED = re.compile(r"^(?P<value>.{1,40}?)\s+(?:has\s+|have\s+|just\s+)*(?:replaced|taken\s+over\s+from|superseded)\s+(?P<old>.{1,40}?)"
                            r"\s+as\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
-_STOPPED_USING = re.compile(r"^(?:i(?:'m|’m|\s+am)\s+(?:not|no\s+longer)\s+using|i(?:'ve|\s+have)?\s+(?:stopped\s+using|got\s+rid\s+of|dropped)|"
+_STOPPED_USING = re.compile(r"^(?:i(?:'m|’m|\s+am)\s+(?:not|no\s+longer)\s+using|i\s+(?:don't|don’t|do\s+not|no\s+longer)\s+(?:have|use)|i(?:'ve|\s+have)?\s+(?:stopped\s+using|got\s+rid\s+of|dropped)|"
                             r"got\s+rid\s+of|stopped\s+using)\s+.{1,40}?\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT
                             + r"(?:\s+(?:any\s*more|any\s+longer))?$", re.IGNORECASE)
 _NEW_SINCE = re.compile(r"^(?:(?:i(?:'ve|’ve|\s+have)?\s+)?got\s+(?:a\s+)?|i\s+have\s+(?:a\s+)?|(?:the\s+)?)new\s+" + _SLOT
@@ -255,7 +260,7 @@ _YOU_HAD = re.compile(r"^(?:you|u)\s+(?:had|have|got|wrote|put|listed|noted)\s+(
                       + r"\s+(?:as|at|down\s+as)\s+.{1,40}$", re.IGNORECASE)
 _WENT_FROM_FOR = re.compile(r"^(?:i|we)\s+(?:went|switched|changed|moved)\s+(?:over\s+)?from\s+(?P<old>.{1,40}?)\s+to\s+(?P<value>.{1,40}?)\s+"
                             r"(?:for|as|with)\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
-_INSTEAD_OF = re.compile(r"^(?:it(?:'s|’s|\s+is)\s+)?(?P<value>.{1,40}?)\s+(?:instead\s+of|rather\s+than)\s+(?P<old>.{1,40}?)\s+"
+_INSTEAD_OF = re.compile(r"^(?:it(?:'s|’s|\s+is)\s+)?(?P<value>.{1,40}?)\s*(?:\s(?:instead\s+of|rather\s+than)|,\s*not)\s+(?P<old>.{1,40}?)\s*,?\s+"
                          r"(?:for|as)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+(?:now|these\s+days|nowadays))?$", re.IGNORECASE)
 _PUT_ME_DOWN = re.compile(r"^(?:please\s+)?put\s+me\s+down\s+(?:as|for)\s+(?P<value>.{1,40}?)\s+(?:for|as)\s+(?:my\s+|the\s+)?" + _ADJ
                           + _SLOT + r"(?:\s+please)?$", re.IGNORECASE)
@@ -277,6 +282,15 @@ _IF_YOU_NEED = re.compile(
     r"an\s+app|a\s+website)\s+(?:ever\s+)?(?:need|needs|want|wants|"
     r"wanna|ask|asks|asked|have\s+to\s+know|are\s+asked\s+for)\s+(?:for\s+|about\s+|to\s+know\s+)?"
     r"my\s+" + _ADJ + _SLOT + r"(?:\s+for\s+(?:anything|something|any\s+reason|a\s+form))?$", re.IGNORECASE)
+_NEVER_GAVE = re.compile(r"\b(?:i\s+)?(?:never|didn't|didn’t|did\s+not|haven't|haven’t|have\s+not|forgot\s+to)\s+(?:ever\s+)?"
+                         r"(?:gave|give|given|told|tell|sent|send|mentioned|mention|shared|share)\s+(?:you\s+)?my\s+" + _ADJ + _SLOT
+                         + r"(?:\s+(?:before|yet|earlier|at\s+all))?$", re.IGNORECASE)
+_OLD_WAS = re.compile(r"^(?:the|my)\s+(?:old|previous|former)\s+" + _SLOT + r"\s+(?:was|used\s+to\s+be)\s+(?P<old>.{1,40})$",
+                      re.IGNORECASE)
+_ITS_FOR_MY = re.compile(
+    r"^(?:(?:since|as\s+of|from)\s+[^,]{1,30}?,?\s+it(?:'s|’s|\s+is|\s+has\s+been|'s\s+been|’s\s+been)\s+(?:now\s+|still\s+|always\s+)?|"
+    r"it(?:'s|’s|\s+is|\s+has\s+been|'s\s+been|’s\s+been)\s+(?:now|still)\s+)"
+    r"(?P<value>[^\s,].{0,40}?)\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+(?:now|these\s+days|nowadays))?$", re.IGNORECASE)
 _GAVE_WRONG = re.compile(r"\b(?:i\s+)?(?:gave|told|sent)\s+you\s+the\s+wrong\s+" + _SLOT + r"(?:\s+(?:before|earlier|last\s+time))?$",
                          re.IGNORECASE)
 # Constructions that name the slot in one clause and give its value in the next, or give both in an order
@@ -369,9 +383,11 @@ _ABOUT_MY = re.compile(
     r"with\s+respect\s+to|what\s+about|now\s+for|and\s+for|as\s+far\s+as|as\s+(?:for|to|regards)|about|regarding|"
     r"re|concerning|on|for|with)\s+(?:my\s+|the\s+)?" + _ADJ + _SLOT + r"(?:\s+(?:goes|is\s+concerned))?$", re.IGNORECASE)
 _VALUE_FIRST = re.compile(
-    r"^(?:(?:yeah|yep|yes|so|well|ok|okay|oh|and)\s+)*(?P<value>[^\s].{0,40}?)\s+(?:is|'s|’s)\s+(?:now\s+|currently\s+|officially\s+)?my\s+" + _ADJ + _SLOT
+    r"^(?:(?:yeah|yep|yes|so|well|ok|okay|oh|and)\s+)*(?P<value>[^\s].{0,40}?)\s+(?:is|'s|’s|has\s+(?:always\s+|long\s+)?been|remains|"
+    r"is\s+still|'s\s+still|’s\s+still)\s+(?:now\s+|currently\s+|officially\s+|once\s+again\s+|again\s+)?my\s+" + _ADJ + _SLOT
     + r"(?:\s+(?:now|these\s+days|nowadays|currently|at\s+the\s+moment|from\s+here\s+on|from\s+now\s+on|going\s+forward|"
-    + r"for\s+good|lol|haha+|btw))*$",
+    + r"for\s+good|lol|haha+|btw|again|once\s+again|once\s+more|still|as\s+always|as\s+ever|"
+    + r"for\s+(?:years|ages|months|decades|a\s+(?:while|long\s+time|few\s+years))(?:\s+now)?|since\s+\S.*))*$",
     re.IGNORECASE,
 )
 _USE_AS = re.compile(
@@ -397,7 +413,7 @@ _ANAPHOR = re.compile(
     r"(?:it|that)(?:'s|’s|\s+is)\s+back\s+to\s+|back\s+to\s+|(?:it\s+)?went\s+back\s+to\s+|now\s+at\s+|"
     r"(?:and\s+)?(?:the\s+)?(?:new|current|updated)\s+(?:one|value)\s+(?:is|=|:)\s*|the\s+answer\s+is\s+|its\s+|"
     r"it\s+is\s+|(?:now\s+)?it'?s\s+|(?:i(?:'ve|’ve|\s+have)?\s+)?(?:replaced|swapped|switched)\s+it\s+(?:with|for|to)\s+|"
-    r"(?:i\s+)?went\s+with\s+"
+    r"(?:i\s+)?went\s+with\s+|i(?:'ve|’ve|\s+have)\s+got\s+|i\s+(?:finally\s+)?settled\s+on\s+|i(?:'ve|’ve|\s+have)\s+(?:gone|switched|moved)\s+(?:with|to)\s+"
     r")(?P<value>.+?)(?:\s+instead)?$",
     re.IGNORECASE,
 )
@@ -411,6 +427,8 @@ _SLOT_STOPWORDS = frozenset(
     for with about now currently still always here there am very really lol haha pls thx btw fyi rn tho
     okay ok isnt aint wasnt arent dont doesnt isn't isn’t wasn't aren't don't doesn't can't won't didn't
     changed updated moved switched needs needed updating uses wears drives owns prefers shows says lists displays
+    i've i'm i'd i'll we've we're you've you're they've they're it's that's there's i’ve i’m i’d i’ll ive im
+    hasn't haven't hadn't shouldn't couldn't wouldn't hasn’t haven’t finally recently eventually already
     """.split()
 )
 _SLOT_BLOCK = frozenset(
@@ -418,6 +436,7 @@ _SLOT_BLOCK = frozenset(
     point question guess understanding feeling sense thought thoughts opinion concern worry problem
     issue idea bet hope impression bad pleasure fault turn plan plans view take answer day life
     mind head heart gut advice suggestion favourite favorite mistake apologies apology god goodness
+    usual regular normal typical default main primary preferred daily weekly monthly
     """.split()
 )
 _VALUE_STOP = frozenset(
@@ -431,7 +450,7 @@ _VALUE_STOP = frozenset(
     sure yes yeah yep nope well right honestly obviously basically literally
     """.split()
 )
-_VALUE_BAD_FIRST = frozenset({"not", "never", "no", "n't", "probably", "maybe", "perhaps", "possibly",
+_VALUE_BAD_FIRST = frozenset({"not", "never", "no", "n't", "probably", "maybe", "perhaps", "possibly", "too", "so", "very",
                               "likely", "either", "neither", "whatever", "unknown", "tbd", "still", "going", "gonna",
                               "supposed", "expected", "due", "meant", "hopefully", "soon"})
 _TRAIL = re.compile(
@@ -447,6 +466,10 @@ _TRAIL = re.compile(
     r"this\s+arvo|no\s+dramas|cheers|over\s+the\s+(?:weekend|holidays|summer|break)|"
     r"from\s+this\s+(?:week|month|year)|from\s+today|w\.?e\.?f\.?(?:\s+\S+){0,2}|"
     r"fr|fr\s+fr|ngl|tbh|iykyk|no\s+cap|for\s+real|lowkey|💀|"
+    r"for\s+(?:years|ages|months|weeks|decades|donkey's\s+years|a\s+(?:while|long\s+time|good\s+while|few\s+(?:years|months|weeks))|"
+    r"(?:the\s+)?(?:past|last)\s+(?:few\s+|couple\s+of\s+|\w+\s+)?(?:years|months|weeks|decades)|the\s+longest\s+time|so\s+long|as\s+long\s+as\s+i\s+can\s+remember)"
+    r"(?:\s+now)?|forever|once\s+more|once\s+again|yet\s+again|all\s+along|from\s+day\s+one|same\s+as\s+(?:always|ever|before)|"
+    r"back\s+in\s+(?:january|february|march|april|may|june|july|august|september|october|november|december|the\s+day|\d{4}|spring|summer|autumn|fall|winter)(?:\s+\d{4})?|"
     r"with\s+effect\s+from(?:\s+\S+){1,2}|from\s+(?:\w+day|tomorrow|next\s+(?:week|month|year|\w+day))|this\s+time|since\s+then|pretty\s+much\s+always|:\)|:-\)|!+)$",
     re.IGNORECASE,
 )
@@ -520,7 +543,7 @@ _CONNECTIVE = re.compile(
     r"in\s+case|as\s+of|starting|effective|from\s+now|going\s+forward|for\s+now|btw|by\s+the\s+way|fyi|lol|"
     r"haha+|hehe|lmao|tbh|rn|right\s+now|at\s+the\s+moment|these\s+days|nowadays|now\s+that|after|before|"
     r"instead\s+of|rather\s+than|not|like\s+you\s+(?:said|asked|suggested)|as\s+you\s+(?:said|asked|suggested)|"
-    r"used\s+to\s+be|iykyk)\b.*$",
+    r"used\s+to\s+be|iykyk|the\s+whole\s+time|ever\s+since|all\s+this\s+time|fingers\s+crossed)\b.*$",
     re.IGNORECASE,
 )
 
@@ -932,10 +955,16 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     m = _REMEMBER_BEING.search(clause)
     if m and clean_slot(m["slot"]):
         return Topic(clean_slot(m["slot"]) or "", True)
-    for pattern in (_IF_YOU_NEED, _GAVE_WRONG):
+    for pattern in (_IF_YOU_NEED, _GAVE_WRONG, _NEVER_GAVE):
         m = pattern.search(clause)
         if m and clean_slot(m["slot"]):
             return Topic(clean_slot(m["slot"]) or "", pattern is _GAVE_WRONG, bare=True)
+    m = _OLD_WAS.match(clause)
+    if m and clean_slot(m["slot"]):
+        return Topic(clean_slot(m["slot"]) or "", True)  # "The old X was A." (the new one is B)
+    m = _ITS_FOR_MY.match(clause)
+    if m and (found := _found(m["slot"], m["value"], change=False, adj=m["adj"])) is not None:
+        return found  # "It's V for my X", "since March it's been V for my X"
     for pattern in (_OF_ME_CHANGED, _NEW_ALONE):
         m = pattern.match(clause)
         if m and clean_slot(m["slot"]):
@@ -987,9 +1016,14 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         result = _found(m["slot"], m["value"], change=False, adj=m["adj"])
         if result is not None:
             return result
+    m = _STILL_FOR_MY.match(clause)
+    if m and not re.match(r"[a-z]+ing\b", m["value"]):  # "still waiting for my refund"
+        result = _found(m["slot"], m["value"], change=False, adj=m["adj"])
+        if result is not None:
+            return result
     m = _V_FOR_MY.search(clause)
     if m and not _blocked(clause[: m.start()]):
-        change = not re.match(r"(?:go|going|went\s+with|got|have|use|using|chose|picked|settled|opted|stick|stuck|landed|"
+        change = not re.match(r"(?:go|going|went\s+with|gone\s+(?:with|for)|had|got|have|use|using|chose|picked|settled|opted|stick|stuck|landed|"
                               r"ended)", m["verb"], re.IGNORECASE)
         result = _found(m["slot"], m["value"], change=change, adj=m["adj"])
         if result is not None:
@@ -1047,6 +1081,9 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
                              flags=re.IGNORECASE)[0].strip().rstrip(_PUNCT + " ")
             if valid_value(value):
                 return Anaphor(value, True)
+        m = re.match(r"^(?P<value>[^\s].{0,40}?)\s+is(?:\s+now)?$", clause, re.IGNORECASE)  # "A isn't my X any more. B is."
+        if m and valid_value(clean_value(m["value"])):
+            return Anaphor(clean_value(m["value"]), True)
     return None
 
 

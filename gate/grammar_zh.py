@@ -32,7 +32,9 @@ _ADV = (r"(?:现在|目前|如今|已经|已|刚刚|刚|其实|实际上|实际|
         r"早就|早已|一直|始终|还是|不得不|只好|只能|已经被我|已被我|被我|已被|被|现已|均|亦|则|便|特|仍|仍然|依然|照样|一向|向来|这些年|多年来|"
         r"这[\d一两二三四五六七八九十几]+(?:年|个月|天|周)|近[\d一两二三四五六七八九十几]+(?:年|个月)|相应|随之|同步|"
         r"确(?=为|是|实)|确实|的确|现(?=变更|改|调整|更新|换|为|是)|应(?=为|是|更正|改为|调整)|跟着|随着|直接|干脆|而家|已经|最后|总算|就(?=定)|"
-        r"上个?(?:礼拜|星期|月)|上周|前几天|前两天|前天|昨天|月初|月底|这几天|前阵子|前段时间|刚才)*")
+        r"上个?(?:礼拜|星期|月)|上周末?|这周末|周末|前几天|前两天|前天|昨天|月初|月底|这几天|前阵子|前段时间|刚才|"
+        r"从来都|从来|打?从一开始就|一开始就|最初就|依旧|仍旧|照旧|(?:好多|好几|很多|这么多|这些|许多)年(?:来|都|了)?|多年|常年|长期|"
+        r"(?:这个?|上个?|本|下个?)?(?:月|周|星期|礼拜|年)(?:起|开始)|才)*")
 _ADV_CHANGE = ("现在", "目前", "如今", "已经", "已", "刚刚", "刚", "其实", "实际上", "终于", "最近", "正式", "重新", "又",
                "早就", "早已", "被", "现已")
 _CHANGE = (r"(?P<verb>改成|改为|改到|改回|换成|换为|换到|换回|变成|变为|变回|调成|调为|调到|调整为|调整到|调整成|"
@@ -67,7 +69,7 @@ _WAS_NOW_RE = re.compile(  # "工位变更：原3楼，现7楼"
     rf"^(?![0-9]){_SLOT}\s*(?:变更|更新|调整|修改|变动)?\s*[：:]\s*(?:由|原|原来|以前|之前)(?:为|是)?(?P<old>[^，,]+?)[，,]\s*"
     rf"(?:现|现在|改为|变更为|更新为|调整为|改成)(?:为|是)?(?P<value>.+)$"
 )
-_BARE_COPULA_RE = re.compile(rf"^(?:现在的|目前的|当前的)?(?:新的|新)?{_SLOT}\s*(?:就|也|还|一直)?是\s*(?P<value>.+)$")
+_BARE_COPULA_RE = re.compile(rf"^(?:现在的|目前的|当前的)?(?:新的|新)?{_SLOT}\s*(?:就|也|还|一直|仍然|依然|依旧|仍旧|始终|从来都|从来|一向|向来)?是\s*(?P<value>.+)$")
 _WAS_RE = re.compile(rf"^(?![0-9]){_SLOT}\s*(?:变更|更新|调整|修改|变动)?\s*[：:]\s*(?:由|原|原来|以前|之前)(?:为|是)?(?P<old>.+)$")
 _IF_YOU_NEED_RE = re.compile(rf"^(?:要是|如果|万一|假如)你(?:哪天|以后|之后|什么时候)?(?:需要|要|想要|想知道|用得上)(?:我的)?{_SLOT}$")
 _REMEMBER_SAID_RE = re.compile(
@@ -102,14 +104,17 @@ _NEW_BARE_RE = re.compile(rf"^(?:新的|新)(?P<slot>{_SLOT_CHARS}{{1,18}}?)\s*(
 _NO_LONGER_MINE_RE = re.compile(rf"^(?P<old>.{{1,24}}?)(?P<neg>不再是|已经不是|不是)我的{_SLOT}(?P<le>了?)$")  # "3楼不再是我的工位了"
 _DONE_WITH_RE = re.compile(rf"^(?:刚|才|终于|总算)?(?:折腾完|弄完|搞完|搞定|处理完|改完|换完|弄好|搞好)了?{_OWNER}?{_SLOT}$")
 _TOLD_WRONG_RE = re.compile(  # "我之前给你的工位是错的": what follows is the right value
-    rf"^我?(?:之前|上次|刚才|刚刚|以前)?(?:给|告诉|跟|和|发)你(?:说)?的{_SLOT}(?:是|写|填)?错的?了?$")
+    rf"^我?(?:之前|上次|刚才|刚刚|以前|前面)?(?:给|告诉|跟|和|发)你(?:说)?的{_SLOT}(?:(?:是|写|填)?错的?了?|不对|有误|有错)$")
 _APPLY_CHANGE_RE = re.compile(rf"^(?:现|特)?(?:申请|要求|需要)?(?:变更|更改|修改|更新)(?:本人的?|我的){_SLOT}$")  # "现申请变更本人工位"
 _WROTE_WRONG_RE = re.compile(rf"^(?:刚才|刚刚|之前|上次)?(?:那个|我的)?{_SLOT}(?:写|打|说|记|填)错了$")  # "刚才那个工位写错了"
+_SAID_AS_RE = re.compile(rf"^我?(?:之前|前面|刚才|刚刚|上次)?(?:把|将)(?:我的)?{_SLOT}(?:说|写|打|记|填)(?:成|为)(?P<old>.{{1,24}}?)了$")  # "我前面把X说成A了"
+_SLOT_WAS_AT_FIRST_RE = re.compile(  # "我X最初是A，后来改成了B": the first value; what follows says the new one
+    rf"^{_OWNER}?{_SLOT}(?:最初|起初|当初|原来|原先|本来|一开始|刚开始)(?:的时候)?(?:是|为|用的是)(?P<old>.{{1,24}})$")
 _IF_ASKED_RE = re.compile(rf"^(?:如果|要是|万一)(?:有人|别人|谁)(?:问起|问到|问)(?:我的|我)?{_SLOT}$")
 _LANDED_ON_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*{_ADV}\s*(?:落在|定在|停在)(?P<value>.+?)上$")  # "工位最后落在7楼上"
 _FILL_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*(?:填|写)(?:的是)?\s*(?P<value>.+?)就(?:对了|行了?|好了?|可以了?)$")
 _SORTED_RE = re.compile(
-    rf"^(?:终于|总算|刚|已经)?(?:把|将){_OWNER}?{_SLOT}\s*(?:搞定|弄好|办好|改好|换好|处理好|定下来|换了|改了|更新了)了?$"
+    rf"^(?:就|于是|所以|干脆|后来)?(?:终于|总算|刚|已经)?(?:把|将){_OWNER}?{_SLOT}\s*(?:搞定|弄好|办好|改好|换好|处理好|定下来|换了|改了|更新了)了?$"
 )
 _ABOUT_RE = re.compile(
     rf"^(?:(?:关于|至于|说到|对于|说起|提到|你(?:之前|刚才|刚刚|刚|上次|前面)?问(?:过)?(?:我)?|问|你(?:之前|刚才|刚刚|刚|上次|前面)?问(?:的|到的|过的)(?:那个|这个)?|回你(?:之前|刚才|刚刚|刚)?问的|关于你(?:之前|刚才|刚刚|刚)?问的)\s*{_OWNER}?{_SLOT}"
@@ -146,7 +151,7 @@ _OTHER_OWNERS = (
     "助理", "秘书", "搭档", "合伙人", "伙伴", "闺蜜", "兄弟", "我们", "咱们", "组", "团队", "部门", "公司",
     "閨蜜", "媽媽", "媽", "老闆", "同學", "領導", "鄰居", "親戚", "兒子", "女兒", "男朋友", "女朋友", "室友",
 )
-_SLOT_STOP = ("我", "你", "他", "她", "它", "把", "将", "不", "没", "如果", "假如", "要是", "应该", "可能", "打算", "准备", "想用", "想要", "想换", "想改", "讲", "講", "跑去", "諗", "谂", "希望", "但愿",
+_SLOT_STOP = ("我", "你", "他", "她", "它", "把", "将", "不", "没", "如果", "假如", "假设", "假若", "万一", "要是", "应该", "可能", "打算", "准备", "想用", "想要", "想换", "想改", "讲", "講", "跑去", "諗", "谂", "希望", "但愿",
               "觉得", "认为", "是", "吗", "呢", "吧", "什么", "多少", "哪", "谁", "几", "现在", "目前", "如今", "以前",
               "之前", "原来", "刚才", "已经", "今天", "昨天", "明天", "被", "已", "一直", "这块", "这是", "就是", "并非",
               "并不", "不是", "绝非", "并未", "这次", "这回", "后来", "上个月", "这个月", "下个月", "上周",
@@ -173,7 +178,7 @@ _VALUE_BAD_START = ("不是", "不再", "不用", "不要", "不会", "不想", 
 _TRAIL = re.compile(
     r"(?:了|啦|哦|喔|噢|哈|哈哈|呀|啊|嘛|的|哟|呢|噢|么|呗|咯|捏|耶|齁|囉|咧|唷|㗎|嚟|喎|啫|嘞|喇|啰|哒|句号|逗号|～|~|…|\.\.\.|！|!|。|，|,|；|;|—|－|\s)+$"
     r"|(?:了)?(?:现在|目前|如今|今天起|从今天起|从现在起|开始|以后|以后就是这个|为准|这个|喔|为止|特此告知|请查收|"
-    r"请知悉|谢谢|多谢|感谢|麻烦了|辛苦了|才对|才是对的|就对了|就行了?|就好了?|就可以了?|没错|没错的|对的)$"
+    r"请知悉|谢谢|多谢|感谢|麻烦了|辛苦了|算了|才对|才是对的|就对了|就行了?|就好了?|就可以了?|没错|没错的|对的)$"
 )
 _CHANGE_TAIL = re.compile(r"(?:今天起|从今天起|从现在起|以后|为准)$")
 # Asides in brackets that are not part of the value: "（之前是3楼）", "（已更新）".
@@ -185,6 +190,7 @@ _MAX_VALUE_CHARS = 40
 def _clean_value(raw: str) -> tuple[str, bool]:
     value = re.sub(r"^[：:=＝\s]+(?=\S)", "", raw.strip())
     value = re.sub(r"^(?:那个|就是|就|呃|嗯)+(?=\S)", "", value)
+    value = re.sub(r"^(?:原来|以前|之前|原先|最早|最初)的(?=\S{2,})", "", value)  # "改回原来的V"
     value = re.split(r"然后|(?:，|；|(?<!\d),|,(?!\d))\s*(?:请|谢谢|麻烦|烦请|如有|若有|特此|此前|之前|以前|原来|记一下|挺|蛮|很)", value, maxsplit=1)[0]
     if value.count("（") + value.count("(") > value.count("）") + value.count(")"):
         value = re.split(r"[（(][^（）()]*$", value)[0]  # "7楼（如有疑问": an aside cut by a comma
@@ -264,7 +270,7 @@ def _slot(raw: str) -> str | None:
         return None  # "我男朋友WiFi密码": his, not mine
     if re.match(r"(?:上个?月|上周|上星期|上礼拜|前几天|前两天|前天|昨天|今天|最近|前阵子|前段时间|去年|今年|月初|月底|这几天|那天|从)", slot):
         return None  # a time, not a slot: "上个月改了", "从现在开始"
-    slot = re.sub(r"(?<=\S)(?:信息)?(?:报告|说明|登记|汇报)?如下$|(?<=\S)(?:这?部分)$", "", slot)  # "本人X信息报告如下：V"
+    slot = re.sub(r"(?<=\S)(?:信息)?(?:报告|说明|登记|汇报|告知|列)?如下$|(?<=\S)(?:这?部分)$", "", slot)  # "本人X信息报告如下：V"
     if re.match(r"所(?:用|填|选|留|登记)", slot):
         return None  # "本人所用为V": what I use, not a slot
     if re.match(r"(?:现|目|如|已|刚|今|昨|明|正|还|也|都|就|又|在)$", slot) or re.match(
@@ -276,6 +282,8 @@ def _slot(raw: str) -> str | None:
         return None
     if any(stop in slot for stop in _SLOT_STOP):
         return None
+    if re.search(r"(?:最初|起初|当初|仍然|依然|依旧|仍旧|从来|向来|一向|始终|才|年来|些年|多年|好多年|几年|一开始)$", slot):
+        return None  # an adverb left on the slot: "宽带最初是A" names a past value, not a slot "宽带最初"
     return slot
 
 
@@ -333,6 +341,10 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     while previous != clause:
         previous = clause
         clause = _OPENERS.sub("", clause).strip()
+    for pattern in (_TOLD_WRONG_RE, _SAID_AS_RE):  # "之前告诉你的X不对", "我前面把X说成A了": the right value follows
+        m = pattern.match(clause)
+        if m and _slot(m["slot"]):
+            return Topic(_slot(m["slot"]) or "", True, bare=True)
     clause = re.sub(r"^(?:现在|目前|如今|最近|最终|最后|后来)(?=[^的是为])", "", clause)  # "现在工位换用7楼"
     clause = re.sub(r"^(?:月初|月底|月中|年初|年底|年中|上个?月|上周|上星期|上礼拜|前几天|前阵子|前段时间|前些天|昨天|前天|今天|今早|"
                     r"刚才|刚刚|日前|近日|近期|这周|本周|这个月|本月|上个?月[尾底初]|琴日|寻日|尋日|噚日)(?:的时候)?\s*(?=我|本人|把|将|说到|提到|说起|问)", "",
@@ -499,7 +511,7 @@ def _core(body: str, topic_open: bool) -> Clause:
         value = bare_value(pieces[-1])
         if value is not None:
             return Found(_slot(m["slot"]) or "", value, len(pieces) > 1)
-    for pattern, change in ((_NO_LONGER_MINE_RE, True), (_DONE_WITH_RE, True), (_TOLD_WRONG_RE, True), (_WROTE_WRONG_RE, True), (_APPLY_CHANGE_RE, True), (_DIFFERENT_FROM_RE, False), (_IF_ASKED_RE, False)):
+    for pattern, change in ((_NO_LONGER_MINE_RE, True), (_DONE_WITH_RE, True), (_TOLD_WRONG_RE, True), (_WROTE_WRONG_RE, True), (_SAID_AS_RE, True), (_SLOT_WAS_AT_FIRST_RE, True), (_APPLY_CHANGE_RE, True), (_DIFFERENT_FROM_RE, False), (_IF_ASKED_RE, False)):
         m = pattern.match(body)
         if m and pattern is _NO_LONGER_MINE_RE and m["neg"] == "不是" and not m["le"]:
             return Blocked("negated")  # "V不是我的X": a plain denial, nothing said to have changed

@@ -616,6 +616,7 @@ _PREVIOUS = re.compile(
     r"替换掉的|换下来的|被替换|被换掉",
     re.IGNORECASE,
 )
+_OLD_SLOT = re.compile(r"\bmy\s+(?:old|previous|former)\s+$", re.IGNORECASE)  # right before the slot
 _CURRENT_MARK = re.compile(r"\b(?:now|currently|current|at\s+the\s+moment|right\s+now|these\s+days|today|still|"
                            r"at\s+present|presently|latest|newest)\b|现在|目前|当前|如今|最新", re.IGNORECASE)
 _OTHER_OWNER_EN = re.compile(
@@ -638,10 +639,10 @@ _ANCHOR_EN = re.compile(
 )
 _ANCHOR_ZH = re.compile(
     r"(?:还没|没|未)(?:改成|换成|变成|调到|换到|改为|变为|转做|转成|换做)\s*(?P<anchor2>(?:[^，,。？?！]|(?<=\d),(?=\d))+?)\s*(?:那会儿?|的时候|时候|(?<!小)时|之前|以前)"
-    r"|(?:变更为|变更成|更新为|更新成|调整为|调整成|切换到|切换为|改成了?|换成了?|变成了?|改为|换到|调到|改到|变为|换为|升到|降到|"
+    r"|(?:变更为|变更成|更新为|更新成|调整为|调整成|切换到|切换为|改成了?|换成了?|变成了?|改为|换到|调到|改到|变为|换为|升到|降到|定成|定为|设成|设为|调成|"
     r"是|在|到|用)\s*"
     r"(?P<anchor>[^，,。？?！\s](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*[，,]?\s*(?:之前|以前|前面|(?<![目当眼提])前(?=是|的|本人|我|那|[)）]|$))"
-    r"|^\s*(?P<anchor3>[^，,。？?！\s我](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*(?:之前|以前|前面)(?=那个|的|用的|我|[，,])"
+    r"|^\s*(?P<anchor3>[^，,。？?！\s我：:](?:[^，,。？?！：:]|(?<=\d)[:,](?=\d))*?)\s*(?:之前|以前|前面)(?=那个|的|用的|我|[，,])"
     r"|[（(](?P<anchor4>[^（）()]+?)(?<![目当眼])前[）)]|^\s*(?P<anchor5>[^，,。？?！\s我](?:[^，,。？?！]|(?<=\d),(?=\d))*?)(?:替掉|替换掉|取代|顶掉)的"
     r"|^\s*(?P<anchor6>[^，,。？?！\s我](?:[^，,。？?！]|(?<=\d),(?=\d))*?)的前一个"
 )
@@ -764,6 +765,6 @@ def parse_question(question: str, slots: Iterable[str], values: dict[str, list[s
         return QuestionIntent(slot=slot, asks="previous")  # "before the latest change", "换之前"
     if _ORIGINAL.search(outside):
         return QuestionIntent(slot=slot, asks="original")
-    if _PREVIOUS.search(outside) and not _CURRENT_MARK.search(outside):
-        return QuestionIntent(slot=slot, asks="previous")
+    if _PREVIOUS.search(outside) and (not _CURRENT_MARK.search(outside) or _OLD_SLOT.search(q[:at])):
+        return QuestionIntent(slot=slot, asks="previous")  # "do you still have my old X?" asks the old one
     return QuestionIntent(slot=slot, asks="current")
