@@ -45,7 +45,7 @@ from ledgermem.memory.backends import Completion, Message
 from ledgermem.memory.ratelimit import RateLimiter
 from ledgermem.projections.tokens import count_tokens
 
-if TYPE_CHECKING:  # loaded by the first backend made: a run on the heuristic backend never pays for it (~8 MiB)
+if TYPE_CHECKING:  # loaded by the first backend made: a run on the heuristic backend never pays for it (about 7 MiB)
     import requests
 
 #: Statuses worth asking again: rate limits and server-side trouble.
