@@ -33,7 +33,6 @@ from ledgermem.ledger.checkpoint import (
     write_checkpoint,
 )
 from ledgermem.ledger.errors import CheckpointError
-from ledgermem.ledger.parquet import ParquetLedger
 from ledgermem.ledger.store import Ledger
 
 key_option = click.option(
@@ -72,6 +71,8 @@ def check(ledger_path: Path, source: str, public_key: str | None, checkpoint_key
     checkpoints = read_checkpoints(where)
     if not checkpoints:
         raise CheckpointError(f"{where}: the checkpoint file holds no checkpoints")
+    from ledgermem.ledger.parquet import ParquetLedger  # pyarrow.parquet: loaded by the commands that read Parquet
+
     with ParquetLedger(ledger_path) if ledger_path.is_dir() else Ledger(ledger_path, read_only=True) as ledger:
         return verify_checkpoints(ledger, checkpoints, trusted, str(where))
 

@@ -57,7 +57,6 @@ from ledgermem.memory.errors import SqlError
 from ledgermem.ledger.errors import LedgerLocked, LedgermemError
 from ledgermem.memory.cache import HotCache
 from ledgermem.memory.netguard import network_disabled
-from ledgermem.ledger.parquet import ParquetLedger, export, import_into
 from ledgermem.ledger.store import Ledger
 from ledgermem.projections.materialise import ProjectionStore, projection_path, rebuild_file
 from ledgermem.projections.config import MemoryConfig
@@ -642,6 +641,8 @@ def export_cmd(run: str, target: str, runs_dir: str, overwrite: bool) -> None:
     Example:
       ledgermem export demo --to exports/
     """
+    from ledgermem.ledger.parquet import export  # pyarrow.parquet: loaded by the commands that use it
+
     path = resolve_run(run, Path(runs_dir))
     with Ledger(path, read_only=True) as ledger:
         files = export(ledger, Path(target), overwrite=overwrite)
@@ -661,6 +662,8 @@ def import_cmd(source: str, target: str, run_id: str | None) -> None:
     Example:
       ledgermem import exports/ --to runs/demo-copy/ledger.duckdb
     """
+    from ledgermem.ledger.parquet import import_into
+
     # The projections are written to a new file and renamed in, inside the import: a kill leaves the import's
     # marker, and running the same command again finishes it (or `ledgermem repair FILE` rebuilds them).
     imported = import_into(Path(source), Path(target), run_id=run_id,
@@ -746,6 +749,8 @@ def verify_cmd(run: str, runs_dir: str, as_json: bool, checkpoint: str | None = 
       ledgermem verify demo
       ledgermem verify demo --checkpoint --public-key signer.pub
     """
+    from ledgermem.ledger.parquet import ParquetLedger
+
     path = resolve_run(run, Path(runs_dir))
     with contextlib.ExitStack() as stack:
         try:

@@ -19,7 +19,6 @@ from ledgermem.evaluation.errors import NothingToRepair
 from ledgermem.memory.errors import InvalidRunId, RunNotFound
 from ledgermem.memory.names import RUN_ID
 from ledgermem.memory.runs import LEDGER_FILE, ledger_path, resolve_run
-from ledgermem.ledger.parquet import MANIFEST, ImportMarker, import_marker_path, partial_imports, remove_partial_imports
 from ledgermem.ledger.store import Ledger
 from ledgermem.projections.materialise import ProjectionStore, projection_path, rebuild_file
 
@@ -40,6 +39,8 @@ def locate(run: str, runs_dir: Path) -> Path:
     try:
         return resolve_run(run, runs_dir)
     except (RunNotFound, InvalidRunId):
+        from ledgermem.ledger.parquet import import_marker_path, partial_imports
+
         candidates = [Path(run), Path(run) / LEDGER_FILE]
         if RUN_ID.fullmatch(run):
             candidates.append(ledger_path(runs_dir, run))
@@ -51,6 +52,9 @@ def locate(run: str, runs_dir: Path) -> Path:
 
 def repair(path: Path, *, force: bool = False) -> Repaired:
     """Remove an interrupted import's leftovers and rebuild the projections unless they are a whole fold."""
+    # pyarrow.parquet is loaded by the commands that touch Parquet or imports only, never by `run`
+    from ledgermem.ledger.parquet import MANIFEST, ImportMarker, remove_partial_imports
+
     if path.is_dir():
         if (path / MANIFEST).is_file():
             raise NothingToRepair(f"{path}: a Parquet export; its projections are folded in memory on every "

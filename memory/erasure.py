@@ -33,7 +33,6 @@ from ledgermem.gate.erasure import (
 from ledgermem.ledger.events import Event
 from ledgermem.projections.events import EpisodeGold, FactErased, KeyShredded, ProbeAsked, TurnRecorded
 from ledgermem.ledger.keys import ERASED, FieldKeys
-from ledgermem.ledger.parquet import ParquetLedger
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey
 from ledgermem.projections.materialise import LiveProjection, ProjectionStore, last_erasure_seq
 from ledgermem.projections.state import EpisodeState
@@ -276,6 +275,8 @@ def scan_detail(ledger: Ledger, stream: StreamKey, store: ProjectionStore, rende
     residue["key store (keys named by the erasures of these streams)"] = keys_left(ledger, subject)
     for s in subject:
         residue[f"blob table of {s} (bytes of erased records)"] = readable_erased_blobs(ledger, s)
+    if exports:  # Parquet (pyarrow.parquet and its file systems) is loaded only when an export is scanned
+        from ledgermem.ledger.parquet import ParquetLedger
     for folder in exports:
         # Parquet pages are compressed: look at the decoded rows, opened with the (now shredded) keys.
         exported = ParquetLedger(folder, keys=ledger.keys, run_id=stream.run_id)

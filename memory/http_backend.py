@@ -37,15 +37,16 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
-
-import requests
 
 from ledgermem.ledger.errors import LedgermemError
 from ledgermem.memory.backends import Completion, Message
 from ledgermem.memory.ratelimit import RateLimiter
 from ledgermem.projections.tokens import count_tokens
+
+if TYPE_CHECKING:  # loaded by the first backend made: a run on the heuristic backend never pays for it (about 7 MiB)
+    import requests
 
 #: Statuses worth asking again: rate limits and server-side trouble.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -191,7 +192,11 @@ class OpenAICompatibleBackend:
         self.last_model: str | None = None  # the model name the server says it served, if it says
         self.log: list[str] = []
         self._owns_session = session is None
-        self._session = session if session is not None else requests.Session()
+        if session is None:
+            import requests
+
+            session = requests.Session()
+        self._session = session
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
         self._url = settings.base_url.rstrip("/") + "/chat/completions"
@@ -263,6 +268,8 @@ class OpenAICompatibleBackend:
         return count_tokens("\n".join(str(m.get("content", "")) for m in messages), self.tokenizer)
 
     def _attempt(self, body: Mapping[str, object], headers: Mapping[str, str]) -> _Attempt:
+        import requests  # in sys.modules after the first call: a lookup
+
         s = self.settings
         try:
             resp = self._session.post(self._url, json=body, headers=dict(headers), timeout=s.timeout_s)
@@ -286,6 +293,8 @@ class OpenAICompatibleBackend:
         return _Attempt(reason="ok", status=status, body=text, data=data, text=content)
 
     def _failed_request(self, exc: requests.RequestException) -> _Attempt:
+        import requests
+
         own = _own_error(exc)
         if own is not None:  # ledgermem refused the connection on purpose (a replay's network guard): not a failure
             raise own

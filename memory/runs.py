@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ledgermem.ledger.keys import KeyStore, is_sealed
-from ledgermem.ledger.parquet import MANIFEST, ParquetLedger
 from ledgermem.ledger.store import Ledger
 from ledgermem.memory.errors import MemoryError_, RunNotFound
 from ledgermem.memory.names import run_folder, validate_run_id
@@ -39,7 +38,7 @@ def resolve_run(run: str, runs_dir: Path = Path("runs")) -> Path:
     rather than looked up under `runs_dir`.
     """
     direct = Path(run)
-    if run and (direct.is_file() or (direct / MANIFEST).is_file()):
+    if run and (direct.is_file() or (direct.is_dir() and _is_export(direct))):
         return direct
     if run and direct.is_dir() and (direct / LEDGER_FILE).is_file():
         return direct / LEDGER_FILE
@@ -50,6 +49,13 @@ def resolve_run(run: str, runs_dir: Path = Path("runs")) -> Path:
     known = sorted(p.parent.name for p in Path(runs_dir).glob(f"*/{LEDGER_FILE}"))
     hint = f"known runs in {runs_dir}: {', '.join(known)}" if known else f"no runs in {runs_dir}"
     raise RunNotFound(f"unknown run {run!r}: no ledger at {candidate} ({hint})")
+
+
+def _is_export(folder: Path) -> bool:
+    # ledger.parquet (and with it pyarrow.parquet) is loaded only when a folder may be an export
+    from ledgermem.ledger.parquet import MANIFEST
+
+    return (folder / MANIFEST).is_file()
 
 
 @contextmanager
@@ -69,6 +75,8 @@ def open_run(path: Path, *, keys: Path | None = None, examine: bool = False
     a fold of the ledger and reports every difference).
     """
     if Path(path).is_dir():
+        from ledgermem.ledger.parquet import ParquetLedger
+
         with ParquetLedger(path, keys=KeyStore(keys, read_only=True) if keys else None) as ledger:
             proj = ProjectionStore.over(ledger.conn)
             proj.fill(ledger)

@@ -23,7 +23,23 @@ _WORD = re.compile(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]")
 def _encoding(name: str) -> Any:
     import tiktoken
 
-    return tiktoken.get_encoding(name)
+    encoding = tiktoken.get_encoding(name)
+    _drop_python_ranks(encoding)
+    return encoding
+
+
+def _drop_python_ranks(encoding: Any) -> None:
+    """Free the Python copy of a registered encoding's BPE ranks (about 15 MiB for cl100k).
+
+    The Rust core the encoding encodes and decodes with keeps its own copy;
+    the Python dict is read only to pickle an encoding that is not in
+    tiktoken's registry (a registered one pickles by name). The counts are
+    the core's either way.
+    """
+    import tiktoken.registry
+
+    if tiktoken.registry.ENCODINGS.get(encoding.name) is encoding and hasattr(encoding, "_core_bpe"):
+        encoding.__dict__.pop("_mergeable_ranks", None)
 
 
 @lru_cache(maxsize=1)

@@ -40,7 +40,6 @@ import duckdb
 from ledgermem.memory.runs import LEDGER_FILE, open_run, resolve_run
 from ledgermem.service.errors import Closing, RunBusy, SnapshotFailed, TimedOut, UnknownRun
 from ledgermem.ledger.errors import LedgerLocked, LedgermemError
-from ledgermem.ledger.parquet import MANIFEST
 from ledgermem.ledger.store import Ledger
 from ledgermem.projections.errors import ProjectionsBehind
 from ledgermem.projections.materialise import ProjectionStore, projection_path, rebuild_file
@@ -206,8 +205,15 @@ class Snapshots:
         self._taken.clear()
 
 
+def _manifest(folder: Path) -> Path:
+    """An export's manifest file; ledger.parquet (pyarrow.parquet with it) is loaded on first use, not by `run`."""
+    from ledgermem.ledger.parquet import MANIFEST
+
+    return folder / MANIFEST
+
+
 def _is_export(path: Path) -> bool:
-    return path.is_dir() and (path / MANIFEST).is_file()
+    return path.is_dir() and _manifest(path).is_file()
 
 
 @dataclass(slots=True)
@@ -296,7 +302,7 @@ class Catalog:
 
     def run_ids(self, source: Source) -> list[str]:
         """The runs a source holds (every run id with a stream), remembered while its files do not change."""
-        sig = signature(source.path / MANIFEST if source.kind == "parquet" else source.path)
+        sig = signature(_manifest(source.path) if source.kind == "parquet" else source.path)
         known = self._run_ids.get(source.path)
         if known is not None and known[0] == sig:
             return known[1]
@@ -408,7 +414,7 @@ class Catalog:
             self._changed.wait()
         held = self._held.get(source.path)
         if source.kind == "parquet":  # kept while its manifest is the same: folding its projections is costly
-            sig = signature(source.path / MANIFEST)
+            sig = signature(_manifest(source.path))
             if held is None or held.sig != sig:
                 self._drop(source.path)
                 held = self._held[source.path] = self._open(source.path, live=False, keys=self.keys)

@@ -66,3 +66,25 @@ def test_plotting_is_loaded_by_report_only() -> None:
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env={"PYTHONPATH": str(ROOT), "PATH": ""})
     assert done.stdout.strip() == "True"
+
+
+def test_a_default_run_loads_neither_requests_nor_parquet(tmp_path: Path) -> None:
+    """The heuristic backend makes no HTTP call and a run writes no Parquet: their libraries stay unloaded."""
+    runs = str(tmp_path / "runs")
+    loaded = _loaded_after("run", "--episodes", "1", "--turns", "6", "--runs-dir", runs, "--run-id", "lean", "--json")
+    assert {"duckdb", "ledgermem.evaluation.runner", "ledgermem.evaluation.outputs"} <= loaded  # the run ran
+    assert not {"requests", "urllib3", "ledgermem.ledger.parquet", "pyarrow.parquet", "pyarrow.fs"} & loaded
+    # Control: the probe sees Parquet loaded by the command that writes it, on the same run.
+    exported = _loaded_after("export", "lean", "--runs-dir", runs, "--to", str(tmp_path / "export"))
+    assert {"ledgermem.ledger.parquet", "pyarrow.parquet"} <= exported
+    assert (tmp_path / "export").is_dir()
+
+
+def test_control_an_http_backend_loads_requests() -> None:
+    script = ("import sys\nfrom ledgermem.memory.http_backend import OpenAICompatibleBackend, HttpSettings\n"
+              "print('requests' in sys.modules)\n"
+              "OpenAICompatibleBackend(HttpSettings(preset='http', base_url='http://127.0.0.1:9/v1', model='m'), "
+              "tokenizer='estimate:v1')\nprint('requests' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    assert done.stdout.split() == ["False", "True"], done.stderr[-800:]
