@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import quote
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -387,6 +388,52 @@ def _select_sql(files: list[Path]) -> str:
     )
 
 
+#: More stretches than this and one sort is cheaper than a statement per stretch.
+_MAX_STRETCHES = 64
+
+
+def _inserts_in_seq_order(files: list[Path]) -> list[str]:
+    """Statements that copy the files' rows into `events` in seq order.
+
+    An export writes each file in seq order, so the rows in seq order are a
+    few stretches, each a run of consecutive rows of one file (a run's
+    stream of start and finish events sits around its systems' events).
+    Inserting the stretches one after another stores the rows in seq order
+    without sorting the whole table; DuckDB keeps a scan's order when it
+    inserts. Files out of order, unreadable, or interleaved in many
+    stretches get one `INSERT ... ORDER BY seq`, and DuckDB reports what it
+    cannot read.
+    """
+    if not files:
+        return []
+    stretches = _stretches(files)
+    if stretches is None:
+        return [f"INSERT INTO events {_select_sql(files)} ORDER BY seq"]
+    return [
+        f"INSERT INTO events {_select_sql([files[i]])} WHERE seq BETWEEN {first} AND {last}"
+        for i, first, last in stretches
+    ]
+
+
+def _stretches(files: list[Path]) -> list[tuple[int, int, int]] | None:
+    """(file index, first seq, last seq) of each stretch of the rows in seq order; None: sort them instead."""
+    try:
+        seqs = [pq.read_table(f, columns=["seq"]).column(0).to_numpy() for f in files]
+    except (OSError, pa.ArrowException):
+        return None
+    if any(len(s) and not (np.diff(s) > 0).all() for s in seqs):
+        return None
+    every = np.concatenate(seqs)
+    owner = np.concatenate([np.full(len(s), i) for i, s in enumerate(seqs)])
+    order = np.argsort(every, kind="stable")
+    every, owner = every[order], owner[order]
+    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    if len(starts) > _MAX_STRETCHES:
+        return None
+    ends = np.r_[starts[1:] - 1, len(every) - 1]
+    return [(int(owner[a]), int(every[a]), int(every[b])) for a, b in zip(starts, ends)]
+
+
 def _pick_runs(manifest: Manifest, run_id: str | None, where: str) -> dict[str, RunEntry]:
     """The runs a ParquetLedger opens: all of them, or `run_id`; always of a single ledger."""
     if run_id is not None:
@@ -677,7 +724,7 @@ def _place_ledger(from_: str | os.PathLike[str], target: Path, run_id: str | Non
             if not report.ok:
                 raise LedgerCorrupt(f"{from_}: seq {report.first_broken_seq}: {report.reason}; nothing imported")
 
-        _write_new_ledger(target, source.select_sql if source.files else None, rest, check, from_)
+        _write_new_ledger(target, _inserts_in_seq_order(source.files), rest, check, from_)
     return False
 
 
@@ -694,7 +741,7 @@ def _check_same_events(target: Path, source: ParquetLedger, from_: str | os.Path
 
 
 def _write_new_ledger(
-    target: Path, select_sql: str | None, rest: _Rest, check: Callable[[Ledger], None],
+    target: Path, inserts: list[str], rest: _Rest, check: Callable[[Ledger], None],
     from_: str | os.PathLike[str],
 ) -> None:
     """Build the file beside `target`, `check` it, and rename it in, so a failed import leaves nothing behind."""
@@ -702,11 +749,11 @@ def _write_new_ledger(
     try:
         with Ledger(partial) as ledger:
             ledger.conn.begin()
-            if select_sql is not None:
-                try:
-                    ledger.conn.execute(f"INSERT INTO events {select_sql} ORDER BY seq")
-                except duckdb.Error as exc:  # what opening the export reported when it read the files itself
-                    raise LedgerCorrupt(f"{from_}: the Parquet files cannot be read: {exc}") from exc
+            try:
+                for insert in inserts:
+                    ledger.conn.execute(insert)
+            except duckdb.Error as exc:  # what opening the export reported when it read the files itself
+                raise LedgerCorrupt(f"{from_}: the Parquet files cannot be read: {exc}") from exc
             rest.write(ledger.conn)
             ledger.conn.commit()
             check(ledger)
