@@ -467,6 +467,51 @@ def _checked_files(root: Path, runs: dict[str, RunEntry]) -> list[Path]:
     return files
 
 
+def _stream_table(runs: dict[str, RunEntry], root: Path) -> pa.Table:
+    """The runs' streams as the manifest declares them, ordered by stream_no."""
+    rows = [(no, run, s, e, v) for run, entry in runs.items() for no, s, e, v in entry.streams]
+    try:
+        columns = [pa.array(column, type) for column, type in zip(zip(*rows), _STREAMS_TYPES)] if rows else [
+            pa.array([], type) for type in _STREAMS_TYPES]
+    except (OverflowError, pa.ArrowException) as exc:
+        raise LedgerCorrupt(f"{root / MANIFEST}: malformed manifest: {exc!r}") from exc
+    table = pa.table(columns, names=["stream_no", "run_id", "system", "episode_id", "version"])
+    return table.sort_by("stream_no")
+
+
+def _blob_table(runs: dict[str, RunEntry], root: Path) -> pa.Table:
+    """The runs' block bytes, each file checked against the manifest; the first row of each (sha256, key_id)."""
+    tables: list[pa.Table] = []
+    for entry in runs.values():
+        for name in sorted(entry.blobs):
+            path = root / name
+            try:
+                table = pq.read_table(path)
+            except (OSError, pa.ArrowException) as exc:
+                raise LedgerCorrupt(f"{path}: listed in {MANIFEST} but unreadable: {exc}") from exc
+            if not table.schema.remove_metadata().equals(BLOBS_SCHEMA):
+                raise LedgerCorrupt(f"{path}: columns differ from the blobs table's: {table.schema}")
+            if table.num_rows != entry.blobs[name]:
+                raise LedgerCorrupt(f"{path}: {table.num_rows} rows, {MANIFEST} lists {entry.blobs[name]}")
+            tables.append(table.cast(BLOBS_SCHEMA))
+    if not tables:
+        return BLOBS_SCHEMA.empty_table()
+    every = pa.concat_tables(tables)
+    keys = every.select(["sha256", "key_id"]).append_column("n", pa.array(np.arange(every.num_rows)))
+    first = keys.group_by(["sha256", "key_id"], use_threads=False).aggregate([("n", "min")]).column("n_min")
+    return every.take(first).sort_by([("sha256", "ascending"), ("key_id", "ascending")])
+
+
+def _load_tables(conn: duckdb.DuckDBPyConnection, streams: pa.Table, blobs: pa.Table, ledger_format: str) -> None:
+    """The tables a `ParquetLedger`'s database holds besides `events`."""
+    conn.execute(_STREAMS_DDL)
+    _insert_rows(conn, "streams", streams)  # one statement: a row-at-a-time insert costs a millisecond a stream
+    conn.execute("CREATE TABLE ledger_meta (key VARCHAR NOT NULL, value VARCHAR NOT NULL)")
+    conn.execute("INSERT INTO ledger_meta VALUES ('format', ?)", [ledger_format])
+    conn.execute(blobs_ddl())
+    _insert_rows(conn, "blobs", blobs)
+
+
 class ParquetLedger(Ledger):
     """A read-only ledger over a Parquet export: same reads, same `verify()`, an `events` view in `conn`."""
 
@@ -482,23 +527,55 @@ class ParquetLedger(Ledger):
         self.manifest = Manifest.load(root)
         self.runs = _pick_runs(self.manifest, run_id, self.path)
         self.files = _checked_files(root, self.runs)
-        self.conn = duckdb.connect(":memory:")
         self._streams = {
             StreamKey(run, s, e): (no, v) for run, entry in self.runs.items() for no, s, e, v in entry.streams
         }
         self._last_seq: int = 0
         self._last_hash: str = GENESIS_HASH
         self._has_events = False
-        try:
-            if events:
-                self.open_events()
+        #: The export's `streams` and `blobs` tables, read and checked here whether or not a DuckDB
+        #: database is ever made of them (an import copies them into its new ledger as they are).
+        self.stream_table = _stream_table(self.runs, root)
+        self.blob_table = _blob_table(self.runs, root)
+        self._conn: duckdb.DuckDBPyConnection | None = None
+        if events:
             try:
-                self._create_tables()
+                self.open_events()
+            except BaseException:
+                self.close_database()
+                raise
+
+    @property
+    def conn(self) -> duckdb.DuckDBPyConnection:
+        """The in-memory database over the export, made on first use: an import needs none."""
+        if self._conn is None:
+            conn = duckdb.connect(":memory:")
+            try:
+                _load_tables(conn, self.stream_table, self.blob_table, self.manifest.ledger_format)
             except duckdb.Error as exc:
+                conn.close()
                 raise LedgerCorrupt(f"{self.path}: the Parquet files cannot be read: {exc}") from exc
-        except BaseException:
-            self.conn.close()
-            raise
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    @conn.setter
+    def conn(self, value: duckdb.DuckDBPyConnection) -> None:
+        self._conn = value
+
+    def close_database(self) -> None:
+        """Close the in-memory database, if one was made."""
+        if self._conn is not None:
+            self._conn.close()
+
+    def close(self) -> None:
+        try:
+            self.close_database()
+        finally:
+            if self.keys is not None:
+                self.keys.close()
 
     def open_events(self) -> None:
         """The `events` view over the files (a table, empty, when there are none) and the last event."""
@@ -515,37 +592,6 @@ class ParquetLedger(Ledger):
         self._has_events = True
         self._last_seq = int(tail[0]) if tail else 0
         self._last_hash = str(tail[1]) if tail else GENESIS_HASH
-
-    def _create_tables(self) -> None:
-        self.conn.execute(_STREAMS_DDL)
-        rows = [(no, run, s, e, v) for run, entry in self.runs.items() for no, s, e, v in entry.streams]
-        if rows:  # one statement: a row-at-a-time insert costs a millisecond a stream
-            try:
-                table = pa.table([pa.array(column, type) for column, type in zip(zip(*rows), _STREAMS_TYPES)],
-                                 names=["stream_no", "run_id", "system", "episode_id", "version"])
-            except (OverflowError, pa.ArrowException) as exc:
-                raise LedgerCorrupt(f"{Path(self.path) / MANIFEST}: malformed manifest: {exc!r}") from exc
-            _insert_rows(self.conn, "streams", table)
-        self.conn.execute("CREATE TABLE ledger_meta (key VARCHAR NOT NULL, value VARCHAR NOT NULL)")
-        self.conn.execute("INSERT INTO ledger_meta VALUES ('format', ?)", [self.manifest.ledger_format])
-        self.conn.execute(blobs_ddl())
-        for entry in self.runs.values():
-            for name in sorted(entry.blobs):
-                path = Path(self.path) / name
-                try:
-                    table = pq.read_table(path)
-                except (OSError, pa.ArrowException) as exc:
-                    raise LedgerCorrupt(f"{path}: listed in {MANIFEST} but unreadable: {exc}") from exc
-                if not table.schema.remove_metadata().equals(BLOBS_SCHEMA):
-                    raise LedgerCorrupt(f"{path}: columns differ from the blobs table's: {table.schema}")
-                if table.num_rows != entry.blobs[name]:
-                    raise LedgerCorrupt(f"{path}: {table.num_rows} rows, {MANIFEST} lists {entry.blobs[name]}")
-                self.conn.register("_blobs_file", table)
-                self.conn.execute(
-                    "INSERT INTO blobs SELECT * FROM _blobs_file f WHERE NOT EXISTS (SELECT 1 FROM blobs b "
-                    "WHERE b.sha256 = f.sha256 AND b.key_id IS NOT DISTINCT FROM f.key_id)"
-                )
-                self.conn.unregister("_blobs_file")
 
     @property
     def select_sql(self) -> str:
@@ -714,10 +760,7 @@ def _place_ledger(from_: str | os.PathLike[str], target: Path, run_id: str | Non
             source.open_events()
             _check_same_events(target, source, from_)
             return True
-        rest = _Rest(
-            source.conn.sql("SELECT * FROM streams ORDER BY stream_no").to_arrow_table(),
-            source.conn.sql("SELECT sha256, key_id, size, data FROM blobs ORDER BY sha256, key_id").to_arrow_table(),
-        )
+        rest = _Rest(source.stream_table, source.blob_table)
 
         def check(copy: Ledger) -> None:
             report = source.verify_copy(copy)
@@ -752,9 +795,9 @@ def _write_new_ledger(
             try:
                 for insert in inserts:
                     ledger.conn.execute(insert)
+                rest.write(ledger.conn)
             except duckdb.Error as exc:  # what opening the export reported when it read the files itself
                 raise LedgerCorrupt(f"{from_}: the Parquet files cannot be read: {exc}") from exc
-            rest.write(ledger.conn)
             ledger.conn.commit()
             check(ledger)
             ledger.conn.execute("CHECKPOINT")
