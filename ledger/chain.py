@@ -18,6 +18,7 @@ seq order, where it can say which row is first.
 
 from __future__ import annotations
 
+import binascii
 import hashlib
 import re
 from collections.abc import Iterator
@@ -32,7 +33,9 @@ import pyarrow as pa
 
 from ledgermem.ledger.schema import GENESIS_HASH, canonical_bytes, canonical_sql, chain_hash
 
-_BATCH_ROWS = 65_536
+# Rows per Arrow batch: a batch whose bytes stay in the CPU's cache is spelled and hashed faster
+# (8k rows cost about 15% less CPU than 64k on a 100k-event ledger).
+_BATCH_ROWS = 8192
 _RECHECK_ROWS = 2048  # rows in doubt read back per statement
 
 CHANGED = "the stored hash does not match the event's content: the row was changed after it was written"
@@ -97,32 +100,53 @@ class ChainWalk:
         """Take a batch of rows; hash doubts go to `doubts`; returns the row that stops the walk, if any."""
         if batch.num_rows == 0:
             return None
+        seqs = batch.column(0).to_numpy()
+        if self._accept(batch, seqs):
+            return None
         sha256 = hashlib.sha256
         digests = [sha256(m).hexdigest() for m in batch.column(5).to_pylist()]
         hashes: list[str] = batch.column(4).to_pylist()
         prevs: list[str] = batch.column(3).to_pylist()
-        seqs = batch.column(0).to_numpy()
-        if digests == hashes and self._linked(seqs, prevs, hashes):
-            after = _versions_after(batch.column(1).to_numpy(), batch.column(2).to_numpy(), self.versions)
-            if after is not None:
-                self.versions.update(after)
-                self.rows += batch.num_rows
-                self.last_seq, self.last_hash = int(seqs[-1]), hashes[-1]
-                return None
         columns = zip(seqs.tolist(), batch.column(1).to_pylist(), batch.column(2).to_pylist(), prevs, hashes, digests)
         return self._feed_rows(columns, doubts, in_order=in_order)
 
-    def _linked(self, seqs: Any, prevs: list[str], hashes: list[str]) -> bool:
-        """Whether every seq follows and every link holds, for the batch as a whole."""
+    def _accept(self, batch: pa.RecordBatch, seqs: Any) -> bool:
+        """Take the batch whole if every row holds: no Python object per row but the bytes it hashes.
+
+        The hashes and prev_hashes are compared as the bytes Arrow holds them
+        in, back to back, once every one of them is 64 characters long.
+        """
+        hashes, prevs = _hex_run(batch.column(4)), _hex_run(batch.column(3))
+        if hashes is None or prevs is None:
+            return False
+        if binascii.hexlify(_digests(batch.column(5))) != hashes:
+            return False
+        if not self._linked(seqs, prevs, hashes):
+            return False
+        after = _versions_after(batch.column(1).to_numpy(), batch.column(2).to_numpy(), self.versions)
+        if after is None:
+            return False
+        self.versions.update(after)
+        self.rows += batch.num_rows
+        self.last_seq, self.last_hash = int(seqs[-1]), hashes[-_HEX:].decode("ascii")
+        return True
+
+    def _linked(self, seqs: Any, prevs: bytes, hashes: bytes) -> bool:
+        """Whether every seq follows and every link holds, for the batch as a whole (hashes as from `_hex_run`)."""
         steps = np.diff(seqs)
+        first_linked = prevs[:_HEX] == self.last_hash.encode("utf-8")
         if not self.part:
             return bool(seqs[0] == self.last_seq + 1 and (steps == 1).all()
-                        and prevs[0] == self.last_hash and prevs[1:] == hashes[:-1])
+                        and first_linked and prevs[_HEX:] == hashes[:-_HEX])
         if not (seqs[0] > self.last_seq and (steps > 0).all()):
             return False
-        if seqs[0] == self.last_seq + 1 and prevs[0] != self.last_hash:
+        if seqs[0] == self.last_seq + 1 and not first_linked:
             return False
-        return all(prevs[i + 1] == hashes[i] for i in np.flatnonzero(steps == 1).tolist())
+        adjacent = steps == 1
+        # Fixed-width items: equal as numpy strings means equal byte for byte.
+        after = np.frombuffer(prevs, dtype=f"S{_HEX}")[1:][adjacent]
+        before = np.frombuffer(hashes, dtype=f"S{_HEX}")[:-1][adjacent]
+        return bool((after == before).all())
 
     def _feed_rows(self, rows: Iterator[tuple[Any, ...]], doubts: list[_Row], *, in_order: bool) -> _Row | None:
         known, part = self.versions, self.part
@@ -146,6 +170,35 @@ class ChainWalk:
             return None
         finally:
             self.last_seq, self.last_hash, self.rows = last_seq, last_hash, n
+
+
+_HEX = 64  # characters in a SHA-256 hex digest
+
+
+def _hex_run(column: pa.Array) -> bytes | None:
+    """A string column's values back to back, if every one is present and `_HEX` bytes long; else None."""
+    if not pa.types.is_string(column.type) or column.null_count:
+        return None
+    _, offsets, data = column.buffers()
+    if offsets is None or data is None:
+        return None
+    ends = np.frombuffer(offsets, dtype=np.int32, count=len(column) + 1, offset=column.offset * 4)
+    if not (np.diff(ends) == _HEX).all():
+        return None
+    run: bytes = data.slice(int(ends[0]), int(ends[-1] - ends[0])).to_pybytes()
+    return run
+
+
+def _digests(column: pa.Array) -> bytes:
+    """The SHA-256 digests of a binary column's values, back to back."""
+    sha256 = hashlib.sha256
+    if not pa.types.is_binary(column.type) or column.null_count:
+        return b"".join([sha256(m).digest() for m in column.to_pylist()])
+    # Slices of Arrow's own buffer: a bytes object per row would copy every row once more.
+    _, offsets, data = column.buffers()
+    ends = np.frombuffer(offsets, dtype=np.int32, count=len(column) + 1, offset=column.offset * 4).tolist()
+    values = memoryview(data if data is not None else b"")
+    return b"".join([sha256(values[a:b]).digest() for a, b in zip(ends, ends[1:])])
 
 
 def _versions_after(streams: Any, versions: Any, known: dict[int, int]) -> dict[int, int] | None:

@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import quote
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -387,6 +388,52 @@ def _select_sql(files: list[Path]) -> str:
     )
 
 
+#: More stretches than this and one sort is cheaper than a statement per stretch.
+_MAX_STRETCHES = 64
+
+
+def _inserts_in_seq_order(files: list[Path]) -> list[str]:
+    """Statements that copy the files' rows into `events` in seq order.
+
+    An export writes each file in seq order, so the rows in seq order are a
+    few stretches, each a run of consecutive rows of one file (a run's
+    stream of start and finish events sits around its systems' events).
+    Inserting the stretches one after another stores the rows in seq order
+    without sorting the whole table; DuckDB keeps a scan's order when it
+    inserts. Files out of order, unreadable, or interleaved in many
+    stretches get one `INSERT ... ORDER BY seq`, and DuckDB reports what it
+    cannot read.
+    """
+    if not files:
+        return []
+    stretches = _stretches(files)
+    if stretches is None:
+        return [f"INSERT INTO events {_select_sql(files)} ORDER BY seq"]
+    return [
+        f"INSERT INTO events {_select_sql([files[i]])} WHERE seq BETWEEN {first} AND {last}"
+        for i, first, last in stretches
+    ]
+
+
+def _stretches(files: list[Path]) -> list[tuple[int, int, int]] | None:
+    """(file index, first seq, last seq) of each stretch of the rows in seq order; None: sort them instead."""
+    try:
+        seqs = [pq.read_table(f, columns=["seq"]).column(0).to_numpy() for f in files]
+    except (OSError, pa.ArrowException):
+        return None
+    if any(len(s) and not (np.diff(s) > 0).all() for s in seqs):
+        return None
+    every = np.concatenate(seqs)
+    owner = np.concatenate([np.full(len(s), i) for i, s in enumerate(seqs)])
+    order = np.argsort(every, kind="stable")
+    every, owner = every[order], owner[order]
+    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    if len(starts) > _MAX_STRETCHES:
+        return None
+    ends = np.r_[starts[1:] - 1, len(every) - 1]
+    return [(int(owner[a]), int(every[a]), int(every[b])) for a, b in zip(starts, ends)]
+
+
 def _pick_runs(manifest: Manifest, run_id: str | None, where: str) -> dict[str, RunEntry]:
     """The runs a ParquetLedger opens: all of them, or `run_id`; always of a single ledger."""
     if run_id is not None:
@@ -420,6 +467,51 @@ def _checked_files(root: Path, runs: dict[str, RunEntry]) -> list[Path]:
     return files
 
 
+def _stream_table(runs: dict[str, RunEntry], root: Path) -> pa.Table:
+    """The runs' streams as the manifest declares them, ordered by stream_no."""
+    rows = [(no, run, s, e, v) for run, entry in runs.items() for no, s, e, v in entry.streams]
+    try:
+        columns = [pa.array(column, type) for column, type in zip(zip(*rows), _STREAMS_TYPES)] if rows else [
+            pa.array([], type) for type in _STREAMS_TYPES]
+    except (OverflowError, pa.ArrowException) as exc:
+        raise LedgerCorrupt(f"{root / MANIFEST}: malformed manifest: {exc!r}") from exc
+    table = pa.table(columns, names=["stream_no", "run_id", "system", "episode_id", "version"])
+    return table.sort_by("stream_no")
+
+
+def _blob_table(runs: dict[str, RunEntry], root: Path) -> pa.Table:
+    """The runs' block bytes, each file checked against the manifest; the first row of each (sha256, key_id)."""
+    tables: list[pa.Table] = []
+    for entry in runs.values():
+        for name in sorted(entry.blobs):
+            path = root / name
+            try:
+                table = pq.read_table(path)
+            except (OSError, pa.ArrowException) as exc:
+                raise LedgerCorrupt(f"{path}: listed in {MANIFEST} but unreadable: {exc}") from exc
+            if not table.schema.remove_metadata().equals(BLOBS_SCHEMA):
+                raise LedgerCorrupt(f"{path}: columns differ from the blobs table's: {table.schema}")
+            if table.num_rows != entry.blobs[name]:
+                raise LedgerCorrupt(f"{path}: {table.num_rows} rows, {MANIFEST} lists {entry.blobs[name]}")
+            tables.append(table.cast(BLOBS_SCHEMA))
+    if not tables:
+        return BLOBS_SCHEMA.empty_table()
+    every = pa.concat_tables(tables)
+    keys = every.select(["sha256", "key_id"]).append_column("n", pa.array(np.arange(every.num_rows)))
+    first = keys.group_by(["sha256", "key_id"], use_threads=False).aggregate([("n", "min")]).column("n_min")
+    return every.take(first).sort_by([("sha256", "ascending"), ("key_id", "ascending")])
+
+
+def _load_tables(conn: duckdb.DuckDBPyConnection, streams: pa.Table, blobs: pa.Table, ledger_format: str) -> None:
+    """The tables a `ParquetLedger`'s database holds besides `events`."""
+    conn.execute(_STREAMS_DDL)
+    _insert_rows(conn, "streams", streams)  # one statement: a row-at-a-time insert costs a millisecond a stream
+    conn.execute("CREATE TABLE ledger_meta (key VARCHAR NOT NULL, value VARCHAR NOT NULL)")
+    conn.execute("INSERT INTO ledger_meta VALUES ('format', ?)", [ledger_format])
+    conn.execute(blobs_ddl())
+    _insert_rows(conn, "blobs", blobs)
+
+
 class ParquetLedger(Ledger):
     """A read-only ledger over a Parquet export: same reads, same `verify()`, an `events` view in `conn`."""
 
@@ -435,23 +527,55 @@ class ParquetLedger(Ledger):
         self.manifest = Manifest.load(root)
         self.runs = _pick_runs(self.manifest, run_id, self.path)
         self.files = _checked_files(root, self.runs)
-        self.conn = duckdb.connect(":memory:")
         self._streams = {
             StreamKey(run, s, e): (no, v) for run, entry in self.runs.items() for no, s, e, v in entry.streams
         }
         self._last_seq: int = 0
         self._last_hash: str = GENESIS_HASH
         self._has_events = False
-        try:
-            if events:
-                self.open_events()
+        #: The export's `streams` and `blobs` tables, read and checked here whether or not a DuckDB
+        #: database is ever made of them (an import copies them into its new ledger as they are).
+        self.stream_table = _stream_table(self.runs, root)
+        self.blob_table = _blob_table(self.runs, root)
+        self._conn: duckdb.DuckDBPyConnection | None = None
+        if events:
             try:
-                self._create_tables()
+                self.open_events()
+            except BaseException:
+                self.close_database()
+                raise
+
+    @property
+    def conn(self) -> duckdb.DuckDBPyConnection:
+        """The in-memory database over the export, made on first use: an import needs none."""
+        if self._conn is None:
+            conn = duckdb.connect(":memory:")
+            try:
+                _load_tables(conn, self.stream_table, self.blob_table, self.manifest.ledger_format)
             except duckdb.Error as exc:
+                conn.close()
                 raise LedgerCorrupt(f"{self.path}: the Parquet files cannot be read: {exc}") from exc
-        except BaseException:
-            self.conn.close()
-            raise
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    @conn.setter
+    def conn(self, value: duckdb.DuckDBPyConnection) -> None:
+        self._conn = value
+
+    def close_database(self) -> None:
+        """Close the in-memory database, if one was made."""
+        if self._conn is not None:
+            self._conn.close()
+
+    def close(self) -> None:
+        try:
+            self.close_database()
+        finally:
+            if self.keys is not None:
+                self.keys.close()
 
     def open_events(self) -> None:
         """The `events` view over the files (a table, empty, when there are none) and the last event."""
@@ -468,37 +592,6 @@ class ParquetLedger(Ledger):
         self._has_events = True
         self._last_seq = int(tail[0]) if tail else 0
         self._last_hash = str(tail[1]) if tail else GENESIS_HASH
-
-    def _create_tables(self) -> None:
-        self.conn.execute(_STREAMS_DDL)
-        rows = [(no, run, s, e, v) for run, entry in self.runs.items() for no, s, e, v in entry.streams]
-        if rows:  # one statement: a row-at-a-time insert costs a millisecond a stream
-            try:
-                table = pa.table([pa.array(column, type) for column, type in zip(zip(*rows), _STREAMS_TYPES)],
-                                 names=["stream_no", "run_id", "system", "episode_id", "version"])
-            except (OverflowError, pa.ArrowException) as exc:
-                raise LedgerCorrupt(f"{Path(self.path) / MANIFEST}: malformed manifest: {exc!r}") from exc
-            _insert_rows(self.conn, "streams", table)
-        self.conn.execute("CREATE TABLE ledger_meta (key VARCHAR NOT NULL, value VARCHAR NOT NULL)")
-        self.conn.execute("INSERT INTO ledger_meta VALUES ('format', ?)", [self.manifest.ledger_format])
-        self.conn.execute(blobs_ddl())
-        for entry in self.runs.values():
-            for name in sorted(entry.blobs):
-                path = Path(self.path) / name
-                try:
-                    table = pq.read_table(path)
-                except (OSError, pa.ArrowException) as exc:
-                    raise LedgerCorrupt(f"{path}: listed in {MANIFEST} but unreadable: {exc}") from exc
-                if not table.schema.remove_metadata().equals(BLOBS_SCHEMA):
-                    raise LedgerCorrupt(f"{path}: columns differ from the blobs table's: {table.schema}")
-                if table.num_rows != entry.blobs[name]:
-                    raise LedgerCorrupt(f"{path}: {table.num_rows} rows, {MANIFEST} lists {entry.blobs[name]}")
-                self.conn.register("_blobs_file", table)
-                self.conn.execute(
-                    "INSERT INTO blobs SELECT * FROM _blobs_file f WHERE NOT EXISTS (SELECT 1 FROM blobs b "
-                    "WHERE b.sha256 = f.sha256 AND b.key_id IS NOT DISTINCT FROM f.key_id)"
-                )
-                self.conn.unregister("_blobs_file")
 
     @property
     def select_sql(self) -> str:
@@ -667,17 +760,14 @@ def _place_ledger(from_: str | os.PathLike[str], target: Path, run_id: str | Non
             source.open_events()
             _check_same_events(target, source, from_)
             return True
-        rest = _Rest(
-            source.conn.sql("SELECT * FROM streams ORDER BY stream_no").to_arrow_table(),
-            source.conn.sql("SELECT sha256, key_id, size, data FROM blobs ORDER BY sha256, key_id").to_arrow_table(),
-        )
+        rest = _Rest(source.stream_table, source.blob_table)
 
         def check(copy: Ledger) -> None:
             report = source.verify_copy(copy)
             if not report.ok:
                 raise LedgerCorrupt(f"{from_}: seq {report.first_broken_seq}: {report.reason}; nothing imported")
 
-        _write_new_ledger(target, source.select_sql if source.files else None, rest, check, from_)
+        _write_new_ledger(target, _inserts_in_seq_order(source.files), rest, check, from_)
     return False
 
 
@@ -694,7 +784,7 @@ def _check_same_events(target: Path, source: ParquetLedger, from_: str | os.Path
 
 
 def _write_new_ledger(
-    target: Path, select_sql: str | None, rest: _Rest, check: Callable[[Ledger], None],
+    target: Path, inserts: list[str], rest: _Rest, check: Callable[[Ledger], None],
     from_: str | os.PathLike[str],
 ) -> None:
     """Build the file beside `target`, `check` it, and rename it in, so a failed import leaves nothing behind."""
@@ -702,12 +792,12 @@ def _write_new_ledger(
     try:
         with Ledger(partial) as ledger:
             ledger.conn.begin()
-            if select_sql is not None:
-                try:
-                    ledger.conn.execute(f"INSERT INTO events {select_sql} ORDER BY seq")
-                except duckdb.Error as exc:  # what opening the export reported when it read the files itself
-                    raise LedgerCorrupt(f"{from_}: the Parquet files cannot be read: {exc}") from exc
-            rest.write(ledger.conn)
+            try:
+                for insert in inserts:
+                    ledger.conn.execute(insert)
+                rest.write(ledger.conn)
+            except duckdb.Error as exc:  # what opening the export reported when it read the files itself
+                raise LedgerCorrupt(f"{from_}: the Parquet files cannot be read: {exc}") from exc
             ledger.conn.commit()
             check(ledger)
             ledger.conn.execute("CHECKPOINT")
