@@ -5,50 +5,71 @@
 -- name: raw_records
 -- After a turn_recorded a record is as written; after a shred that names it, as written with both
 -- texts redacted. The state before each touch comes from the same window (frames ending one row
--- earlier), so one pass finds the changes.
+-- earlier), so one pass finds the changes. The windows carry only the seqs of the writes; what they
+-- wrote is joined to the versions at the end, so no sort moves a text.
 WITH touches AS (
-    SELECT sk, epoch, record_id, seq, turn,
-           struct_pack(turn := turn, occurred_at := occurred_at, user_text := text,
-                       agent_text := agent, source := source, remember := remember) AS written
+    SELECT sk, epoch, record_id, seq, turn, true AS writes
     FROM _rb_ev
     WHERE event_type = 'turn_recorded'
     UNION ALL BY NAME
-    SELECT DISTINCT sk, epoch, seq, turn, unnest(shred_records) AS record_id
+    SELECT DISTINCT sk, epoch, seq, turn, unnest(shred_records) AS record_id, false AS writes
     FROM _rb_ev
     WHERE event_type = 'key_shredded'
 ),
-running AS (
+running AS MATERIALIZED (
+    -- The state after a touch is (now_seq, now_redacted): the write it shows, redacted or not;
+    -- the state before it is (was_seq, was_redacted).
     SELECT sk, epoch, record_id, seq, turn,
-           last_value(written IGNORE NULLS)
-               OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS now_written,
-           written IS NULL AS now_redacted,
-           last_value(written IGNORE NULLS)
-               OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS was_written,
-           lag(written IS NULL) OVER k AS was_redacted
+           last_value(CASE WHEN writes THEN seq END IGNORE NULLS)
+               OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS now_seq,
+           NOT writes AS now_redacted,
+           last_value(CASE WHEN writes THEN seq END IGNORE NULLS)
+               OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS was_seq,
+           NOT lag(writes) OVER k AS was_redacted
     FROM touches
     WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq)
 ),
-states AS (
-    -- A shred of a record that is not there yet changes nothing: its state stays NULL.
-    SELECT sk, epoch, record_id, seq, turn,
-           CASE WHEN now_written IS NOT NULL THEN struct_pack(
-               turn := now_written.turn,
-               occurred_at := now_written.occurred_at,
-               user_text := CASE WHEN now_redacted THEN $erased ELSE now_written.user_text END,
-               agent_text := CASE WHEN now_redacted THEN $erased ELSE now_written.agent_text END,
-               source := now_written.source,
-               remember := now_written.remember) END AS a,
-           CASE WHEN was_written IS NOT NULL THEN struct_pack(
-               turn := was_written.turn,
-               occurred_at := was_written.occurred_at,
-               user_text := CASE WHEN was_redacted THEN $erased ELSE was_written.user_text END,
-               agent_text := CASE WHEN was_redacted THEN $erased ELSE was_written.agent_text END,
-               source := was_written.source,
-               remember := was_written.remember) END AS was
+written AS NOT MATERIALIZED (
+    SELECT seq, turn, occurred_at, text AS user_text, agent AS agent_text, source, remember
+    FROM _rb_ev
+    WHERE event_type = 'turn_recorded'
+),
+again AS (
+    -- A touch of a record that was already there (a shred, or the id written again; rare) changes
+    -- it only if the values differ: compared on what was written.
+    SELECT r.sk, r.epoch, r.record_id, r.seq, r.turn, r.now_seq, r.now_redacted
+    FROM (SELECT * FROM running WHERE was_seq IS NOT NULL) r
+    JOIN written n ON n.seq = r.now_seq
+    JOIN written p ON p.seq = r.was_seq
+    WHERE (n.turn, n.occurred_at, n.source, n.remember,
+           CASE WHEN r.now_redacted THEN $erased ELSE n.user_text END,
+           CASE WHEN r.now_redacted THEN $erased ELSE n.agent_text END)
+          IS DISTINCT FROM
+          (p.turn, p.occurred_at, p.source, p.remember,
+           CASE WHEN r.was_redacted THEN $erased ELSE p.user_text END,
+           CASE WHEN r.was_redacted THEN $erased ELSE p.agent_text END)
+),
+opening AS (
+    -- A shred of a record that is not there yet changes nothing: its state stays NULL. A first
+    -- write always opens a version.
+    SELECT sk, epoch, record_id, seq, turn, now_seq, now_redacted,
+           struct_pack(seq := now_seq, redacted := now_redacted) AS a
     FROM running
+    WHERE now_seq IS NOT NULL AND was_seq IS NULL
+    UNION ALL BY NAME
+    SELECT *, struct_pack(seq := now_seq, redacted := now_redacted) AS a FROM again
 ),
 versions AS (
-    {{ versions(raw_records, states, previous=was) }}
+    SELECT v.* EXCLUDE (a),
+           struct_pack(
+               turn := n.turn,
+               occurred_at := n.occurred_at,
+               user_text := CASE WHEN v.now_redacted THEN $erased ELSE n.user_text END,
+               agent_text := CASE WHEN v.now_redacted THEN $erased ELSE n.agent_text END,
+               source := n.source,
+               remember := n.remember) AS a
+    FROM ({{ versions(raw_records, opening, previous=NULL) }}) v
+    JOIN written n ON n.seq = v.now_seq
 )
 {{ rows(raw_records, versions) }};
 
@@ -64,13 +85,18 @@ WITH touches AS (
     WHERE event_type IN ('turn_recorded', 'window_evicted')
 ),
 states AS (
+    -- The state before each touch comes from the same window (frames ending one row earlier).
     SELECT sk, epoch, record_id, seq, turn,
-           CASE WHEN coalesce(last_value(enters IGNORE NULLS) OVER k, false)
-                THEN struct_pack(turn := last_value(record_turn IGNORE NULLS) OVER k) END AS a
+           CASE WHEN coalesce(last_value(enters IGNORE NULLS) OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), false)
+                THEN struct_pack(turn := last_value(record_turn IGNORE NULLS)
+                                     OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) END AS a,
+           CASE WHEN coalesce(last_value(enters IGNORE NULLS) OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false)
+                THEN struct_pack(turn := last_value(record_turn IGNORE NULLS)
+                                     OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) END AS was
     FROM touches
-    WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq ROWS UNBOUNDED PRECEDING)
+    WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq)
 ),
 versions AS (
-    {{ versions(window_versions, states) }}
+    {{ versions(window_versions, states, previous=was) }}
 )
 {{ rows(window_versions, versions) }};

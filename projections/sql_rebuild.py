@@ -234,8 +234,10 @@ def scd2_versions(spec: TableSpec, states: str, previous: str | None = None) -> 
     attributes after the event as a struct of the spec's attribute columns
     (NULL: the key is absent). A row opens a version where `a` differs from
     the state before it, which is the previous row's `a` unless `previous`
-    names a column of `states` that holds it; `next_seq` and `next_turn`
-    are where the following version opens (NULL: none does in the epoch).
+    names a column of `states` that holds it (or is `NULL`: `states` holds
+    only the rows that open a version, its `a` need then only tell versions
+    apart); `next_seq` and `next_turn` are where the following version
+    opens (NULL: none does in the epoch).
     """
     window = f"WINDOW k AS (PARTITION BY {', '.join(['sk', 'epoch', *(n for n, _ in spec.key)])} ORDER BY seq)"
     before = "lag(a) OVER k" if previous is None else previous
