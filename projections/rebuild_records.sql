@@ -4,11 +4,15 @@
 
 -- name: raw_records
 -- After a turn_recorded a record is as written; after a shred that names it, as written with both
--- texts redacted. The state before each touch comes from the same window (frames ending one row
--- earlier), so one pass finds the changes. The windows carry only the seqs of the writes; what they
--- wrote is joined to the versions at the end, so no sort moves a text.
+-- texts redacted. Nearly every record is touched once, by the turn that writes it: its one version
+-- is that write, open to the end of the epoch, and comes straight out of the window that counts the
+-- touches. A record touched more than once takes the general path: the state before each touch
+-- comes from the same window (frames ending one row earlier), a touch of a record already there is
+-- compared on what was written, joined by the seq of the write, and the versions are the touches
+-- that change it.
 WITH touches AS (
-    SELECT sk, epoch, record_id, seq, turn, true AS writes
+    SELECT sk, epoch, record_id, seq, turn, true AS writes,
+           occurred_at, text AS user_text, agent AS agent_text, source, remember
     FROM _rb_ev
     WHERE event_type = 'turn_recorded'
     UNION ALL BY NAME
@@ -19,7 +23,8 @@ WITH touches AS (
 running AS MATERIALIZED (
     -- The state after a touch is (now_seq, now_redacted): the write it shows, redacted or not;
     -- the state before it is (was_seq, was_redacted).
-    SELECT sk, epoch, record_id, seq, turn,
+    SELECT *,
+           count(*) OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS touched,
            last_value(CASE WHEN writes THEN seq END IGNORE NULLS)
                OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS now_seq,
            NOT writes AS now_redacted,
@@ -35,10 +40,10 @@ written AS NOT MATERIALIZED (
     WHERE event_type = 'turn_recorded'
 ),
 again AS (
-    -- A touch of a record that was already there (a shred, or the id written again; rare) changes
-    -- it only if the values differ: compared on what was written.
+    -- A touch of a record that was already there (a shred, or the id written again) changes it
+    -- only if the values differ.
     SELECT r.sk, r.epoch, r.record_id, r.seq, r.turn, r.now_seq, r.now_redacted
-    FROM (SELECT * FROM running WHERE was_seq IS NOT NULL) r
+    FROM (SELECT * FROM running WHERE touched > 1 AND was_seq IS NOT NULL) r
     JOIN written n ON n.seq = r.now_seq
     JOIN written p ON p.seq = r.was_seq
     WHERE (n.turn, n.occurred_at, n.source, n.remember,
@@ -51,16 +56,24 @@ again AS (
 ),
 opening AS (
     -- A shred of a record that is not there yet changes nothing: its state stays NULL. A first
-    -- write always opens a version.
-    SELECT sk, epoch, record_id, seq, turn, now_seq, now_redacted,
-           struct_pack(seq := now_seq, redacted := now_redacted) AS a
-    FROM running
-    WHERE now_seq IS NOT NULL AND was_seq IS NULL
-    UNION ALL BY NAME
-    SELECT *, struct_pack(seq := now_seq, redacted := now_redacted) AS a FROM again
+    -- write always opens a version. `a` tells the versions apart; the values are joined below.
+    SELECT *, struct_pack(seq := now_seq, redacted := now_redacted) AS a
+    FROM (
+        SELECT sk, epoch, record_id, seq, turn, now_seq, now_redacted
+        FROM running
+        WHERE touched > 1 AND now_seq IS NOT NULL AND was_seq IS NULL
+        UNION ALL
+        SELECT * FROM again
+    )
 ),
 versions AS (
-    SELECT v.* EXCLUDE (a),
+    SELECT sk, epoch, record_id, seq, turn, NULL::BIGINT AS next_seq, NULL::BIGINT AS next_turn,
+           struct_pack(turn := turn, occurred_at := occurred_at, user_text := user_text,
+                       agent_text := agent_text, source := source, remember := remember) AS a
+    FROM running
+    WHERE touched = 1 AND writes
+    UNION ALL BY NAME
+    SELECT v.* EXCLUDE (a, now_seq, now_redacted),
            struct_pack(
                turn := n.turn,
                occurred_at := n.occurred_at,
