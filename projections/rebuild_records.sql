@@ -90,6 +90,10 @@ versions AS (
 -- A remembered turn_recorded puts its record in the window, a window_evicted takes it out; a turn
 -- kept as a raw record only (remember = false) leaves the window as it was. The row's turn is the
 -- record's current turn. NULL state = not in the window.
+--
+-- One window gives each touch the state after it (`a`), before it (`was`) and after the next touch
+-- (`after_next`), from frames ending at, one before and one after the row, and where the next touch is;
+-- the versions come from those without another window (see `scd2_settled_versions`).
 WITH touches AS (
     SELECT sk, epoch, record_id, seq, turn,
            CASE WHEN event_type = 'window_evicted' THEN false WHEN remember THEN true END AS enters,
@@ -97,19 +101,22 @@ WITH touches AS (
     FROM _rb_ev
     WHERE event_type IN ('turn_recorded', 'window_evicted')
 ),
-states AS (
-    -- The state before each touch comes from the same window (frames ending one row earlier).
+running AS (
     SELECT sk, epoch, record_id, seq, turn,
            CASE WHEN coalesce(last_value(enters IGNORE NULLS) OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), false)
                 THEN struct_pack(turn := last_value(record_turn IGNORE NULLS)
                                      OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) END AS a,
            CASE WHEN coalesce(last_value(enters IGNORE NULLS) OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false)
                 THEN struct_pack(turn := last_value(record_turn IGNORE NULLS)
-                                     OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) END AS was
+                                     OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) END AS was,
+           CASE WHEN coalesce(last_value(enters IGNORE NULLS) OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 FOLLOWING), false)
+                THEN struct_pack(turn := last_value(record_turn IGNORE NULLS)
+                                     OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 FOLLOWING)) END AS after_next,
+           {{ next_touch }}
     FROM touches
     WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq)
 ),
 versions AS (
-    {{ versions(window_versions, states, previous=was) }}
+    {{ versions(window_versions, running, previous=was, following=after_next) }}
 )
 {{ rows(window_versions, versions) }};
