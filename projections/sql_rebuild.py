@@ -30,7 +30,15 @@ a key, and the two macros `{{ versions(table, states) }}` (the events at
 which the state changes, each with the next one: where a version opens and
 closes) and `{{ rows(table, versions) }}` (the table's rows: stream, key,
 attributes, `version_id` and validity interval, in the fold's order) are
-rendered into the text by `scd2_versions` and `scd2_rows`.
+rendered into the text by `scd2_versions` and `scd2_rows`. A table whose
+window also gives each touch the state before it and after the next touch
+(`{{ next_touch }}` there) uses `{{ versions(table, states, previous=..,
+following=..) }}` (`scd2_settled_versions`), which needs no further window
+for nearly all of its keys.
+
+The windows sort narrow rows: where a state holds texts, the window
+carries the seq of the event that wrote them and the texts are joined to
+the versions afterwards.
 
 The rows of the result never pass through Python on the way: each
 projection's final query streams, as Arrow, into a DuckDB database that
