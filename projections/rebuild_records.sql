@@ -4,51 +4,85 @@
 
 -- name: raw_records
 -- After a turn_recorded a record is as written; after a shred that names it, as written with both
--- texts redacted. The state before each touch comes from the same window (frames ending one row
--- earlier), so one pass finds the changes.
+-- texts redacted. Nearly every record is touched once, by the turn that writes it: its one version
+-- is that write, open to the end of the epoch, and comes straight out of the window that counts the
+-- touches. A record touched more than once takes the general path: the state before each touch
+-- comes from the same window (frames ending one row earlier), a touch of a record already there is
+-- compared on what was written, joined by the seq of the write, and the versions are the touches
+-- that change it.
 WITH touches AS (
-    SELECT sk, epoch, record_id, seq, turn,
-           struct_pack(turn := turn, occurred_at := occurred_at, user_text := text,
-                       agent_text := agent, source := source, remember := remember) AS written
+    SELECT sk, epoch, record_id, seq, turn, true AS writes,
+           occurred_at, text AS user_text, agent AS agent_text, source, remember
     FROM _rb_ev
     WHERE event_type = 'turn_recorded'
     UNION ALL BY NAME
-    SELECT DISTINCT sk, epoch, seq, turn, unnest(shred_records) AS record_id
+    SELECT DISTINCT sk, epoch, seq, turn, unnest(shred_records) AS record_id, false AS writes
     FROM _rb_ev
     WHERE event_type = 'key_shredded'
 ),
-running AS (
-    SELECT sk, epoch, record_id, seq, turn,
-           last_value(written IGNORE NULLS)
-               OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS now_written,
-           written IS NULL AS now_redacted,
-           last_value(written IGNORE NULLS)
-               OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS was_written,
-           lag(written IS NULL) OVER k AS was_redacted
+running AS MATERIALIZED (
+    -- The state after a touch is (now_seq, now_redacted): the write it shows, redacted or not;
+    -- the state before it is (was_seq, was_redacted).
+    SELECT *,
+           count(*) OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS touched,
+           last_value(CASE WHEN writes THEN seq END IGNORE NULLS)
+               OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS now_seq,
+           NOT writes AS now_redacted,
+           last_value(CASE WHEN writes THEN seq END IGNORE NULLS)
+               OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS was_seq,
+           NOT lag(writes) OVER k AS was_redacted
     FROM touches
     WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq)
 ),
-states AS (
-    -- A shred of a record that is not there yet changes nothing: its state stays NULL.
-    SELECT sk, epoch, record_id, seq, turn,
-           CASE WHEN now_written IS NOT NULL THEN struct_pack(
-               turn := now_written.turn,
-               occurred_at := now_written.occurred_at,
-               user_text := CASE WHEN now_redacted THEN $erased ELSE now_written.user_text END,
-               agent_text := CASE WHEN now_redacted THEN $erased ELSE now_written.agent_text END,
-               source := now_written.source,
-               remember := now_written.remember) END AS a,
-           CASE WHEN was_written IS NOT NULL THEN struct_pack(
-               turn := was_written.turn,
-               occurred_at := was_written.occurred_at,
-               user_text := CASE WHEN was_redacted THEN $erased ELSE was_written.user_text END,
-               agent_text := CASE WHEN was_redacted THEN $erased ELSE was_written.agent_text END,
-               source := was_written.source,
-               remember := was_written.remember) END AS was
-    FROM running
+written AS NOT MATERIALIZED (
+    SELECT seq, turn, occurred_at, text AS user_text, agent AS agent_text, source, remember
+    FROM _rb_ev
+    WHERE event_type = 'turn_recorded'
+),
+again AS (
+    -- A touch of a record that was already there (a shred, or the id written again) changes it
+    -- only if the values differ.
+    SELECT r.sk, r.epoch, r.record_id, r.seq, r.turn, r.now_seq, r.now_redacted
+    FROM (SELECT * FROM running WHERE touched > 1 AND was_seq IS NOT NULL) r
+    JOIN written n ON n.seq = r.now_seq
+    JOIN written p ON p.seq = r.was_seq
+    WHERE (n.turn, n.occurred_at, n.source, n.remember,
+           CASE WHEN r.now_redacted THEN $erased ELSE n.user_text END,
+           CASE WHEN r.now_redacted THEN $erased ELSE n.agent_text END)
+          IS DISTINCT FROM
+          (p.turn, p.occurred_at, p.source, p.remember,
+           CASE WHEN r.was_redacted THEN $erased ELSE p.user_text END,
+           CASE WHEN r.was_redacted THEN $erased ELSE p.agent_text END)
+),
+opening AS (
+    -- A shred of a record that is not there yet changes nothing: its state stays NULL. A first
+    -- write always opens a version. `a` tells the versions apart; the values are joined below.
+    SELECT *, struct_pack(seq := now_seq, redacted := now_redacted) AS a
+    FROM (
+        SELECT sk, epoch, record_id, seq, turn, now_seq, now_redacted
+        FROM running
+        WHERE touched > 1 AND now_seq IS NOT NULL AND was_seq IS NULL
+        UNION ALL
+        SELECT * FROM again
+    )
 ),
 versions AS (
-    {{ versions(raw_records, states, previous=was) }}
+    SELECT sk, epoch, record_id, seq, turn, NULL::BIGINT AS next_seq, NULL::BIGINT AS next_turn,
+           struct_pack(turn := turn, occurred_at := occurred_at, user_text := user_text,
+                       agent_text := agent_text, source := source, remember := remember) AS a
+    FROM running
+    WHERE touched = 1 AND writes
+    UNION ALL BY NAME
+    SELECT v.* EXCLUDE (a, now_seq, now_redacted),
+           struct_pack(
+               turn := n.turn,
+               occurred_at := n.occurred_at,
+               user_text := CASE WHEN v.now_redacted THEN $erased ELSE n.user_text END,
+               agent_text := CASE WHEN v.now_redacted THEN $erased ELSE n.agent_text END,
+               source := n.source,
+               remember := n.remember) AS a
+    FROM ({{ versions(raw_records, opening, previous=NULL) }}) v
+    JOIN written n ON n.seq = v.now_seq
 )
 {{ rows(raw_records, versions) }};
 
@@ -56,6 +90,10 @@ versions AS (
 -- A remembered turn_recorded puts its record in the window, a window_evicted takes it out; a turn
 -- kept as a raw record only (remember = false) leaves the window as it was. The row's turn is the
 -- record's current turn. NULL state = not in the window.
+--
+-- One window gives each touch the state after it (`a`), before it (`was`) and after the next touch
+-- (`after_next`), from frames ending at, one before and one after the row, and where the next touch is;
+-- the versions come from those without another window (see `scd2_settled_versions`).
 WITH touches AS (
     SELECT sk, epoch, record_id, seq, turn,
            CASE WHEN event_type = 'window_evicted' THEN false WHEN remember THEN true END AS enters,
@@ -63,14 +101,22 @@ WITH touches AS (
     FROM _rb_ev
     WHERE event_type IN ('turn_recorded', 'window_evicted')
 ),
-states AS (
+running AS (
     SELECT sk, epoch, record_id, seq, turn,
-           CASE WHEN coalesce(last_value(enters IGNORE NULLS) OVER k, false)
-                THEN struct_pack(turn := last_value(record_turn IGNORE NULLS) OVER k) END AS a
+           CASE WHEN coalesce(last_value(enters IGNORE NULLS) OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), false)
+                THEN struct_pack(turn := last_value(record_turn IGNORE NULLS)
+                                     OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) END AS a,
+           CASE WHEN coalesce(last_value(enters IGNORE NULLS) OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false)
+                THEN struct_pack(turn := last_value(record_turn IGNORE NULLS)
+                                     OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) END AS was,
+           CASE WHEN coalesce(last_value(enters IGNORE NULLS) OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 FOLLOWING), false)
+                THEN struct_pack(turn := last_value(record_turn IGNORE NULLS)
+                                     OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 FOLLOWING)) END AS after_next,
+           {{ next_touch }}
     FROM touches
-    WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq ROWS UNBOUNDED PRECEDING)
+    WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq)
 ),
 versions AS (
-    {{ versions(window_versions, states) }}
+    {{ versions(window_versions, running, previous=was, following=after_next) }}
 )
 {{ rows(window_versions, versions) }};

@@ -8,8 +8,7 @@
 -- which is what `evolve` does one event at a time.
 CREATE OR REPLACE TEMP TABLE _rb_summary AS
 WITH touches AS (
-    SELECT sk, epoch, seq, turn, summary_id AS sid, 'created' AS kind,
-           text, facts, overrides, ids AS raw_ids, inferences, merged_from
+    SELECT sk, epoch, seq, turn, summary_id AS sid, 'created' AS kind
     FROM _rb_ev WHERE event_type = 'summary_created'
     UNION ALL BY NAME
     SELECT sk, epoch, seq, turn, summary_id AS sid, 'archived' AS kind, 'overridden' AS reason,
@@ -34,15 +33,12 @@ running AS (
     -- Everything is read "since the latest write of the id": writing a summary id again replaces
     -- the summary, and touches before its first write name nothing (they are dropped). An attribute
     -- that some touches set and a write resets is the last such value, wrapped in a struct so that
-    -- a reset to NULL is not skipped by IGNORE NULLS.
+    -- a reset to NULL is not skipped by IGNORE NULLS. The window carries only the seq of the latest
+    -- write (`written_seq`); what was written is joined to it afterwards, so the sort moves no texts.
     SELECT sk, epoch, sid, seq, turn,
            -- dict order in `evolve` is the order of first insertion: the registry's "newest"
            first_value(CASE WHEN kind = 'created' THEN seq END IGNORE NULLS) OVER k AS ord_seq,
            last_value(CASE WHEN kind = 'created' THEN seq END IGNORE NULLS) OVER k AS written_seq,
-           last_value(CASE WHEN kind = 'created' THEN
-               struct_pack(turn := turn, text := text, facts := facts, overrides := overrides, raw_ids := raw_ids,
-                           inferences := inferences, merged_from := merged_from)
-           END IGNORE NULLS) OVER k AS written,
            max(CASE WHEN kind = 'shredded' THEN seq END) OVER k AS shredded_seq,
            list(struct_pack(seq := seq, slot := slot)) FILTER (WHERE kind = 'fact_erased') OVER k AS erasures,
            last_value(
@@ -83,11 +79,13 @@ states AS (
                merged_from := written.merged_from
            ) AS a
     FROM (
-        SELECT *,
-               coalesce(shredded_seq > written_seq, false) AS shredded,
-               coalesce([e.slot FOR e IN erasures IF e.seq > written_seq], []) AS erased_slots
-        FROM running
-        WHERE written_seq IS NOT NULL
+        SELECT r.*,
+               struct_pack(turn := w.turn, text := w.text, facts := w.facts, overrides := w.overrides,
+                           raw_ids := w.ids, inferences := w.inferences, merged_from := w.merged_from) AS written,
+               coalesce(r.shredded_seq > r.written_seq, false) AS shredded,
+               coalesce([e.slot FOR e IN r.erasures IF e.seq > r.written_seq], []) AS erased_slots
+        FROM running r
+        JOIN _rb_ev w ON w.seq = r.written_seq AND w.event_type = 'summary_created'
     )
 )
 {{ versions(summary_versions, states) }};

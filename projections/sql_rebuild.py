@@ -30,7 +30,15 @@ a key, and the two macros `{{ versions(table, states) }}` (the events at
 which the state changes, each with the next one: where a version opens and
 closes) and `{{ rows(table, versions) }}` (the table's rows: stream, key,
 attributes, `version_id` and validity interval, in the fold's order) are
-rendered into the text by `scd2_versions` and `scd2_rows`.
+rendered into the text by `scd2_versions` and `scd2_rows`. A table whose
+window also gives each touch the state before it and after the next touch
+(`{{ next_touch }}` there) uses `{{ versions(table, states, previous=..,
+following=..) }}` (`scd2_settled_versions`), which needs no further window
+for nearly all of its keys.
+
+The windows sort narrow rows: where a state holds texts, the window
+carries the seq of the event that wrote them and the texts are joined to
+the versions afterwards.
 
 The rows of the result never pass through Python on the way: each
 projection's final query streams, as Arrow, into a DuckDB database that
@@ -223,7 +231,11 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 
 
 _SPECS = {spec.name: spec for spec in TABLES}
-_MACRO = re.compile(r"\{\{\s*(versions|rows)\((\w+),\s*(\w+)(?:,\s*previous=(\w+))?\)\s*\}\}")
+_MACRO = re.compile(
+    r"\{\{\s*(?:(versions|rows)\((\w+),\s*(\w+)(?:,\s*previous=(\w+))?(?:,\s*following=(\w+))?\)|(next_touch))\s*\}\}"
+)
+#: `{{ next_touch }}`: in a window named `k` over a key's touches, where the next touch is.
+NEXT_TOUCH = "lead(seq) OVER k AS lead_seq, lead(turn) OVER k AS lead_turn"
 
 
 def scd2_versions(spec: TableSpec, states: str, previous: str | None = None) -> str:
@@ -234,12 +246,15 @@ def scd2_versions(spec: TableSpec, states: str, previous: str | None = None) -> 
     attributes after the event as a struct of the spec's attribute columns
     (NULL: the key is absent). A row opens a version where `a` differs from
     the state before it, which is the previous row's `a` unless `previous`
-    names a column of `states` that holds it; `next_seq` and `next_turn`
+    names a column of `states` that holds it (or is `NULL`: every row of
+    `states` opens a version, the caller having kept only those; a NULL `a`
+    then still closes the version before it); `next_seq` and `next_turn`
     are where the following version opens (NULL: none does in the epoch).
     """
     window = f"WINDOW k AS (PARTITION BY {', '.join(['sk', 'epoch', *(n for n, _ in spec.key)])} ORDER BY seq)"
     before = "lag(a) OVER k" if previous is None else previous
-    inner = f"SELECT *, a IS DISTINCT FROM {before} AS _opens FROM {states}" + (f" {window}" if previous is None else "")
+    opens = "true" if before == "NULL" else f"a IS DISTINCT FROM {before}"
+    inner = f"SELECT *, {opens} AS _opens FROM {states}" + (f" {window}" if previous is None else "")
     return (
         "SELECT * EXCLUDE (_opens), lead(seq) OVER k AS next_seq, lead(turn) OVER k AS next_turn\n"
         f"FROM ({inner})\nWHERE _opens\n{window}"
@@ -272,10 +287,47 @@ def scd2_rows(spec: TableSpec, versions: str) -> str:
     )
 
 
+def scd2_settled_versions(spec: TableSpec, states: str, previous: str, following: str) -> str:
+    """`scd2_versions`' rows from `states` that already know their neighbours, mostly without a window.
+
+    `states` has, besides `scd2_versions`' columns, the state before the
+    row (`previous`), the state after the next touch of the key
+    (`following`) and where that touch is (`lead_seq`, `lead_turn`, from
+    `{{ next_touch }}` in the window that computed the states). A version
+    that opens at a row closes at the next touch when that touch changes
+    the state again, which is nearly always; only the keys where a touch
+    that changes nothing follows one that opens a version take
+    `scd2_versions` over their opening rows.
+    """
+    keys = ", ".join(["sk", "epoch", *(n for n, _ in spec.key)])
+    opening = (
+        f"SELECT * EXCLUDE ({previous}, {following}), "
+        f"lead_seq IS NULL OR {following} IS DISTINCT FROM a AS _settled\n"
+        f"FROM {states}\nWHERE a IS DISTINCT FROM {previous}"
+    )
+    unsettled = f"SELECT * FROM _opening WHERE ({keys}) IN (SELECT ({keys}) FROM _opening WHERE NOT _settled)"
+    return (
+        f"WITH _opening AS MATERIALIZED (\n{opening}\n)\n"
+        "SELECT * EXCLUDE (lead_seq, lead_turn, _settled), lead_seq AS next_seq, lead_turn AS next_turn\n"
+        "FROM _opening WHERE _settled\n"
+        "UNION ALL BY NAME\n"
+        "SELECT * EXCLUDE (lead_seq, lead_turn, _settled)\n"
+        f"FROM ({scd2_versions(spec, f'({unsettled})', 'NULL')})\nWHERE NOT _settled"
+    )
+
+
 def _render(match: re.Match[str]) -> str:
-    macro, table, relation, previous = match.groups()
+    macro, table, relation, previous, following, next_touch = match.groups()
+    if next_touch:
+        return NEXT_TOUCH
     spec = _SPECS[table]
-    return scd2_versions(spec, relation, previous) if macro == "versions" else scd2_rows(spec, relation)
+    if macro == "rows":
+        return scd2_rows(spec, relation)
+    if following is not None:
+        if previous is None or previous == "NULL":
+            raise ValueError(f"versions({table}, {relation}): following= needs previous= naming a column")
+        return scd2_settled_versions(spec, relation, previous, following)
+    return scd2_versions(spec, relation, previous)
 
 
 @cache
@@ -285,7 +337,10 @@ def _blocks(filename: str) -> dict[str, str]:
     blocks = {name: _MACRO.sub(_render, body.strip().rstrip(";")) for name, body in zip(parts[1::2], parts[2::2])}
     for name, sql in blocks.items():
         if "{{" in sql:
-            raise ValueError(f"{filename}: block {name}: a macro other than versions(table, states) or rows(table, versions)")
+            raise ValueError(
+                f"{filename}: block {name}: a macro other than versions(table, states), rows(table, versions) "
+                "or next_touch"
+            )
     return blocks
 
 

@@ -122,3 +122,15 @@ def test_stream_columns_are_the_stream_keys_fields() -> None:
     for spec in TABLES:
         assert arrow_schema(spec).names[:3] == list(StreamKey.COLUMNS)
         assert scd2_rows(spec, "versions").startswith("SELECT " + ", ".join(f"st.{c}" for c in StreamKey.COLUMNS))
+
+
+def test_the_settled_versions_need_the_state_before_each_touch() -> None:
+    # `following=` ends a version at the next touch by comparing states; without `previous=` naming the
+    # state before the touch there would be nothing to tell where a version opens.
+    for macro in ("{{ versions(window_versions, running, following=after_next) }}",
+                  "{{ versions(window_versions, running, previous=NULL, following=after_next) }}"):
+        with pytest.raises(ValueError, match="following= needs previous="):
+            sql_rebuild._MACRO.sub(sql_rebuild._render, macro)
+    rendered = sql_rebuild._MACRO.sub(
+        sql_rebuild._render, "{{ versions(window_versions, running, previous=was, following=after_next) }}")
+    assert "a IS DISTINCT FROM was" in rendered and "after_next IS DISTINCT FROM a" in rendered
