@@ -151,6 +151,8 @@ _GOT_MY_AT = re.compile(
     r"running|run)\s+my\s+" + _ADJ + _SLOT + r"\s+(?:at|to|on)\s+(?P<value>.+)$",
     re.IGNORECASE,
 )
+_WITH_BEING = re.compile(r"^(?:seeing\s+as|seeing\s+that|given\s+that|now\s+that|with)\s+my\s+" + _ADJ + _SLOT
+                         + r"\s+(?:being|is|'s|’s)\s+(?:now\s+)?(?P<value>.+)$", re.IGNORECASE)  # "With my X being V now, rebook…"
 _STILL_FOR_MY = re.compile(  # "Still V for my X, same as always"
     r"^(?:(?:so|and|yeah|yep|ok|okay)\s+)*(?:still|always|again)\s+(?P<value>[^\s,].{0,40}?)\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT + r"$",
     re.IGNORECASE,
@@ -166,7 +168,8 @@ _V_FOR_MY = re.compile(
     r"bumped\s+(?:it\s+)?(?:up\s+|down\s+)?to|treat|consider|count|regard|take|decided\s+on|went\s+for|saved|stored|"
     r"picked|keep|kept|save|store|record|log|remember|note|register|put)\s+(?P<value>.+?)\s+(?:down\s+|set\s+|saved\s+|registered\s+|listed\s+)?"
     r"(?:for|as|on)\s+my\s+" + _ADJ + _SLOT
-    + r"(?:\s+(?:now|these\s+days|lately|instead|too|as\s+well|lol|haha+|btw|fyi|rn|after\s+all|in\s+the\s+end|eventually|"
+    + r"(?:\s+(?:now|these\s+days|lately|instead|too|as\s+well|lol|haha+|btw|fyi|rn|after\s+all|in\s+the\s+end|eventually|everywhere|"
+    r"on\s+the\s+(?:\w+\s+)?(?:form|application|booking|reservation|order)|for\s+the\s+(?:\w+\s+)?(?:form|booking|reservation|order|application)|"
     r"for\s+now|pretty\s+much\s+always|mostly|last\s+\w+|this\s+\w+|\w+\s+ago|yesterday|today|for\s+a\s+while(?:\s+now)?|"
     r"since\s+(?!(?:last|next|this)\b).+|because\s+.+|in\s+(?:your|the)\s+(?:notes|records?|file|system|profile)|"
     r"from\s+now\s+on|going\s+forward|please|yeah|yep|ok|okay|thanks|thx|ta))*"
@@ -470,6 +473,8 @@ _TRAIL = re.compile(
     r"(?:the\s+)?(?:past|last)\s+(?:few\s+|couple\s+of\s+|\w+\s+)?(?:years|months|weeks|decades)|the\s+longest\s+time|so\s+long|as\s+long\s+as\s+i\s+can\s+remember)"
     r"(?:\s+now)?|forever|once\s+more|once\s+again|yet\s+again|all\s+along|from\s+day\s+one|same\s+as\s+(?:always|ever|before)|"
     r"back\s+in\s+(?:january|february|march|april|may|june|july|august|september|october|november|december|the\s+day|\d{4}|spring|summer|autumn|fall|winter)(?:\s+\d{4})?|"
+    r"on\s+the\s+(?:\w+\s+)?(?:form|application|booking|reservation|order|website|site|account|profile)|everywhere|"
+    r"for\s+the\s+(?:\w+\s+)?(?:form|booking|reservation|order|application|renewal|checkout)|"
     r"with\s+effect\s+from(?:\s+\S+){1,2}|from\s+(?:\w+day|tomorrow|next\s+(?:week|month|year|\w+day))|this\s+time|since\s+then|pretty\s+much\s+always|:\)|:-\)|!+)$",
     re.IGNORECASE,
 )
@@ -543,7 +548,8 @@ _CONNECTIVE = re.compile(
     r"in\s+case|as\s+of|starting|effective|from\s+now|going\s+forward|for\s+now|btw|by\s+the\s+way|fyi|lol|"
     r"haha+|hehe|lmao|tbh|rn|right\s+now|at\s+the\s+moment|these\s+days|nowadays|now\s+that|after|before|"
     r"instead\s+of|rather\s+than|not|like\s+you\s+(?:said|asked|suggested)|as\s+you\s+(?:said|asked|suggested)|"
-    r"used\s+to\s+be|iykyk|the\s+whole\s+time|ever\s+since|all\s+this\s+time|fingers\s+crossed)\b.*$",
+    r"used\s+to\s+be|iykyk|the\s+whole\s+time|ever\s+since|all\s+this\s+time|fingers\s+crossed|(?:can|could|would|will)\s+(?:you|u|ya)|"
+    r"a\s+(?:few|couple\s+of)\s+(?:days|weeks|months|years)\s+ago|in\s+the\s+(?:spring|summer|autumn|fall|winter))\b.*$",
     re.IGNORECASE,
 )
 
@@ -1000,6 +1006,9 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             if value is not None:
                 return Found(left.slot, value, left.change)
     m = _IMPERATIVE.match(clause) or _BARE_PAST.match(clause)
+    if m and re.match(r"(?:the|my|your|a|an)\s", m["value"].strip(), re.IGNORECASE) and not re.search(
+            r"\b(?:my|the)\s+(?:\w+\s+)?" + re.escape(m["slot"]), clause, re.IGNORECASE):
+        m = None  # "put V as the X": V is no slot, and the value is no slot either
     if m:
         return _found(m["slot"], m["value"], change=True, adj=m["adj"])
     m = re.search(r"\b(?:change|update|set|switch|correct|amend|edit|adjust|modify)\s+my\s+" + _ADJ + _SLOT + _FROM + _TO
@@ -1016,6 +1025,9 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         result = _found(m["slot"], m["value"], change=False, adj=m["adj"])
         if result is not None:
             return result
+    m = _WITH_BEING.match(clause)
+    if m and (found := _found(m["slot"], m["value"], change=False, adj=m["adj"])) is not None:
+        return found
     m = _STILL_FOR_MY.match(clause)
     if m and not re.match(r"[a-z]+ing\b", m["value"]):  # "still waiting for my refund"
         result = _found(m["slot"], m["value"], change=False, adj=m["adj"])

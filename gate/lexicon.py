@@ -92,6 +92,8 @@ _EN_BREAK = re.compile(
 _ZH_BREAK = re.compile(
     r"(?<!\d),|,(?!\d)|、|\s+[-–—]+\s+|(?<!\d)—(?!—)|(?<!—)—(?![\d—])|～|~"
     r"|(?<=[了啊哈呀哦吧呢啦嘛嗯哎喔呗咯下])\s+|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])"
+    # a message said aloud and typed by voice has no commas: its fillers end one clause and begin the next
+    r"|(?<=\S)(?=然后)|(?<=\S)(?=就是(?:说)?(?:那个)?我)|(?<=\S)(?=嗯)|(?<=[啊嘛])(?=[\u4e00-\u9fff])|(?<=\S)(?=那个你|你(?:订|下单|记|帮|就|直接))"
     r"|(?<=[\u4e00-\u9fff])\s+(?=[a-z](?![A-Za-z0-9.\-]*\d))|(?<=[A-Za-z0-9])\s+(?![步元块米斤个号楼层次天周年月日点分秒克磅])(?=[\u4e00-\u9fff]{2})"
 )
 # A whole sentence that is a label: "office floor - 7F", "工位：K2-33", "【工位】K2-33".
@@ -300,6 +302,8 @@ _TAG_QUESTION = re.compile(
     re.IGNORECASE)
 
 
+_ASK_TO_DO = re.compile(r"^(?:(?:so|and|then|now|ok|okay)\s+)?(?:can|could|would|will)\s+(?:you|u|ya)\s+(?!tell\b|check\b|confirm\b)\w+"
+                        r"|^(?:可以|能不能|能|可不可以|麻烦|请)(?:你|您)?(?:帮我|帮忙)?(?!查|确认|看看|告诉)", re.IGNORECASE)
 _REQUEST = re.compile(
     r"^(?:(?:dear|hi|hello)\s*,?\s*)?(?:(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+|kindly\s+)?(?:be\s+so\s+kind\s+as\s+to\s+)?(?:update|change|set|switch|note|"
     r"record|remember|save|put|make|correct|amend|edit|log|register|use|keep|list|mark|kindly|please|pls|replace|swap|"
@@ -519,6 +523,9 @@ def _facts(text: str) -> Iterator[FactMention]:
         tagged = asked and len(subs) > 1 and bool(_TAG_QUESTION.match(subs[-1].strip()))
         if asked and not tagged and _REQUEST.match(sentence.strip()):
             asked = False  # "could you note that my X is V?" is a request, not a question
+        if asked and not tagged and len(subs) > 1 and _ASK_TO_DO.match(subs[-1].strip()) and not any(
+                _is_interrogative(sub.strip()) for sub in subs[:-1]):
+            subs, asked = subs[:-1], False  # "Now that my X is V, can you redo the booking?": a statement, then a request
         if asked and not tagged:
             slot_only = (grammar_zh.topic_of_question(sentence) if reader.zh(sentence)
                          else grammar_en.asked_slot(sentence))
@@ -616,6 +623,11 @@ _PREVIOUS = re.compile(
     r"替换掉的|换下来的|被替换|被换掉",
     re.IGNORECASE,
 )
+_TASK_BEFORE = re.compile(
+    r"\bbefore\s+(?:you|u|ya|we)\s+(?!(?:changed|switched|moved|updated|set|replaced|had|used)\b)\w+(?:\s+(?:it|anything|this|that|them))?"
+    r"|\bbefore\s+(?:booking|submitting|paying|ordering|sending|checking\s+out|confirming|filling\s+(?:it\s+)?in|signing\s+up)\b"
+    r"|(?:下单|订票|订|提交|付款|支付|预订|报名|填表|结账|发送|出发|办理|登机|入住)(?:之前|以前|前)",
+    re.IGNORECASE)
 _OLD_SLOT = re.compile(r"\bmy\s+(?:old|previous|former)\s+$", re.IGNORECASE)  # right before the slot
 _CURRENT_MARK = re.compile(r"\b(?:now|currently|current|at\s+the\s+moment|right\s+now|these\s+days|today|still|"
                            r"at\s+present|presently|latest|newest)\b|现在|目前|当前|如今|最新", re.IGNORECASE)
@@ -642,12 +654,14 @@ _ANCHOR_ZH = re.compile(
     r"|(?:变更为|变更成|更新为|更新成|调整为|调整成|切换到|切换为|改成了?|换成了?|变成了?|改为|换到|调到|改到|变为|换为|升到|降到|定成|定为|设成|设为|调成|"
     r"是|在|到|用)\s*"
     r"(?P<anchor>[^，,。？?！\s](?:[^，,。？?！]|(?<=\d),(?=\d))*?)\s*[，,]?\s*(?:之前|以前|前面|(?<![目当眼提])前(?=是|的|本人|我|那|[)）]|$))"
-    r"|^\s*(?P<anchor3>[^，,。？?！\s我：:](?:[^，,。？?！：:]|(?<=\d)[:,](?=\d))*?)\s*(?:之前|以前|前面)(?=那个|的|用的|我|[，,])"
+    r"|(?:^|(?<=[，,]))\s*(?P<anchor3>[^，,。？?！\s我：:](?:[^，,。？?！：:]|(?<=\d)[:,](?=\d))*?)\s*(?:之前|以前|前面)(?=那个|的|用的|我|[，,])"
     r"|[（(](?P<anchor4>[^（）()]+?)(?<![目当眼])前[）)]|^\s*(?P<anchor5>[^，,。？?！\s我](?:[^，,。？?！]|(?<=\d),(?=\d))*?)(?:替掉|替换掉|取代|顶掉)的"
     r"|^\s*(?P<anchor6>[^，,。？?！\s我](?:[^，,。？?！]|(?<=\d),(?=\d))*?)的前一个"
+    r"|(?<=\s\s)(?:改|换)(?P<anchor7>[^，,。？?！\s了过掉之以](?:(?!之前|以前)[^，,。？?！]|(?<=\d),(?=\d))+?)\s*(?:之前|以前|(?<![目当眼提])前(?=是|的|本人|我|那|[)）]|$))"
 )
 _ANCHOR_JUNK = re.compile(
     r"(?:最近|上一?次|这一?次|最新|最后)(?:一次)?的?(?:变更|更改|改动|修改|调整|更新|变化|换)|^(?:变更|更改|改动|修改|调整|更新|变化)$|"
+    r"^(?:所有|全部|任何|一切)的?(?:变更|更改|改动|修改|调整|更新|变化)|^.*(?:改|换|变|调)(?:了|过)?$|"
     r"^(?:the|a|an|my|it|that|this|then|now|you|i|one|ones|before|change|update)$|^(?:this|that|these|the\s+(?:current|new|latest|last|present)|"
     r"now|the\s+change|it\s+changed|the\s+update|my\s+current|i\s|you\s|we\s|they\s|it\s|switching|changing|"
     r"the\s+switch|the\s+move)\b|^(?:什么|啥|哪个|多少|现在|这个|那个|换|改|上次换|上次改)$|^现在(?:这个|的)|我|记得|"
@@ -665,7 +679,7 @@ def _textual_anchor(question: str) -> str | None:
     """The value named after "before" when the memory does not show it ("before 7F", "改成7楼之前")."""
     for pattern in (_ANCHOR_ZH, _ANCHOR_EN) if _HAS_CJK.search(question) else (_ANCHOR_EN,):
         for m in pattern.finditer(question):
-            group = next((g for g in ("anchor2", "anchor3", "anchor4", "anchor5", "anchor6", "anchor")
+            group = next((g for g in ("anchor2", "anchor3", "anchor4", "anchor5", "anchor6", "anchor7", "anchor")
                           if m.groupdict().get(g)), "anchor")
             anchor = (m.group(group) or "").strip().strip(_QUOTES + " ").rstrip(".")
             if _ANCHOR_JUNK.match(anchor) or _RECENT_CHANGE.search(anchor):
@@ -742,6 +756,10 @@ def parse_question(question: str, slots: Iterable[str], values: dict[str, list[s
     blank = " " * len(slot)
     outside = q[:at] + blank + q[at + len(slot):]
     outside = _ASKED_NOW.sub(lambda m: " " * len(m.group(0)), outside)
+    for task in _TASK_BEFORE.finditer(outside):  # "before you book, what's my X?" asks what is on file now
+        start, end = task.span()
+        outside = outside[:start] + " " * (end - start) + outside[end:]
+        spaced = spaced[:start] + " " * (end - start) + spaced[end:]
     anchor = None
     if _BEFORE_WORDS.search(outside):
         named = [(v, _mentions(outside, fold(v).lower())) for v in known]
@@ -749,7 +767,10 @@ def parse_question(question: str, slots: Iterable[str], values: dict[str, list[s
         if named:
             anchor = max(named, key=lambda item: len(item[0]))[0]
         else:
-            anchor = _textual_anchor(spaced[:at] + blank + spaced[at + len(slot):])
+            blanked = spaced[:at] + blank + spaced[at + len(slot):]
+            anchor = _textual_anchor(blanked)
+            if anchor is not None and blank in anchor and (pos := blanked.find(anchor)) >= 0:
+                anchor = written[pos:pos + len(anchor)]  # "在小米平板6之前我的平板": the slot's name inside the value
             if anchor is not None and _HAS_CJK.search(spaced) and f"{anchor}{spaced[at:at + len(slot)]}" in spaced:
                 # The value's own name ends with the slot's ("在讯飞输入法之前，我的输入法"): read it as written.
                 anchor = f"{anchor}{spaced[at:at + len(slot)]}"
