@@ -246,7 +246,7 @@ _WHAT_I_USE_FOR = re.compile(r"^(?P<value>.{1,40}?)(?:'s|’s|\s+is)\s+what\s+i(
 _HAS_REPLACED = re.compile(r"^(?P<value>.{1,40}?)\s+(?:has\s+|have\s+|just\s+)*(?:replaced|taken\s+over\s+from|superseded)\s+(?P<old>.{1,40}?)"
                            r"\s+as\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
 _STOPPED_USING = re.compile(r"^(?:i(?:'m|’m|\s+am)\s+(?:not|no\s+longer)\s+using|i\s+(?:don't|don’t|do\s+not|no\s+longer)\s+(?:have|use)|i(?:'ve|\s+have)?\s+(?:stopped\s+using|got\s+rid\s+of|dropped)|"
-                            r"got\s+rid\s+of|stopped\s+using)\s+.{1,40}?\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT
+                            r"got\s+rid\s+of|stopped\s+using)\s+(?:(?!\sfor\s).){1,40}?\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT
                             + r"(?:\s+(?:any\s*more|any\s+longer))?$", re.IGNORECASE)
 _NEW_SINCE = re.compile(r"^(?:(?:i(?:'ve|’ve|\s+have)?\s+)?got\s+(?:a\s+)?|i\s+have\s+(?:a\s+)?|(?:the\s+)?)new\s+" + _SLOT
                         + r"(?:\s+(?:since|as\s+of|from)\s+(?:the\s+)?\w+(?:\s+\w+)?)?(?:\s+now)?$", re.IGNORECASE)
@@ -277,9 +277,15 @@ _BACK_TOPIC = re.compile(
     r"thas)\s+(?:now\s+)?(?:my\s+(?:new\s+|current\s+)?|the\s+(?:new|current)\s+|the\s+(?=\S+(?:\s+\S+){0,3}\s+now$)|"
     r"the\s+(?=\S+(?:\s+\S+){0,4}\s+i(?:'ve|’ve|\s+have)?\s+(?:got|use|have)$))" + _SLOT
     + r"(?:\s+i(?:'ve|’ve|\s+have)?\s+(?:got|use|have))?(?:\s+(?:now|these\s+days|currently))?"
-    r"(?:\s+(?:lol|haha+|btw|fyi|rn|now|ok|okay|tho))*$",
+    r"(?:\s+(?:lol|haha+|btw|fyi|rn|now|ok|okay|tho|by\s+the\s+way|for\s+your\s+(?:notes|records|reference)|for\s+the\s+record|"
+    r"just\s+so\s+you\s+know|that\s+is|i\s+mean))*$",
     re.IGNORECASE,
 )
+_V_IF_YOU_NEED = re.compile(r"^(?P<value>[^\s,].{0,40}?)\s+(?:if|in\s+case|should)\s+(?:you|anyone|someone)\s+(?:ever\s+)?(?:need|needs|want|wants|ask\s+for|asks\s+for)\s+"
+                            r"my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)  # "V if you need my X"
+_IT_WANTS_MY = re.compile(r"^(?:it|they|the\s+(?:form|site|page|app|website|system|hotel|airline|bank|clinic)|this\s+(?:form|page|site))\s+"
+                          r"(?:wants|want|needs|need|asks\s+for|ask\s+for|is\s+asking\s+for|are\s+asking\s+for|requires|require)\s+my\s+"
+                          + _ADJ + _SLOT + r"(?:\s+for\s+the\s+\w+)?$", re.IGNORECASE)  # "it wants my X - that's V"
 _IF_YOU_NEED = re.compile(
     r"^(?:if|in\s+case|whenever|should)\s+(?:you|anyone|someone|somebody|they|people|something|anything|a\s+form|the\s+form|"
     r"an\s+app|a\s+website)\s+(?:ever\s+)?(?:need|needs|want|wants|"
@@ -651,6 +657,7 @@ def _found(slot_raw: str | None, value_raw: str, *, change: bool, adj: str | Non
         return None
     value, trailed = _clean_value(value_raw)
     value = re.sub(r"^(?:literally|honestly|lowkey|basically)\s+(?=\S)", "", value, flags=re.IGNORECASE)
+    value = re.sub(r"^[,;:\s]*(?:(?:it|that)(?:'s|’s|\s+is)|its|thats)\s+(?=\S)", "", value, flags=re.IGNORECASE)  # "re my X: it's V"
     value = re.sub(r"^(?:on|at|in|located\s+(?:at|in|on)|based\s+(?:at|in)|now\s+on)\s+(?=\S)", "", value,
                    flags=re.IGNORECASE)  # "my office is on 3F"
     if cut_from:
@@ -961,6 +968,12 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     m = _REMEMBER_BEING.search(clause)
     if m and clean_slot(m["slot"]):
         return Topic(clean_slot(m["slot"]) or "", True)
+    m = _V_IF_YOU_NEED.match(clause)
+    if m and not _blocked(m["value"]) and (found := _found(m["slot"], m["value"], change=False, adj=m["adj"])) is not None:
+        return found
+    m = _IT_WANTS_MY.match(clause)
+    if m and clean_slot(m["slot"]):
+        return Topic(clean_slot(m["slot"]) or "", False, bare=True)
     for pattern in (_IF_YOU_NEED, _GAVE_WRONG, _NEVER_GAVE):
         m = pattern.search(clause)
         if m and clean_slot(m["slot"]):
@@ -1006,11 +1019,12 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             if value is not None:
                 return Found(left.slot, value, left.change)
     m = _IMPERATIVE.match(clause) or _BARE_PAST.match(clause)
-    if m and re.match(r"(?:the|my|your|a|an)\s", m["value"].strip(), re.IGNORECASE) and not re.search(
+    if m and re.match(r"(?:(?:just|finally|so|and|ok|okay)\s+)*put\b", clause, re.IGNORECASE) and re.match(
+            r"(?:the|my|your|a|an)\s", m["value"].strip(), re.IGNORECASE) and not re.search(
             r"\b(?:my|the)\s+(?:\w+\s+)?" + re.escape(m["slot"]), clause, re.IGNORECASE):
         m = None  # "put V as the X": V is no slot, and the value is no slot either
-    if m:
-        return _found(m["slot"], m["value"], change=True, adj=m["adj"])
+    if m and (found := _found(m["slot"], m["value"], change=True, adj=m["adj"])) is not None:
+        return found
     m = re.search(r"\b(?:change|update|set|switch|correct|amend|edit|adjust|modify)\s+my\s+" + _ADJ + _SLOT + _FROM + _TO
                   + r"(?P<value>.+)$", clause, re.IGNORECASE)
     if m and m.start() > 0 and not _blocked(clause[: m.start()]):
@@ -1118,6 +1132,7 @@ def bare_value(clause: str) -> str | None:
                     flags=re.IGNORECASE)  # "swapped OLD out for V — that's my X now"
     clause = re.sub(r"\s+(?:got|was|has\s+been|just\s+got)\s+(?:confirmed|approved|issued|assigned|activated|through)\b.*$", "", clause,
                     flags=re.IGNORECASE)  # "V got confirmed this morning, it's my new X"
+    clause = re.sub(r"^(?:use|enter|put|put\s+down|go\s+with|take)\s+(?=\S)", "", clause, flags=re.IGNORECASE)  # "Use V, that's my X"
     value, _ = _clean_value(re.sub(r"^(?:it(?:'s|’s|\s+is)|its|that(?:'s|’s|\s+is)|mine(?:'s|’s|\s+is))\s+", "",
                                    clause, flags=re.IGNORECASE))
     if not valid_value(value) or len(value.split()) > 6 or re.match(r"^[A-Z][\w.]*:\s", value):

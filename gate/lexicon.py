@@ -93,7 +93,7 @@ _ZH_BREAK = re.compile(
     r"(?<!\d),|,(?!\d)|、|\s+[-–—]+\s+|(?<!\d)—(?!—)|(?<!—)—(?![\d—])|～|~"
     r"|(?<=[了啊哈呀哦吧呢啦嘛嗯哎喔呗咯下])\s+|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])"
     # a message said aloud and typed by voice has no commas: its fillers end one clause and begin the next
-    r"|(?<=\S)(?=然后)|(?<=\S)(?=就是(?:说)?(?:那个)?我)|(?<=\S)(?=嗯)|(?<=[啊嘛])(?=[\u4e00-\u9fff])|(?<=\S)(?=那个你|你(?:订|下单|记|帮|就|直接))"
+    r"|(?<=\S)(?=然后)|(?<=\S)(?=就是(?:说)?那个我|就是说我)|(?<=\S)(?=嗯对)|(?<=[啊嘛])(?=[\u4e00-\u9fff])|(?<=\S)(?=那个你|你(?:订|下单|记|帮|就|直接))"
     r"|(?<=[\u4e00-\u9fff])\s+(?=[a-z](?![A-Za-z0-9.\-]*\d))|(?<=[A-Za-z0-9])\s+(?![步元块米斤个号楼层次天周年月日点分秒克磅])(?=[\u4e00-\u9fff]{2})"
 )
 # A whole sentence that is a label: "office floor - 7F", "工位：K2-33", "【工位】K2-33".
@@ -125,6 +125,8 @@ def is_question(text: str) -> bool:
     if stripped.endswith(("?", "？")):
         return True
     first = _FIRST_WORD.match(stripped)
+    if re.match(r"^\W*which\s+(?:means|meant|makes|made)\b", stripped, re.IGNORECASE) and not stripped.endswith(("?", "？")):
+        return False  # "…, which means my X is V now": a consequence, not a question
     if first and first.group(1).lower() == "which" and re.match(r"^\W*which(?:'s|’s|\s+is|\s+was)\s", stripped, re.I) \
             and not re.search(r"\b(?:my|your)\b", stripped, re.I):
         return False  # "..., which is V, ..." is a relative clause
