@@ -186,7 +186,7 @@ _TRAIL = re.compile(
 )
 _CHANGE_TAIL = re.compile(r"(?:今天起|从今天起|从现在起|以后|为准)$")
 # Asides in brackets that are not part of the value: "（之前是3楼）", "（已更新）".
-_PAREN_ASIDE = re.compile(r"[（(](?:原|之前|以前|已|新|注|备注|即|不是|旧|变更|更新|特此|请|如|若)[^（）()]*[）)]$"
+_PAREN_ASIDE = re.compile(r"[（(](?:原|之前|以前|已|新|注|备注|即|不是|旧|变更|更新|特此|请|如|若|长期有效|有效|暂定|仅供参考|为准|最新)[^（）()]*[）)]$"
                           r"|[（(][^（）()]*(?:请|联系|谢谢|如有|若有|备查|存档|详见|参见|见附件|附件)[^（）()]*[）)]$|[（(](?:本人|我的|自己|我)[）)]$")
 _MAX_VALUE_CHARS = 40
 
@@ -195,6 +195,8 @@ def _clean_value(raw: str) -> tuple[str, bool]:
     value = re.sub(r"^[：:=＝\s]+(?=\S)", "", raw.strip())
     value = re.sub(r"^(?:那个|就是|就|呃|嗯)+(?=\S)", "", value)
     value = re.sub(r"^(?:原来|以前|之前|原先|最早|最初)的(?=\S{2,})", "", value)  # "改回原来的V"
+    value = re.sub(r"^(?:(?:update|updated|change|changed|switch|switched)(?:成|为|到|\s+to\s+)|[对對]\s+)(?=\S)", "", value,
+                   flags=re.IGNORECASE)  # "我的X update成V了", "嗯對 V沒錯"
     value = re.split(r"然后|(?:，|；|(?<!\d),|,(?!\d))\s*(?:请|谢谢|麻烦|烦请|如有|若有|特此|此前|之前|以前|原来|记一下|挺|蛮|很)", value, maxsplit=1)[0]
     if value.count("（") + value.count("(") > value.count("）") + value.count(")"):
         value = re.split(r"[（(][^（）()]*$", value)[0]  # "7楼（如有疑问": an aside cut by a comma
@@ -251,6 +253,7 @@ def _slot(raw: str) -> str | None:
     slot = re.sub(r"(?<=\S)(?:的部分|\s*(?:新的|最新|新)|\s+(?:update|updated|new|changed))$", "", slot,
                   flags=re.IGNORECASE)  # "工位的部分喔", "工位 新：7楼", "工位 update：7楼"
     slot = re.sub(r"^新(?=\S{2,})", "", slot)  # "新工位：7楼"
+    slot = re.sub(r"(?<=\S)\s+(?:is|was)$", "", slot, flags=re.IGNORECASE)  # "我的X is V"
     if slot.startswith(("我们", "咱们")):
         return None  # "我们搬到了7楼": ours, not a slot of the user's
     slot = re.sub(r"^我(?:自己)?(?:这边|这儿|这里|那边)(?:的)?(?=\S)", "", slot)  # "我这边X是V"
@@ -366,7 +369,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     clause = re.sub(r"^(?:从)?(?:上个?月|上周|上星期|上礼拜|本月|这个月|今天(?:早上|上午|下午|晚上)?|今早|今年|去年|即日|月初|本周|这周)起\s*(?=\S)", "",
                     clause)  # "上个月起X就改成V了"  # "你那边工位改一下"
     clause = re.sub(r"^【[^】]{1,16}】\s*(?=\S)", "", clause)  # a form's header: "【个人信息登记】工位——7楼"
-    clause = re.sub(r"^(?:\d{1,2}[)）.、]|[一二三四五六七八九十]+[、.）)]|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,3})[)）]|[•·*])\s*", "",
+    clause = re.sub(r"^(?:\d{1,2}(?:[)）、]|\.(?!\d))|[一二三四五六七八九十]+[、.）)]|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,3})[)）]|[•·*])\s*", "",
                     clause)  # list items
     request = re.match(r"^(?:可以|能|能不能|可不可以|麻烦)(?:你|您)?(?=帮我|帮忙)(?P<rest>.+?)(?:吗|嘛|好吗|可以吗|行吗|好不好)?$", clause)
     if request:  # "可以帮我把工位从3楼改成7楼吗": a request, not a question

@@ -94,7 +94,8 @@ _ZH_BREAK = re.compile(
     r"|(?<=[了啊哈呀哦吧呢啦嘛嗯哎喔呗咯下])\s+|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])"
     # a message said aloud and typed by voice has no commas: its fillers end one clause and begin the next
     r"|(?<=\S)(?=然后)|(?<=\S)(?=就是(?:说)?那个我|就是说我)|(?<=\S)(?=嗯对)|(?<=[啊嘛])(?=[\u4e00-\u9fff])|(?<=\S)(?=那个你|你(?:订|下单|记|帮|就|直接))"
-    r"|(?<=[\u4e00-\u9fff])\s+(?=[a-z](?![A-Za-z0-9.\-]*\d))|(?<=[A-Za-z0-9])\s+(?![步元块米斤个号楼层次天周年月日点分秒克磅])(?=[\u4e00-\u9fff]{2})"
+    r"|(?<=[\u4e00-\u9fff])\s+(?=[A-Za-z]{3,}[A-Za-z0-9]*[\u4e00-\u9fff])"  # "累瘫 Costco会员卡号是…": a word, then the slot
+    r"|(?<=[\u4e00-\u9fff])\s+(?!(?:is|was)\s)(?=[a-z](?![A-Za-z0-9.\-]*\d))|(?<=[A-Za-z0-9])\s+(?![步元块米斤个号楼层次天周年月日点分秒克磅])(?=[\u4e00-\u9fff]{2})"
 )
 # A whole sentence that is a label: "office floor - 7F", "工位：K2-33", "【工位】K2-33".
 _LABEL_SENTENCE = re.compile(
