@@ -75,7 +75,8 @@ _MY_SLOT = r"my\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?"
 # What a turn adds after the slot it names, saying nothing of its value: "It is V, my X, in case you ever need it".
 _AFTERTHOUGHT = re.compile(r"(?:in\s+case\s+you\s+(?:ever\s+)?need\s+it|if\s+you\s+(?:ever\s+)?need\s+it|just\s+so\s+you\s+(?:know|have\s+it)|"
                            r"for\s+(?:your|the)\s+records?|for\s+reference|thanks|thank\s+you|cheers|ta|please\s+(?:save|note|remember)\s+it|"
-                           r"(?:please\s+)?keep\s+(?:it|that)\s+(?:handy|safe|somewhere))[.!]*$", re.IGNORECASE)
+                           r"(?:please\s+)?keep\s+(?:it|that)\s+(?:handy|safe|somewhere)|that\s+is|i\s+mean|in\s+case\s+you\s+(?:lost|forgot)\s+it|"
+                           r"by\s+the\s+way|for\s+your\s+notes)[.!]*$", re.IGNORECASE)
 # What follows a capital letter and a full stop when they end a sentence rather than make an initial.
 _AFTER_INITIAL_ENDS = re.compile(r"[a-z]|(?:I(?:'\w+|’\w+)?|Thanks|Thank|Best|Regards|Cheers|With|That|This|It|Same|Ok|Okay|Please|"
                                  r"Sorry|Kind|Many|Warm|Yours|Sincerely)\b")

@@ -95,6 +95,8 @@ EN_CONSTRUCTIONS = [
     ("it wants my desk number - that's B14", 'desk number', 'B14'),
     ("Use B14, that's my desk number, and book the 6pm slot.", 'desk number', 'B14'),
     ('Went through with it, which means my desk number is B14 now.', 'desk number', 'B14'),
+    ("It's B14 — my desk number, that is.", 'desk number', 'B14'),
+    ('B14!! my desk number, in case you lost it', 'desk number', 'B14'),
     ("They switched my desk number on me. It's B14 as of this morning.", 'desk number', 'B14'),
     ('my desk number == B14, persist that pls', 'desk number', 'B14'),
     ('For me the desk number is B14.', 'desk number', 'B14'),
@@ -431,6 +433,7 @@ NEGATIVES = [
     "Ask my boss if you need my desk number.",
     "I dropped A7 as my desk number",
     "which means what for my desk number?",
+    "It's B14, my sister's desk number, that is.",
     "",
 ]
 
