@@ -153,6 +153,12 @@ _GOT_MY_AT = re.compile(
 )
 _WITH_BEING = re.compile(r"^(?:seeing\s+as|seeing\s+that|given\s+that|now\s+that|with)\s+my\s+" + _ADJ + _SLOT
                          + r"\s+(?:being|is|'s|’s)\s+(?:now\s+)?(?P<value>.+)$", re.IGNORECASE)  # "With my X being V now, rebook…"
+# Adjuncts that follow a value without being part of it: how long it has held, and where it is to be used.
+_DURATION = (r"for\s+(?:years|ages|months|weeks|decades|donkey's\s+years|a\s+(?:while|long\s+time|good\s+while|few\s+(?:years|months|weeks))|"
+             r"(?:the\s+)?(?:past|last)\s+(?:few\s+|couple\s+of\s+|\w+\s+)?(?:years|months|weeks|decades)|the\s+longest\s+time|so\s+long|"
+             r"as\s+long\s+as\s+i\s+can\s+remember)(?:\s+now)?")
+_ON_THE_FORM = (r"on\s+the\s+(?:\w+\s+)?(?:form|application|booking|reservation|order|website|site|account|profile)|"
+                r"for\s+the\s+(?:\w+\s+)?(?:form|booking|reservation|order|application|renewal|checkout)")
 _STILL_FOR_MY = re.compile(  # "Still V for my X, same as always"
     r"^(?:(?:so|and|yeah|yep|ok|okay)\s+)*(?:still|always|again)\s+(?P<value>[^\s,].{0,40}?)\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT + r"$",
     re.IGNORECASE,
@@ -169,7 +175,7 @@ _V_FOR_MY = re.compile(
     r"picked|keep|kept|save|store|record|log|remember|note|register|put)\s+(?P<value>.+?)\s+(?:down\s+|set\s+|saved\s+|registered\s+|listed\s+)?"
     r"(?:for|as|on)\s+my\s+" + _ADJ + _SLOT
     + r"(?:\s+(?:now|these\s+days|lately|instead|too|as\s+well|lol|haha+|btw|fyi|rn|after\s+all|in\s+the\s+end|eventually|everywhere|"
-    r"on\s+the\s+(?:\w+\s+)?(?:form|application|booking|reservation|order)|for\s+the\s+(?:\w+\s+)?(?:form|booking|reservation|order|application)|"
+    + _ON_THE_FORM + r"|"
     r"for\s+now|pretty\s+much\s+always|mostly|last\s+\w+|this\s+\w+|\w+\s+ago|yesterday|today|for\s+a\s+while(?:\s+now)?|"
     r"since\s+(?!(?:last|next|this)\b).+|because\s+.+|in\s+(?:your|the)\s+(?:notes|records?|file|system|profile)|"
     r"from\s+now\s+on|going\s+forward|please|yeah|yep|ok|okay|thanks|thx|ta))*"
@@ -396,7 +402,7 @@ _VALUE_FIRST = re.compile(
     r"is\s+still|'s\s+still|’s\s+still)\s+(?:now\s+|currently\s+|officially\s+|once\s+again\s+|again\s+)?my\s+" + _ADJ + _SLOT
     + r"(?:\s+(?:now|these\s+days|nowadays|currently|at\s+the\s+moment|from\s+here\s+on|from\s+now\s+on|going\s+forward|"
     + r"for\s+good|lol|haha+|btw|again|once\s+again|once\s+more|still|as\s+always|as\s+ever|"
-    + r"for\s+(?:years|ages|months|decades|a\s+(?:while|long\s+time|few\s+years))(?:\s+now)?|since\s+\S.*))*$",
+    + _DURATION + r"|since\s+\S.*))*$",
     re.IGNORECASE,
 )
 _USE_AS = re.compile(
@@ -475,12 +481,9 @@ _TRAIL = re.compile(
     r"this\s+arvo|no\s+dramas|cheers|over\s+the\s+(?:weekend|holidays|summer|break)|"
     r"from\s+this\s+(?:week|month|year)|from\s+today|w\.?e\.?f\.?(?:\s+\S+){0,2}|"
     r"fr|fr\s+fr|ngl|tbh|iykyk|no\s+cap|for\s+real|lowkey|💀|"
-    r"for\s+(?:years|ages|months|weeks|decades|donkey's\s+years|a\s+(?:while|long\s+time|good\s+while|few\s+(?:years|months|weeks))|"
-    r"(?:the\s+)?(?:past|last)\s+(?:few\s+|couple\s+of\s+|\w+\s+)?(?:years|months|weeks|decades)|the\s+longest\s+time|so\s+long|as\s+long\s+as\s+i\s+can\s+remember)"
-    r"(?:\s+now)?|forever|once\s+more|once\s+again|yet\s+again|all\s+along|from\s+day\s+one|same\s+as\s+(?:always|ever|before)|"
+    + _DURATION + r"|forever|once\s+more|once\s+again|yet\s+again|all\s+along|from\s+day\s+one|same\s+as\s+(?:always|ever|before)|"
     r"back\s+in\s+(?:january|february|march|april|may|june|july|august|september|october|november|december|the\s+day|\d{4}|spring|summer|autumn|fall|winter)(?:\s+\d{4})?|"
-    r"on\s+the\s+(?:\w+\s+)?(?:form|application|booking|reservation|order|website|site|account|profile)|everywhere|"
-    r"for\s+the\s+(?:\w+\s+)?(?:form|booking|reservation|order|application|renewal|checkout)|"
+    + _ON_THE_FORM + r"|everywhere|"
     r"with\s+effect\s+from(?:\s+\S+){1,2}|from\s+(?:\w+day|tomorrow|next\s+(?:week|month|year|\w+day))|this\s+time|since\s+then|pretty\s+much\s+always|:\)|:-\)|!+)$",
     re.IGNORECASE,
 )
