@@ -159,6 +159,14 @@ _DURATION = (r"for\s+(?:years|ages|months|weeks|decades|donkey's\s+years|a\s+(?:
              r"as\s+long\s+as\s+i\s+can\s+remember)(?:\s+now)?")
 _ON_THE_FORM = (r"on\s+the\s+(?:\w+\s+)?(?:form|application|booking|reservation|order|website|site|account|profile)|"
                 r"for\s+the\s+(?:\w+\s+)?(?:form|booking|reservation|order|application|renewal|checkout)")
+#: What may follow a slot at the end of a clause without being part of it: a time, an aside to the reader, a
+#: filler ("V is my X now, if that matters", "V, that's my X, for your records", "V for my X, please note").
+_SLOT_TAIL = (r"(?:\s*[,—–-]?\s*(?:now|these\s+days|nowadays|currently|at\s+the\s+moment|from\s+here\s+on|from\s+now\s+on|"
+              r"going\s+forward|for\s+good|lol|haha+|btw|fyi|rn|ok|okay|tho|by\s+the\s+way|again|once\s+again|once\s+more|"
+              r"still|as\s+always|as\s+ever|that\s+is|i\s+mean|if\s+(?:that|it)\s+(?:matters|helps)|in\s+case\s+(?:it|that)\s+"
+              r"(?:matters|helps)|for\s+(?:your\s+)?(?:notes|records|reference|info)|for\s+the\s+record|just\s+so\s+you\s+"
+              r"(?:know|have\s+it)|(?:please|kindly|do)\s+(?:make\s+a\s+)?note(?:\s+of\s+(?:it|that))?|please\s+save\s+(?:it|that)|"
+              r"only|mate|cheers|" + _DURATION + r"|since\s+\S.*))*")
 _STILL_FOR_MY = re.compile(  # "Still V for my X, same as always"
     r"^(?:(?:so|and|yeah|yep|ok|okay)\s+)*(?:still|always|again)\s+(?P<value>[^\s,].{0,40}?)\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT + r"$",
     re.IGNORECASE,
@@ -178,7 +186,7 @@ _V_FOR_MY = re.compile(
     + _ON_THE_FORM + r"|"
     r"for\s+now|pretty\s+much\s+always|mostly|last\s+\w+|this\s+\w+|\w+\s+ago|yesterday|today|for\s+a\s+while(?:\s+now)?|"
     r"since\s+(?!(?:last|next|this)\b).+|because\s+.+|in\s+(?:your|the)\s+(?:notes|records?|file|system|profile)|"
-    r"from\s+now\s+on|going\s+forward|please|yeah|yep|ok|okay|thanks|thx|ta))*"
+    r"from\s+now\s+on|going\s+forward|please|yeah|yep|ok|okay|thanks|thx|ta|,?\s*(?:please|kindly|do)\s+note|,?\s*for\s+reference))*"
     + r"(?:\s+(?:instead\s+of|rather\s+than|not)\s+.+)?$",
     re.IGNORECASE,
 )
@@ -279,12 +287,11 @@ _MIND_ON = re.compile(r"^(?:i\s+)?changed\s+my\s+mind\s+(?:on|about)\s+my\s+" + 
 _USE_MY_PAREN = re.compile(r"\b(?:use|keep|note|remember|save|record|put|enter|add|log)\s+my\s+" + _ADJ + _SLOT
                            + r"\s*\((?P<value>[^()]{1,40})\)", re.IGNORECASE)
 _BACK_TOPIC = re.compile(
-    r"^(?:and\s+|so\s+)?(?:that(?:'s|’s|\s+is|s)|this\s+is|it(?:'s|’s|\s+is)|which\s+is|those\s+are|that\s+would\s+be|"
-    r"thas)\s+(?:now\s+)?(?:my\s+(?:new\s+|current\s+)?|the\s+(?:new|current)\s+|the\s+(?=\S+(?:\s+\S+){0,3}\s+now$)|"
+    r"^(?:and\s+|so\s+)?(?:(?:that(?:'s|’s|\s+is|s)|this\s+is|it(?:'s|’s|\s+is)|which\s+is|those\s+are|that\s+would\s+be|"
+    r"thas)(?:\s+still)?|(?:you(?:'ve|’ve|\s+have)?|u)\s+(?:got|have)(?=\s+my\s+\S+(?:\s+\S+){0,4}\s+(?:right|correct)$))"
+    r"\s+(?:now\s+)?(?:my\s+(?:new\s+|current\s+)?|the\s+(?:new|current)\s+|the\s+(?=\S+(?:\s+\S+){0,3}\s+now$)|"
     r"the\s+(?=\S+(?:\s+\S+){0,4}\s+i(?:'ve|’ve|\s+have)?\s+(?:got|use|have)$))" + _SLOT
-    + r"(?:\s+i(?:'ve|’ve|\s+have)?\s+(?:got|use|have))?(?:\s+(?:now|these\s+days|currently))?"
-    r"(?:\s+(?:lol|haha+|btw|fyi|rn|now|ok|okay|tho|by\s+the\s+way|for\s+your\s+(?:notes|records|reference)|for\s+the\s+record|"
-    r"just\s+so\s+you\s+know|that\s+is|i\s+mean))*$",
+    + r"(?:\s+i(?:'ve|’ve|\s+have)?\s+(?:got|use|have))?(?:\s+(?:right|correct))?" + _SLOT_TAIL + r"$",
     re.IGNORECASE,
 )
 _V_IF_YOU_NEED = re.compile(r"^(?P<value>[^\s,].{0,40}?)\s+(?:if|in\s+case|should)\s+(?:you|anyone|someone)\s+(?:ever\s+)?(?:need|needs|want|wants|ask\s+for|asks\s+for)\s+"
@@ -327,7 +334,7 @@ _THEIR_SLOTS = re.compile(r"\b(?:comparing|discussing|talking\s+about|sharing|sw
 _ANSWER_ABOUT = re.compile(r"\b(?:q|question|qn|query)\s+(?:abt|about|re|on)\s+my\s+" + _ADJ + _SLOT + r"$", re.IGNORECASE)
 _V_COLON_MY = re.compile(r"^(?P<value>[^:—–=]{1,40}?)\s*(?::|=|\s[—–-]+)\s*(?:that(?:'s|’s|\s+is)\s+|it(?:'s|’s|\s+is)\s+)?my\s+"
                          + _ADJ + _SLOT + r"$", re.IGNORECASE)  # "B14: my desk number"
-_NEW_IS = re.compile(r"^(?:(?:ok|okay|k|so|and|oh)\s+)*(?:the\s+)?(?:brand\s+)?new\s+(?!(?:one|ones|value|entry)\b)" + _SLOT
+_NEW_IS = re.compile(r"^(?:(?:ok|okay|k|so|and|oh|anyway|anyways|also|btw|fyi|plus)\s+)*(?:the\s+)?(?:brand\s+)?new\s+(?!(?:one|ones|value|entry)\b)" + _SLOT
                      + r"\s+(?:is|=|:|'s)\s+(?P<value>.+)$",
                      re.IGNORECASE)  # "okay new X is V"
 _GOT_MY_AS = re.compile(r"\b(?:i\s+)?(?:got|had|have)\s+my\s+" + _ADJ + _SLOT + r"\s+(?:set\s+up|set|registered|listed|changed|"
@@ -372,7 +379,7 @@ _FOR_MY_I = re.compile(
 _REPLACE_MY = re.compile(
     r"\b(?:replace|swap|substitute|overwrite)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+currently\s+on\s+file|\s+on\s+file|"
     r"\s+in\s+your\s+(?:records|notes|system))?\s+with\s+(?P<value>.+)$", re.IGNORECASE)
-_ASKED_SLOT = re.compile(r"^(?:oh\s+|and\s+|also\s+|as\s+for\s+|re\s+|about\s+|what\s+about\s+|"
+_ASKED_SLOT = re.compile(r"^(?:oh,?\s+|and\s+|also\s+|ah,?\s+|right,?\s+|as\s+for\s+|re\s+|about\s+|what\s+about\s+|"
                          r"(?:you|u)\s+(?:wanted|asked\s+(?:for|about)|needed|need|want)\s+|(?:(?:can|could|will|would)\s+(?:you|u)\s+)?(?:remember|recall|note|save)\s+)*"
                          r"(?:my\s+|your\s+|the\s+)?" + _ADJ
                          + _SLOT + r"$", re.IGNORECASE)
@@ -398,11 +405,9 @@ _ABOUT_MY = re.compile(
     r"with\s+respect\s+to|what\s+about|now\s+for|and\s+for|as\s+far\s+as|as\s+(?:for|to|regards)|about|regarding|"
     r"re|concerning|on|for|with)\s+(?:my\s+|the\s+)?" + _ADJ + _SLOT + r"(?:\s+(?:goes|is\s+concerned))?$", re.IGNORECASE)
 _VALUE_FIRST = re.compile(
-    r"^(?:(?:yeah|yep|yes|so|well|ok|okay|oh|and)\s+)*(?P<value>[^\s].{0,40}?)\s+(?:is|'s|’s|has\s+(?:always\s+|long\s+)?been|remains|"
-    r"is\s+still|'s\s+still|’s\s+still)\s+(?:now\s+|currently\s+|officially\s+|once\s+again\s+|again\s+)?my\s+" + _ADJ + _SLOT
-    + r"(?:\s+(?:now|these\s+days|nowadays|currently|at\s+the\s+moment|from\s+here\s+on|from\s+now\s+on|going\s+forward|"
-    + r"for\s+good|lol|haha+|btw|again|once\s+again|once\s+more|still|as\s+always|as\s+ever|"
-    + _DURATION + r"|since\s+\S.*))*$",
+    r"^(?:(?:yeah|yep|yes|so|well|ok|okay|oh|and|also|anyway|plus|mhm|btw|fyi)\s+)*(?P<value>[^\s].{0,40}?)\s+(?:is|'s|’s|has\s+(?:always\s+|long\s+)?been|remains|"
+    r"is\s+still|'s\s+still|’s\s+still|is\s+(?:correct|right|still\s+(?:correct|right))\s+for)\s+(?:now\s+|currently\s+|officially\s+|once\s+again\s+|again\s+)?my\s+" + _ADJ + _SLOT
+    + _SLOT_TAIL + r"$",
     re.IGNORECASE,
 )
 _USE_AS = re.compile(

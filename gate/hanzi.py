@@ -33,7 +33,8 @@ _PAIRS = (
 _TABLE = str.maketrans({_PAIRS[i]: _PAIRS[i + 1] for i in range(0, len(_PAIRS) - 1, 2)})
 # Cantonese two-character words with Mandarin twins of the same length.
 _WORDS = (("而家", "现在"), ("琴日", "昨天"), ("聽日", "明天"), ("尋日", "昨天"), ("改咗", "改了"), ("而今", "如今"),
-          ("呢個", "这个"), ("嗰個", "那个"), ("點解", "为何"), ("邊個", "哪个"), ("做咗", "成了"))
+          ("呢個", "这个"), ("嗰個", "那个"), ("點解", "为何"), ("邊個", "哪个"), ("做咗", "成了"),
+          ("即係", "就是"))
 
 
 def fold(text: str) -> str:

@@ -69,7 +69,8 @@ _ABBREVIATIONS = frozenset(
 _SENTENCE_END = re.compile(r"\.(?=\s|$)|[;。\n]+|[！？]+[!?]*|[!?]+(?![A-Za-z0-9])")
 _EMOJI = re.compile(f"[{grammar_en.EMOJI_CHARS}]+")
 # A Chinese clause that sets a condition on the next ("要是能自己选，…"), not one on the listener ("如果你需要，…").
-_ZH_CONDITION = re.compile(r"(?:要是|如果|假如|假设|万一|若是|倘若|假若)(?!你|您|没记错|我没记错|有人问|别人问|需要)")
+_ZH_CONDITION = re.compile(r"(?:要是|如果|假如|假设|万一|若是|倘若|假若)(?!你|您|没记错|我没记错|有人问|别人问|需要)|"
+                           r"等(?!等|下|一下)[^，,。]{1,12}(?:完|好|下来|批|过)(?:了|以后|之后)?$")  # "等手续办完，X就是V了": a plan
 # "my" and a slot's words, as the reader finds them before an aside, a filler or a time ("my X (…) is V").
 _MY_SLOT = r"my\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?"
 # What a turn adds after the slot it names, saying nothing of its value: "It is V, my X, in case you ever need it".
@@ -309,7 +310,7 @@ _TAG_QUESTION = re.compile(
 _ASK_TO_DO = re.compile(r"^(?:(?:so|and|then|now|ok|okay)\s+)?(?:can|could|would|will)\s+(?:you|u|ya)\s+(?!tell\b|check\b|confirm\b)\w+"
                         r"|^(?:可以|能不能|能|可不可以|麻烦|请)(?:你|您)?(?:帮我|帮忙)?(?!查|确认|看看|告诉)", re.IGNORECASE)
 _REQUEST = re.compile(
-    r"^(?:(?:dear|hi|hello)\s*,?\s*)?(?:(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+|kindly\s+)?(?:be\s+so\s+kind\s+as\s+to\s+)?(?:update|change|set|switch|note|"
+    r"^(?:(?:dear|hi|hello)\s*,?\s*)?(?:(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+|kindly\s+|also\s+|just\s+)*(?:be\s+so\s+kind\s+as\s+to\s+)?(?:update|change|set|switch|note|"
     r"record|remember|save|put|make|correct|amend|edit|log|register|use|keep|list|mark|kindly|please|pls|replace|swap|"
     r"overwrite)\b)"
     r"|^(?:可以|能|能不能|可不可以|麻烦)(?:你|您)?(?:帮我|帮忙)(?:把|将|改|换|更新|登记|记)",
@@ -459,12 +460,112 @@ class _Reader:
 _FILLERS = re.compile(r"(?<![\w'])(?:um+|uh+|erm+|er|hmm+|uhm)(?![\w'])[,]?", re.IGNORECASE)
 
 
+#: "my" and a slot of up to five words, none of them a verb ("my X it's V", not "my X is wrong — it's V")
+_NOT_SLOT_WORD = (r"(?!(?:is|was|were|has|had|have|are|got|changed|not|no|never|now|any|anymore|longer|it's|it’s|\w+n['’]t|"
+                  r"earlier|before|yesterday|today|again|too|also|then|lately|recently)\b)")
+_MY_PLAIN_SLOT = r"my\s+" + _NOT_SLOT_WORD + r"[^\W\d_][\w'’-]*(?:\s+" + _NOT_SLOT_WORD + r"[\w'’-]+){0,4}?"
+#: "我的X是旧值……哦不对不对，那是之前的，现在是V", "我X是——等一下我看看——哦已经换成V了"
+_RETRACTED_ZH = re.compile(
+    r"((?:我的?|本人|(?m:^))\s*[^，,。！？…—\s][^，,。！？…—]{0,13}?\s*(?:现在|目前)?(?:是|为))\s*(?P<old>[^，,。！？…—]{0,30}?)"
+    r"(?P<marker>(?:[\s，,。…—！!～~]*(?:哦|啊|呃|嗯|诶|欸|噢)?(?:不对|不是|错了|说错了|等一下|等等|等下|我看看|我查查)+)+"
+    r"[\s，,。…—！!～~]*(?:(?:(?:那|这)(?:个)?是(?:之前|以前|旧|老)的(?:了)?|(?:已经)?(?:改|换)过了|我看看|我查查)[\s，,。…—！!～~]*)*)"
+    r"(?:哦|啊|嗯)?(?:现在|已经)*(?:是|换成了?|改成了?)?(?=[^\s，,。！？…—])")
+
+
+def _retract_zh(m: re.Match[str]) -> str:
+    rest = m.string[m.end():]
+    if re.match(r"我|你|他|她|不|没", rest):
+        return m.group(0)
+    if not re.search(r"不对|错了|等|看看|查查|不是[\s，,。…—！!～~]|不是不是|[哦啊呃嗯诶欸噢]不是", m["marker"]):
+        return m.group(0)  # "我的X是7楼，不是3楼": a contrast with the old value, not a retraction
+    return m.group(1)
+
+
+#: "my X it's V", "my X — that's V", "re my X: it's V": the slot named, then its value said as "it's"
+_SLOT_THEN_ITS = re.compile(r"(?:(?<![\w'’])(?:re|about|regarding)\s*:?\s+)?(\b" + _MY_PLAIN_SLOT + r")\s*(?:[—–:]|\s-)?\s+(?:it(?:'s|’s|\s+is)|that(?:'s|’s|\s+is))\s+"
+                  r"(?!(?:changed|been|gone|not|no|never|still\s+not|wrong|right|correct|the\s+same|same|different|old|new|"
+                  r"outdated|out\s+of\s+date|what|how|because|why|a\s+long|too|so|very|also|probably|maybe|going|about|for|"
+                  r"in|on|at|like|just|actually|hard|easy|\w+ed\b|\w+ing\b))", re.IGNORECASE)
+
+
+def _slot_then_its(m: re.Match[str]) -> str:
+    if not re.search(r"(?:^|[.!?;:—–\n]\s*|\b(?:so|like|and|ok|okay|oh|um|uh|but|well|yeah)\s+)$",
+                     m.string[max(0, m.start() - 24):m.start()], re.IGNORECASE):
+        return m.group(0)  # "it wants my X - that's V", "as far as my X goes, it's V": "my" does not begin the clause
+    return m.group(1) + " is "
+
+
+_EXAMPLE_LINE = re.compile(r"(?im)^\s*(?:(?:e\.g\.|eg\.|for\s+example|例如|举例)\s*[:：,，]?|(?:e\.?g|example|例|示例)\s*[:：\-—])\s*\S.*$")
+#: A line that is a to-do, an example or a value struck out: not the user's fact, whatever it says
+_NOT_A_FACT = re.compile(r"(?:^|\s)(?:todo|to-do)\s*[:\-—]|\be\.g\.|\bfor\s+example\b|\bnot\s+mine\b|[✗✘❌]|\((?:wrong|ignore|not\s+me)\b|"
+                         r"别存|不是我的|^\s*(?:例|例如|比如|举例)\s*[:：]|[（(](?:已)?作废[）)]|"
+                         r"[（(](?:[^（）()]{0,4})(?:妈妈|媽媽|爸爸|老婆|老公|朋友|同事|哥哥|姐姐|弟弟|妹妹|儿子|女儿|室友)的[）)]",
+                         re.IGNORECASE)
+_WORD_STUTTER = re.compile(r"\b(it's|it’s|it\s+is|is|my|the|to|is\s+now)\s+\1\b", re.IGNORECASE)
+_TAKEN_BACK = re.compile(r"(?im)(^|[.!?]\s+)\s*(?:(?:um+|uh+|ok|okay|so)\s*,?\s+)*(?:scratch|ignore|forget|disregard)\s+(?:that|what\s+i\s+(?:said|told\s+you|wrote)"
+                         r"(?:\s+(?:before|earlier|just\s+now|last\s+time))?)\s*[,.;:!—–-]*\s*(?=my\s)")
+#: "my X is OLD — wait, no, sorry, that was the old one. It's V now": a value taken back and the right one said
+_RETRACTED = re.compile(
+    r"(\b" + _MY_SLOT + r"(?:\s+(?:is|'s|’s)\s*,?|\s*\?)\s*)(?P<old>(?:[^.?!—–\n]|\.(?=\S)){1,40}?)"
+    r"(?P<marker>(?:[\s,.?!—–-]+(?:wait|hang\s+on|hold\s+on|sorry|oops|actually|(?<=[,.?!—–-]\s)(?:no|nope)(?=\s*[,.?!—–-])(?!\.\s*\d)|"
+    r"(?<=[,.?!—–-])(?:no|nope)(?=\s*[,.?!—–-])(?!\.\s*\d)|(?:no|nope)(?=\s+(?:wait|sorry|no)\b)|"
+    r"scratch\s+that|correction)(?![\w'’]))+[\s,.?!—–-]*"
+    r"(?:(?:that(?:'s|’s|\s+was|\s+is)\s+(?:the\s+)?old(?:\s+one)?|that(?:'s|’s|\s+was)\s+(?:wrong|out\s+of\s+date)|"
+    r"(?:they|i)\s+(?:changed|updated)\s+it|it\s+changed)[\s,.?!—–-]*)*)"
+    r"(?:(?:actually\s+)?it(?:'s|’s|\s+is)\s+|make\s+(?:that|it)\s+|(?:it\s+)?should\s+be\s+)?(?=[^\W_]|[£$€¥₹₩₽#+(@])",
+    re.IGNORECASE)
+
+
+def _retract(m: re.Match[str]) -> str:
+    rest = m.string[m.end():]
+    if not re.search(r"\b(?:no|nope|wait|scratch\s+that|correction|oops)\b", m["marker"], re.IGNORECASE) or re.match(
+            r"(?:my|your|his|her|their|our|that|this|it|i|not|never)\b|(?:that|it)(?:'s|’s)", rest, re.IGNORECASE):
+        return m.group(0)  # "…, no doubt", "… — no, that's wrong", "Actually no, my Y is V": not a value taken back
+    head = m.group(1).rstrip(" ,")
+    return (head[:-1].rstrip() + " is " if head.endswith("?") else head + " ")  # "My X? OLD. Hang on, no — it's V"
+
+
 _STUTTER = re.compile(r"\b((?:[a-z']+\s+){2,3})\1")
 _ME_AS_MY = re.compile(r"\b(changed|updated|set|moved|switched|got|sorted|swapped|upgraded)\s+me\s+(?=[a-z])", re.IGNORECASE)
 def _facts(text: str) -> Iterator[FactMention]:
     text = _FILLERS.sub(lambda m: " " * len(m.group(0)), text)
     text = _STUTTER.sub(r"\1", text)  # "change my change my X to V"
     text = _ME_AS_MY.sub(r"\1 my ", text)  # "changed me phone plan to V" (British, Australian)
+    text = _WORD_STUTTER.sub(r"\1", text)  # "it's it's V": a word said twice while dictating
+    text = _RETRACTED.sub(_retract, text)
+    text = _RETRACTED_ZH.sub(_retract_zh, text)
+    # "我X从这周开始是V": when it began, between the slot and its verb
+    text = re.sub(r"(?<=[\u3400-\u9fff\w])从(?:这|本|上|今|明)?(?:周|个?月|天|年|星期|礼拜|一号|\d{1,2}号)(?:开始|起)(?=(?:就)?(?:是|为|改成|换成))", "", text)  # "我的X是旧值……哦不对，那是之前的，现在是V"
+    # English words inside a Chinese sentence: "我的X changed 了，now 是V", "switch 到V", "the new one 是V"
+    text = re.sub(r"(?i)(?<=[\u3400-\u9fff\w])[ \t]*(?:changed|updated|switched)[ \t]*了", "改了", text)
+    text = re.sub(r"(?i)(?:(?<=[，,\s])|^)(?:now|the\s+new\s+one|new\s+one)[ \t]*(?=是[ \t]*\S)", "现在", text)
+    text = re.sub(r"(?i)(?<=\S)[ \t]*(?:switch|switched|change|changed)[ \t]*(?=[到成])", "换", text)  # "my X is OLD — wait, no, sorry, it's V": the value after the retraction
+    text = _TAKEN_BACK.sub(r"\1", text)  # "scratch what I said before, my X is V"
+    text = re.sub(r"~~[^~\n]{1,60}~~\s*", "", text)  # "my X: ~~OLD~~ V": the old value struck through
+    text = re.sub(r"(?i)\b(?:i\s+)?(?:reckon|think|guess|suppose|figured?)\s+i\s+should\s+(?:mention|say|tell\s+you|let\s+you\s+know)"
+                  r"(?:\s+that)?\s+(?=my\s)", "", text)  # "Reckon I should mention my X changed."
+    # "Do note that my X is V", "For your kind information, my X is V": a note to the reader before the fact
+    text = re.sub(r"(?im)(^|[.!?:]\s+)(?:(?:please|kindly|do|pls)\s+)?(?:note|be\s+informed|be\s+advised)\s+(?:that\s+)?(?=my\s)", r"\1", text)
+    text = re.sub(r"(?im)(^|[.!?:]\s+)for\s+your\s+(?:kind\s+)?(?:information|info|reference)\s*,?\s+(?=my\s)", r"\1", text)
+    # "you asked about my X - it's V": the answer to the assistant's question
+    text = re.sub(r"(?im)(^|[.!?]\s+)(?:(?:oh|ok|okay|so|and|re|right)\s*,?\s+)*(?:you|u)\s+(?:asked|wanted\s+to\s+know|were\s+asking)\s+"
+                  r"(?:about|for|abt)\s+(?=" + _MY_PLAIN_SLOT + r"\s*(?:[,—–:]|\s-)\s*(?:it|that)(?:'s|’s|\s+is)\s)", r"\1", text)
+    # "my X is wrong — it's V now": the value said wrong, then the right one
+    text = re.sub(r"(\b" + _MY_SLOT + r")\s+(?:is|'s|’s)\s+(?:wrong|incorrect|out\s+of\s+date|outdated|not\s+right|old)\s*"
+                  r"(?:[,.;:!—–]|\s-)+\s*(?:it(?:'s|’s|\s+is)|it\s+should\s+be|should\s+be|that\s+should\s+be)\s+", r"\1 is ",
+                  text, flags=re.IGNORECASE)
+    # "my X it's V", "my X — that's V", "except my X: it's V": the slot named, then its value said as "it's"
+    text = _SLOT_THEN_ITS.sub(_slot_then_its, text)
+    # "everything's fine except my X, which is V", "except the X, mine's V now": the one slot singled out
+    text = re.sub(r"(?i)\b(?:(?:except|apart\s+from|other\s+than)\s+(?:for\s+)?(?:my|the)|(?:but|only|just)\s+my)\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+)"
+                  r"\s*(?:,|—|–|\s-)?\s+(?:which\s+is|mine(?:'s|’s|\s+is)|that(?:'s|’s|\s+is)|it(?:'s|’s|\s+is))\s+(?!changed|been|not|wrong|my\b|the\b)",
+                  r"my \1 is ", text)
+    # "I've got a different X now — V": a new value of the slot, named after it
+    text = re.sub(r"(?i)\bi(?:'ve|’ve|\s+have)?\s+got\s+a\s+(?:different|new)\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+)(?:\s+now)?"
+                  r"\s*(?:—|–|:|,|\s-)\s*(?=\S)", r"my new \1 is ", text)
+    # "V! That's what my X has been changed to."
+    text = re.sub(r"(?im)^(.{1,40}?)[!.]?\s+that(?:'s|’s|\s+is)\s+what\s+my\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+)\s+"
+                  r"(?:has\s+been|have\s+been|was|got|is\s+being)\s+(?:changed|switched|updated|moved|set)\s+to[.!]?\s*$", r"my \2 changed to \1", text)
     text = re.sub(r"\bmyy+\b", "my", text, flags=re.IGNORECASE)
     text = re.sub(r"\s+comma\s+", ", ", text, flags=re.IGNORECASE)  # dictation: "V comma please save that"
     text = re.sub(r"\s+(?:period|full\s+stop)\s*$", ".", text, flags=re.IGNORECASE | re.MULTILINE)  # dictation, at the end
@@ -519,8 +620,12 @@ def _facts(text: str) -> Iterator[FactMention]:
     text = re.sub(r"(?m)^\s*(?:>+\s*|(?:me|user|agent|assistant|bot|q|a)\s*:\s+(?=\S))"
                   r"(?:(?:so\s+|and\s+)?what(?:'s|’s|\s+is)\s+(?=your\s))?", "", text, flags=re.IGNORECASE)  # a quoted exchange
     text = re.sub(r"(?<=\s)\s+", " ", text)
+    text = _EXAMPLE_LINE.sub("", text)  # "e.g. X = V", "TODO: change my X to V", "例：X＝V": not the user's fact
     reader = _Reader(text)
     for sentence, asked in _sentences(text):
+        if _NOT_A_FACT.search(sentence):
+            reader.topic = None  # "TODO: change my X to V", "e.g. X = V", "X: V ✗ (wrong, ignore)"
+            continue
         subs = list(_sub_clauses(sentence, reader.zh(sentence)))
         # A question may still carry news ("My desk changed to 7F, ok?"): only when the question
         # is a tag after the statement and the change is spelled out.
@@ -688,8 +793,14 @@ def _textual_anchor(question: str) -> str | None:
             anchor = (m.group(group) or "").strip().strip(_QUOTES + " ").rstrip(".")
             if _ANCHOR_JUNK.match(anchor) or _RECENT_CHANGE.search(anchor):
                 continue
-            anchor = re.sub(r"^(?:变更为|变更成|更新为|更新成|调整为|调整成|切换到|切换为|改成了?|换成了?|变成了?|改为|变为|换为)",
-                            "", anchor)
+            if re.match(r"(?:请问|问一下|想问一下|想问)在", anchor) and not re.search(r".(?:变更|更新|调整|切换|改|换|变)(?:为|成|到)", anchor):
+                anchor = re.sub(r"^(?:请问|问一下|想问一下|想问)在", "", anchor)  # "请问在V之前，我的X是什么？"
+            anchor = re.sub(r"^(?:变更为|变更成|更新为|更新成|调整为|调整成|切换到|切换为|改成了?|换成了?|变成了?|改为|变为|换为|"
+                            r"(?:update|updated|change|changed|switch|switched)\s*(?:成|为|到))", "", anchor, flags=re.IGNORECASE)
+            anchor = re.sub(r"^(?:(?:uh+|um+|er+|erm|like|the\s+value)\s*,?\s+)+", "", anchor, flags=re.IGNORECASE)  # "before it was uh V"
+            anchor = re.sub(r"(?:\s*(?:->|→|=>)|\s+[-–—]+)\s*$", "", anchor)  # "my X before V -> ?": a note's arrow
+            anchor = re.sub(r"[.!,]?\s+(?:regards|kind\s+regards|best(?:\s+regards)?|thanks|thank\s+you|many\s+thanks|cheers|ta)\b.*$", "",
+                            anchor, flags=re.IGNORECASE)  # "… prior to V.\nRegards": the sign-off
             anchor = re.sub(r"^(?:嗯|就是|那个|紧挨着|就在|正好在|恰好在|能告诉我|告诉我|帮我查一下|查一下|麻烦查一下|未|你?还记得|记得|"
                             r"帮我看看|帮我看一下)+", "", anchor)
             anchor = re.sub(r"^(?:提醒我?一下|提醒我)", "", anchor)

@@ -184,6 +184,25 @@ EN_CONSTRUCTIONS = [
     ("my desk number went A7 -> B14", "desk number", "B14"),
     ("correction: I mistyped my desk number. It should be B14.", "desk number", "B14"),
     ("It's B14, my desk number.", "desk number", "B14"),
+    # replies in a conversation: confirmations, a value taken back, the slot singled out, notes and dictation
+    ("yes B14 is correct for my desk number", "desk number", "B14"),
+    ("Right — B14, that's still my desk number.", "desk number", "B14"),
+    ("and B14 is my desk number, if that matters", "desk number", "B14"),
+    ("My desk number is A7 — hold on, no, sorry, that was the old one. It's B14 now.", "desk number", "B14"),
+    ("my desk number is A7, no wait, B14", "desk number", "B14"),
+    ("My desk number? A7. Wait, no — it changed, it's B14.", "desk number", "B14"),
+    ("my desk number is A7, no doubt about it", "desk number", "A7"),
+    ("My desk number is B14. Actually no, never mind.", "desk number", "B14"),
+    ("All fine apart from my desk number, which is B14 these days.", "desk number", "B14"),
+    ("The rest is right but my desk number is out of date - it should be B14", "desk number", "B14"),
+    ("so um my desk number it's B14 just so you have it", "desk number", "B14"),
+    ("Please note that my desk number is B14.", "desk number", "B14"),
+    ("ignore what I said earlier, my desk number is B14", "desk number", "B14"),
+    ("my desk number: ~~A7~~ B14", "desk number", "B14"),
+    ("B14! That's what my desk number was changed to.", "desk number", "B14"),
+    ("I have got a new desk number — B14.", "desk number", "B14"),
+    ("Could you also update my desk number to B14?", "desk number", "B14"),
+    ("you asked for my desk number — it's B14", "desk number", "B14"),
 ]
 
 
@@ -299,6 +318,16 @@ ZH_CONSTRUCTIONS = [
     ("我的工位已经改了，原来是3楼，现在是7楼", "工位", "7楼"),
     ("我的停车证是东门 P-22喔", "停车证", "东门 P-22"),
     ("本人工位现变更为7楼，原3楼不再使用。", "工位", "7楼"),
+    ("我的工位是3楼……啊不对，那是以前的，现在是7楼", "工位", "7楼"),
+    ("工位是3楼，哦不是，改过了，7楼", "工位", "7楼"),
+    ("我的工位是7楼，不是3楼", "工位", "7楼"),
+    ("我的工位 changed 了，now 是7楼", "工位", "7楼"),
+    ("我的工位有改哦，新的是7楼", "工位", "7楼"),
+    ("我嘅工位唔係3楼喇，而家係7楼", "工位", "7楼"),
+    ("其他都没问题，就是工位不对，现在是7楼。", "工位", "7楼"),
+    ("我工位从下个月起是7楼", "工位", "7楼"),
+    ("7楼！我的工位刚换的", "工位", "7楼"),
+    ("我嘅工位即係7楼囉", "工位", "7楼"),
 ]
 
 
@@ -434,6 +463,14 @@ NEGATIVES = [
     "I dropped A7 as my desk number",
     "which means what for my desk number?",
     "It's B14, my sister's desk number, that is.",
+    "TODO: change my desk number to B14",
+    "e.g. desk number = B14",
+    "desk number: B14 ✗ (wrong, ignore)",
+    "例：工位＝7楼（示例，不是我的）",
+    "【工位】7楼（同事的）",
+    "等调岗手续办完，我的工位就是7楼了",
+    "我的工位以前是7楼，早就不是了。",
+    "It wants my desk number - don't give it B14",
     "",
 ]
 
