@@ -495,10 +495,12 @@ def _slot_then_its(m: re.Match[str]) -> str:
     return m.group(1) + " is "
 
 
+#: A line that gives an example ("e.g. X = V", "例：X＝V"): dropped whole before the sentences are read
 _EXAMPLE_LINE = re.compile(r"(?im)^\s*(?:(?:e\.g\.|eg\.|for\s+example|例如|举例)\s*[:：,，]?|(?:e\.?g|example|例|示例)\s*[:：\-—])\s*\S.*$")
-#: A line that is a to-do, an example or a value struck out: not the user's fact, whatever it says
-_NOT_A_FACT = re.compile(r"(?:^|\s)(?:todo|to-do)\s*[:\-—]|\be\.g\.|\bfor\s+example\b|\bnot\s+mine\b|[✗✘❌]|\((?:wrong|ignore|not\s+me)\b|"
-                         r"别存|不是我的|^\s*(?:例|例如|比如|举例)\s*[:：]|[（(](?:已)?作废[）)]|"
+#: A sentence that is a to-do, an example or a value struck out or someone else's: not the user's fact, whatever it says
+_NOT_A_FACT = re.compile(r"(?:^|\s)(?:todo|to-do)\s*[:\-—]|\be\.g\.|\bfor\s+example\b|[✗✘❌]|"
+                         r"[（(][^（）()]{0,30}?(?:\bnot\s+mine\b|\bwrong\b|\bignore\b|\bnot\s+me\b|别存|不要存|错的|不是我的)[^（）()]{0,30}[）)]|"
+                         r"^\s*(?:例|例如|比如|举例)\s*[:：]|[（(](?:已)?作废[）)]|"
                          r"[（(](?:[^（）()]{0,4})(?:妈妈|媽媽|爸爸|老婆|老公|朋友|同事|哥哥|姐姐|弟弟|妹妹|儿子|女儿|室友)的[）)]",
                          re.IGNORECASE)
 _WORD_STUTTER = re.compile(r"\b(it's|it’s|it\s+is|is|my|the|to|is\s+now)\s+\1\b", re.IGNORECASE)
@@ -532,14 +534,14 @@ def _facts(text: str) -> Iterator[FactMention]:
     text = _STUTTER.sub(r"\1", text)  # "change my change my X to V"
     text = _ME_AS_MY.sub(r"\1 my ", text)  # "changed me phone plan to V" (British, Australian)
     text = _WORD_STUTTER.sub(r"\1", text)  # "it's it's V": a word said twice while dictating
-    text = _RETRACTED.sub(_retract, text)
-    text = _RETRACTED_ZH.sub(_retract_zh, text)
+    text = _RETRACTED.sub(_retract, text)  # "my X is OLD — wait, no, sorry, it's V": the value after the retraction
+    text = _RETRACTED_ZH.sub(_retract_zh, text)  # "我的X是旧值……哦不对，那是之前的，现在是V"
     # "我X从这周开始是V": when it began, between the slot and its verb
-    text = re.sub(r"(?<=[\u3400-\u9fff\w])从(?:这|本|上|今|明)?(?:周|个?月|天|年|星期|礼拜|一号|\d{1,2}号)(?:开始|起)(?=(?:就)?(?:是|为|改成|换成))", "", text)  # "我的X是旧值……哦不对，那是之前的，现在是V"
+    text = re.sub(r"(?<=[\u3400-\u9fff\w])从(?:这|本|上|今|明)?(?:周|个?月|天|年|星期|礼拜|一号|\d{1,2}号)(?:开始|起)(?=(?:就)?(?:是|为|改成|换成))", "", text)
     # English words inside a Chinese sentence: "我的X changed 了，now 是V", "switch 到V", "the new one 是V"
     text = re.sub(r"(?i)(?<=[\u3400-\u9fff\w])[ \t]*(?:changed|updated|switched)[ \t]*了", "改了", text)
     text = re.sub(r"(?i)(?:(?<=[，,\s])|^)(?:now|the\s+new\s+one|new\s+one)[ \t]*(?=是[ \t]*\S)", "现在", text)
-    text = re.sub(r"(?i)(?<=\S)[ \t]*(?:switch|switched|change|changed)[ \t]*(?=[到成])", "换", text)  # "my X is OLD — wait, no, sorry, it's V": the value after the retraction
+    text = re.sub(r"(?i)(?<=\S)[ \t]*(?:switch|switched|change|changed)[ \t]*(?=[到成])", "换", text)
     text = _TAKEN_BACK.sub(r"\1", text)  # "scratch what I said before, my X is V"
     text = re.sub(r"~~[^~\n]{1,60}~~\s*", "", text)  # "my X: ~~OLD~~ V": the old value struck through
     text = re.sub(r"(?i)\b(?:i\s+)?(?:reckon|think|guess|suppose|figured?)\s+i\s+should\s+(?:mention|say|tell\s+you|let\s+you\s+know)"
@@ -620,7 +622,7 @@ def _facts(text: str) -> Iterator[FactMention]:
     text = re.sub(r"(?m)^\s*(?:>+\s*|(?:me|user|agent|assistant|bot|q|a)\s*:\s+(?=\S))"
                   r"(?:(?:so\s+|and\s+)?what(?:'s|’s|\s+is)\s+(?=your\s))?", "", text, flags=re.IGNORECASE)  # a quoted exchange
     text = re.sub(r"(?<=\s)\s+", " ", text)
-    text = _EXAMPLE_LINE.sub("", text)  # "e.g. X = V", "TODO: change my X to V", "例：X＝V": not the user's fact
+    text = _EXAMPLE_LINE.sub("", text)  # "e.g. X = V", "Example: my X = V", "例：X＝V": not the user's fact
     reader = _Reader(text)
     for sentence, asked in _sentences(text):
         if _NOT_A_FACT.search(sentence):

@@ -328,6 +328,9 @@ ZH_CONSTRUCTIONS = [
     ("我工位从下个月起是7楼", "工位", "7楼"),
     ("7楼！我的工位刚换的", "工位", "7楼"),
     ("我嘅工位即係7楼囉", "工位", "7楼"),
+    # a refusal in brackets only: "not mine" or 别存 elsewhere in the sentence does not take the fact away
+    ("这个不是我的工位，我的工位是7楼", "工位", "7楼"),
+    ("别存旧的，我的工位是7楼", "工位", "7楼"),
 ]
 
 
