@@ -25,18 +25,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import numpy as np
-import pyarrow as pa
 
 from ledgermem.ledger.schema import GENESIS_HASH, canonical_bytes, canonical_sql, chain_hash
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 # Rows per Arrow batch: a batch whose bytes stay in the CPU's cache is spelled and hashed faster
 # (8k rows cost about 15% less CPU than 64k on a 100k-event ledger).
 _BATCH_ROWS = 8192
 _RECHECK_ROWS = 2048  # rows in doubt read back per statement
+# A ledger of fewer rows is walked through Python rows, not Arrow batches: a run's own ledger (a few thousand
+# rows) is checked as fast either way, and its process then never loads pyarrow and numpy (about 35 MiB).
+_ARROW_FROM_ROWS = 100_000
 
 CHANGED = "the stored hash does not match the event's content: the row was changed after it was written"
 UNLINKED = "prev_hash does not match the hash of the preceding event"
@@ -100,7 +104,7 @@ class ChainWalk:
         """Take a batch of rows; hash doubts go to `doubts`; returns the row that stops the walk, if any."""
         if batch.num_rows == 0:
             return None
-        seqs = batch.column(0).to_numpy()
+        seqs = batch.column(0).to_numpy()  # the batch's own numpy: Arrow loaded it
         if self._accept(batch, seqs):
             return None
         sha256 = hashlib.sha256
@@ -108,6 +112,14 @@ class ChainWalk:
         hashes: list[str] = batch.column(4).to_pylist()
         prevs: list[str] = batch.column(3).to_pylist()
         columns = zip(seqs.tolist(), batch.column(1).to_pylist(), batch.column(2).to_pylist(), prevs, hashes, digests)
+        return self._feed_rows(columns, doubts, in_order=in_order)
+
+    def feed_rows(self, rows: list[tuple[Any, ...]], doubts: list[_Row], *, in_order: bool) -> _Row | None:
+        """`feed` for rows fetched as Python tuples (seq, stream_no, stream_version, prev_hash, hash, signed):
+        the same checks, row by row."""
+        sha256 = hashlib.sha256
+        columns = ((seq, stream, version, prev, stored, sha256(signed).hexdigest())
+                   for seq, stream, version, prev, stored, signed in rows)
         return self._feed_rows(columns, doubts, in_order=in_order)
 
     def _accept(self, batch: pa.RecordBatch, seqs: Any) -> bool:
@@ -133,6 +145,8 @@ class ChainWalk:
 
     def _linked(self, seqs: Any, prevs: bytes, hashes: bytes) -> bool:
         """Whether every seq follows and every link holds, for the batch as a whole (hashes as from `_hex_run`)."""
+        import numpy as np
+
         steps = np.diff(seqs)
         first_linked = prevs[:_HEX] == self.last_hash.encode("utf-8")
         if not self.part:
@@ -177,6 +191,9 @@ _HEX = 64  # characters in a SHA-256 hex digest
 
 def _hex_run(column: pa.Array) -> bytes | None:
     """A string column's values back to back, if every one is present and `_HEX` bytes long; else None."""
+    import numpy as np
+    import pyarrow as pa
+
     if not pa.types.is_string(column.type) or column.null_count:
         return None
     _, offsets, data = column.buffers()
@@ -191,6 +208,9 @@ def _hex_run(column: pa.Array) -> bytes | None:
 
 def _digests(column: pa.Array) -> bytes:
     """The SHA-256 digests of a binary column's values, back to back."""
+    import numpy as np
+    import pyarrow as pa
+
     sha256 = hashlib.sha256
     if not pa.types.is_binary(column.type) or column.null_count:
         return b"".join([sha256(m).digest() for m in column.to_pylist()])
@@ -203,6 +223,8 @@ def _digests(column: pa.Array) -> bytes:
 
 def _versions_after(streams: Any, versions: Any, known: dict[int, int]) -> dict[int, int] | None:
     """Each stream's last version in the batch, if every version follows the one before it; else None."""
+    import numpy as np
+
     order = np.argsort(streams, kind="stable")  # a stream's rows keep the batch's order
     s, v = streams[order], versions[order]
     starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
@@ -233,26 +255,42 @@ def check_chain(conn: duckdb.DuckDBPyConnection, *, part: bool = False) -> Chain
 def _walk(reader: duckdb.DuckDBPyConnection, lookup: duckdb.DuckDBPyConnection, part: bool, *,
           in_order: bool) -> ChainWalk:
     walk = ChainWalk(part)
-    stream = reader.sql(_queries()["rows_in_seq_order" if in_order else "rows"]).to_arrow_reader(_BATCH_ROWS)
+    query = _queries()["rows_in_seq_order" if in_order else "rows"]
+    ((count,),) = reader.execute("SELECT count(*) FROM events").fetchall()
+    if count < _ARROW_FROM_ROWS:
+        result = reader.execute(query)
+        try:
+            return _walk_batches(walk, lookup, iter(lambda: result.fetchmany(_BATCH_ROWS), []), part, in_order,
+                                 walk.feed_rows)
+        finally:
+            abort = getattr(result, "abort", None)  # DuckDB >= 2 refuses the next statement while rows are unread
+            if abort is not None:
+                abort()
+    stream = reader.sql(query).to_arrow_reader(_BATCH_ROWS)
     try:
-        doubts: list[_Row] = []
-        for batch in stream:
-            stop = walk.feed(batch, doubts, in_order=in_order)
-            if doubts and (stop is not None or len(doubts) >= _RECHECK_ROWS):
-                changed = _first_changed(lookup, doubts)
-                doubts.clear()
-                if changed is not None:
-                    walk.broken = _changed(changed, in_order)
-                    return walk
-            if stop is not None:
-                walk.broken = VerifyReport(False, stop.position, stop.seq, _reason(lookup, stop, part))
-                return walk
-        changed = _first_changed(lookup, doubts)
-        if changed is not None:
-            walk.broken = _changed(changed, in_order)
-        return walk
+        return _walk_batches(walk, lookup, stream, part, in_order, walk.feed)
     finally:
         stream.close()  # frees the cursor
+
+
+def _walk_batches(walk: ChainWalk, lookup: duckdb.DuckDBPyConnection, batches: Any, part: bool, in_order: bool,
+                  feed: Any) -> ChainWalk:
+    doubts: list[_Row] = []
+    for batch in batches:
+        stop = feed(batch, doubts, in_order=in_order)
+        if doubts and (stop is not None or len(doubts) >= _RECHECK_ROWS):
+            changed = _first_changed(lookup, doubts)
+            doubts.clear()
+            if changed is not None:
+                walk.broken = _changed(changed, in_order)
+                return walk
+        if stop is not None:
+            walk.broken = VerifyReport(False, stop.position, stop.seq, _reason(lookup, stop, part))
+            return walk
+    changed = _first_changed(lookup, doubts)
+    if changed is not None:
+        walk.broken = _changed(changed, in_order)
+    return walk
 
 
 def _changed(row: _Row, in_order: bool) -> VerifyReport:
