@@ -743,8 +743,8 @@ def run_memory(ctx: Context) -> list[Case]:
     case.met = probe["peak_mib"] <= RUN_PEAK_MIB_TARGET
     stages = probe["stages"]
     case.notes.append(f"{stages['package']:.0f} MiB once the package is imported (Python; `import ledgermem` loads "
-                      f"no database), {stages['cli']:.0f} MiB with the CLI's modules (DuckDB, pyarrow with numpy, "
-                      f"rich, cryptography; not requests or pyarrow.parquet), {stages['tokenizer']:.0f} MiB with the "
+                      f"no database), {stages['cli']:.0f} MiB with the CLI's modules (DuckDB, rich, cryptography; "
+                      f"not pyarrow, numpy or requests), {stages['tokenizer']:.0f} MiB with the "
                       f"tokenizer loaded (its Rust tables; the Python copy of the ranks is dropped): the floor "
                       f"before the first turn; {probe['seconds']:.1f} s")
     return [case]

@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from ledgermem.evaluation.errors import EvaluationError, MergeRefused
 from ledgermem.memory.errors import RunExists
@@ -214,6 +213,8 @@ class _Writer:
 
     def flush(self) -> None:
         if self.rows:
+            import pyarrow as pa  # here, not at the top: `ledgermem run` imports this module and loads no Arrow
+
             self.conn.register("_merge_batch", pa.Table.from_pylist(self.rows, schema=events_arrow_schema()))
             self.conn.execute("INSERT INTO events SELECT * FROM _merge_batch")
             self.conn.unregister("_merge_batch")

@@ -51,7 +51,7 @@ from ledgermem.ledger.errors import LedgerCorrupt, LedgerError, LedgerLocked, Le
 from ledgermem.ledger.blocks import HAS_BLOCKS_SQL, referenced_blobs
 from ledgermem.ledger.keys import KeyStore
 from ledgermem.ledger.chain import VerifyReport, check_chain
-from ledgermem.ledger.schema import BLOBS_SCHEMA, GENESIS_HASH, blobs_ddl, events_arrow_schema, events_ddl
+from ledgermem.ledger.schema import GENESIS_HASH, blobs_arrow_schema, blobs_ddl, events_arrow_schema, events_ddl
 from ledgermem.ledger.store import FORMAT_VERSION, Ledger, StreamKey
 
 BLOBS_FILE = "blobs.parquet"
@@ -312,7 +312,8 @@ def _write_blobs(ledger: Ledger, staging: Path, run: str, upto: int) -> dict[str
         "SELECT sha256, key_id, size, data FROM blobs WHERE list_contains(?, sha256) ORDER BY sha256, key_id",
         [sorted(wanted)],
     ).fetchall()
-    table = pa.Table.from_pylist([dict(zip(BLOBS_SCHEMA.names, r)) for r in rows], schema=BLOBS_SCHEMA)
+    schema = blobs_arrow_schema()
+    table = pa.Table.from_pylist([dict(zip(schema.names, r)) for r in rows], schema=schema)
     name = f"{run_dir(run)}/{BLOBS_FILE}"
     (staging / name).parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, staging / name)
@@ -489,13 +490,13 @@ def _blob_table(runs: dict[str, RunEntry], root: Path) -> pa.Table:
                 table = pq.read_table(path)
             except (OSError, pa.ArrowException) as exc:
                 raise LedgerCorrupt(f"{path}: listed in {MANIFEST} but unreadable: {exc}") from exc
-            if not table.schema.remove_metadata().equals(BLOBS_SCHEMA):
+            if not table.schema.remove_metadata().equals(blobs_arrow_schema()):
                 raise LedgerCorrupt(f"{path}: columns differ from the blobs table's: {table.schema}")
             if table.num_rows != entry.blobs[name]:
                 raise LedgerCorrupt(f"{path}: {table.num_rows} rows, {MANIFEST} lists {entry.blobs[name]}")
-            tables.append(table.cast(BLOBS_SCHEMA))
+            tables.append(table.cast(blobs_arrow_schema()))
     if not tables:
-        return BLOBS_SCHEMA.empty_table()
+        return blobs_arrow_schema().empty_table()
     every = pa.concat_tables(tables)
     keys = every.select(["sha256", "key_id"]).append_column("n", pa.array(np.arange(every.num_rows)))
     first = keys.group_by(["sha256", "key_id"], use_threads=False).aggregate([("n", "min")]).column("n_min")

@@ -1,12 +1,15 @@
 """The `events` table, and the codec between its rows and registered event classes.
 
-`events_arrow_schema()` is the Arrow schema: the envelope, the typed columns
-(`TYPED_COLUMN_TYPES`, fixed here whatever event types are registered, so
-every process makes the same table) and the trailer; `events_ddl()` the
-DuckDB DDL made from it; `encode`/`decode` turn an event into a row and
-back, by the type name the class registered (`ledger.events.register`);
-`canonical_bytes` is what the hash chain hashes. A golden file in the tests
-pins the schema so a change to it is a reviewed diff.
+The columns are declared once here with their DuckDB types: the envelope,
+the typed columns (`TYPED_COLUMN_TYPES`, fixed here whatever event types are
+registered, so every process makes the same table) and the trailer.
+`events_ddl()` is the DuckDB DDL made from them and `events_arrow_schema()`
+the Arrow schema (for Parquet and bulk paths; it imports pyarrow on first
+use, so appending and reading a ledger load no Arrow); `encode`/`decode`
+turn an event into a row and back, by the type name the class registered
+(`ledger.events.register`); `canonical_bytes` is what the hash chain hashes.
+A golden file in the tests pins the schema so a change to it is a reviewed
+diff.
 """
 
 from __future__ import annotations
@@ -18,68 +21,88 @@ import typing
 from dataclasses import dataclass, fields
 from datetime import datetime
 from functools import cache
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from ledgermem.ledger.blocks import PUBLIC_KEYS as _BLOCK_PUBLIC
 from ledgermem.ledger.errors import InvalidEvent, MalformedEvent, UnknownEventType
 from ledgermem.ledger.events import TYPED_COLUMNS, Event, event_class, is_registered
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 GENESIS_HASH = "0" * 64
 
-#: Envelope columns (not event fields), in column order.
-ENVELOPE: tuple[tuple[str, pa.DataType, bool], ...] = (
-    ("seq", pa.int64(), False),
-    ("event_id", pa.string(), False),
-    ("stream_no", pa.int32(), False),
-    ("run_id", pa.string(), False),
-    ("system", pa.string(), False),
-    ("episode_id", pa.string(), False),
-    ("stream_version", pa.int64(), False),
-    ("event_type", pa.string(), False),
-    ("schema_version", pa.int16(), False),
-    ("recorded_at", pa.timestamp("us"), False),
+#: A column's type, spelled as DuckDB spells it; the Arrow type follows from it (`arrow_type`).
+SqlType = str
+
+#: Envelope columns (not event fields), in column order: (name, type, nullable).
+ENVELOPE: tuple[tuple[str, SqlType, bool], ...] = (
+    ("seq", "BIGINT", False),
+    ("event_id", "VARCHAR", False),
+    ("stream_no", "INTEGER", False),
+    ("run_id", "VARCHAR", False),
+    ("system", "VARCHAR", False),
+    ("episode_id", "VARCHAR", False),
+    ("stream_version", "BIGINT", False),
+    ("event_type", "VARCHAR", False),
+    ("schema_version", "SMALLINT", False),
+    ("recorded_at", "TIMESTAMP", False),
 )
-TRAILER: tuple[tuple[str, pa.DataType, bool], ...] = (
-    ("payload", pa.string(), False),
-    ("prev_hash", pa.string(), False),
-    ("hash", pa.string(), False),
+TRAILER: tuple[tuple[str, SqlType, bool], ...] = (
+    ("payload", "VARCHAR", False),
+    ("prev_hash", "VARCHAR", False),
+    ("hash", "VARCHAR", False),
 )
 
-_SCALARS: dict[Any, pa.DataType] = {
-    int: pa.int64(),
-    str: pa.string(),
-    float: pa.float64(),
-    bool: pa.bool_(),
+_SCALARS: dict[Any, SqlType] = {
+    int: "BIGINT",
+    str: "VARCHAR",
+    float: "DOUBLE",
+    bool: "BOOLEAN",
 }
 
 
-def _arrow_type(hint: Any, where: str) -> pa.DataType:
+def arrow_type(sql_type: SqlType) -> pa.DataType:
+    """The Arrow type of a column of this DuckDB type (imports pyarrow)."""
+    import pyarrow as pa
+
+    if sql_type.endswith("[]"):
+        return pa.list_(arrow_type(sql_type[:-2]))
+    if sql_type.startswith("STRUCT(") and sql_type.endswith(")"):
+        members = [m.strip().split(" ", 1) for m in sql_type[len("STRUCT("):-1].split(",")]
+        return pa.struct([(name, arrow_type(t)) for name, t in members])
+    scalars = {
+        "BIGINT": pa.int64(), "INTEGER": pa.int32(), "SMALLINT": pa.int16(), "VARCHAR": pa.string(),
+        "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(), "TIMESTAMP": pa.timestamp("us"), "BLOB": pa.binary(),
+    }
+    return scalars[sql_type]
+
+
+def _column_type(hint: Any, where: str) -> SqlType:
     args = [a for a in typing.get_args(hint) if a is not type(None)]
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType) and len(args) == 1:
-        return _arrow_type(args[0], where)
+        return _column_type(args[0], where)
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        return pa.list_(_arrow_type(args[0], where))
+        return _column_type(args[0], where) + "[]"
     if hint in _SCALARS:
         return _SCALARS[hint]
     raise TypeError(f"{where}: type {hint!r} cannot be a typed column")
 
 
-#: The Arrow type of each typed column. An event field stored in one must have exactly this type.
-TYPED_COLUMN_TYPES: dict[str, pa.DataType] = {
-    "turn": pa.int64(),
-    "occurred_at": pa.string(),
-    "summary_id": pa.string(),
-    "record_id": pa.string(),
-    "index_id": pa.string(),
-    "probe_id": pa.string(),
-    "slot": pa.string(),
-    "value": pa.string(),
-    "ids": pa.list_(pa.string()),
-    "text": pa.string(),
-    "latency_ms": pa.float64(),
+#: The type of each typed column. An event field stored in one must have exactly this type.
+TYPED_COLUMN_TYPES: dict[str, SqlType] = {
+    "turn": "BIGINT",
+    "occurred_at": "VARCHAR",
+    "summary_id": "VARCHAR",
+    "record_id": "VARCHAR",
+    "index_id": "VARCHAR",
+    "probe_id": "VARCHAR",
+    "slot": "VARCHAR",
+    "value": "VARCHAR",
+    "ids": "VARCHAR[]",
+    "text": "VARCHAR",
+    "latency_ms": "DOUBLE",
 }
 assert tuple(TYPED_COLUMN_TYPES) == TYPED_COLUMNS
 
@@ -96,7 +119,7 @@ def _hints(cls: type[Event]) -> dict[str, Any]:
                 continue
             where = f"{cls.__name__}.{f.name}"
             try:
-                t = _arrow_type(hints[f.name], where)
+                t = _column_type(hints[f.name], where)
             except TypeError as exc:
                 raise InvalidEvent(str(exc)) from exc
             if t != TYPED_COLUMN_TYPES[col]:
@@ -120,45 +143,44 @@ def sealable_columns() -> tuple[str, ...]:
     registered their events in this process, so a scan never misses a column
     because the event class that writes to it was not imported.
     """
-    return (*(c for c in TYPED_COLUMNS if TYPED_COLUMN_TYPES[c] == pa.string()), "payload")
+    return (*(c for c in TYPED_COLUMNS if TYPED_COLUMN_TYPES[c] == "VARCHAR"), "payload")
+
+
+#: Every column of `events`, in order: (name, type, nullable).
+EVENT_COLUMNS: tuple[tuple[str, SqlType, bool], ...] = (
+    *ENVELOPE, *((c, TYPED_COLUMN_TYPES[c], True) for c in TYPED_COLUMNS), *TRAILER,
+)
 
 
 @cache
 def events_arrow_schema() -> pa.Schema:
-    """Envelope + typed columns + trailer."""
-    cols = [pa.field(n, t, nullable=nl) for n, t, nl in ENVELOPE]
-    cols += [pa.field(c, TYPED_COLUMN_TYPES[c], nullable=True) for c in TYPED_COLUMNS]
-    cols += [pa.field(n, t, nullable=nl) for n, t, nl in TRAILER]
-    return pa.schema(cols)
+    """Envelope + typed columns + trailer, as Arrow (imports pyarrow)."""
+    import pyarrow as pa
 
-
-_DUCK = {
-    pa.int64(): "BIGINT",
-    pa.int32(): "INTEGER",
-    pa.int16(): "SMALLINT",
-    pa.string(): "VARCHAR",
-    pa.float64(): "DOUBLE",
-    pa.bool_(): "BOOLEAN",
-    pa.timestamp("us"): "TIMESTAMP",
-    pa.list_(pa.string()): "VARCHAR[]",
-}
+    return pa.schema([pa.field(n, arrow_type(t), nullable=nl) for n, t, nl in EVENT_COLUMNS])
 
 
 def events_ddl(table: str = "events") -> str:
-    """CREATE TABLE for the ledger, from the Arrow schema. No primary key: see SPEC §8."""
-    cols = ",\n  ".join(
-        f"{f.name} {_DUCK[f.type]}{'' if f.nullable else ' NOT NULL'}" for f in events_arrow_schema()
-    )
+    """CREATE TABLE for the ledger, from its columns. No primary key: see SPEC §8."""
+    cols = ",\n  ".join(f"{n} {t}{'' if nl else ' NOT NULL'}" for n, t, nl in EVENT_COLUMNS)
     return f"CREATE TABLE IF NOT EXISTS {table} (\n  {cols}\n)"
 
 
 #: The `blobs` table: a block's bytes by content hash, per key (sealed under it) or in clear (key_id null).
-BLOBS_SCHEMA = pa.schema([
-    pa.field("sha256", pa.string(), nullable=False),
-    pa.field("key_id", pa.string(), nullable=True),
-    pa.field("size", pa.int64(), nullable=False),
-    pa.field("data", pa.binary(), nullable=False),
-])
+BLOBS_COLUMNS: tuple[tuple[str, SqlType, bool], ...] = (
+    ("sha256", "VARCHAR", False),
+    ("key_id", "VARCHAR", True),
+    ("size", "BIGINT", False),
+    ("data", "BLOB", False),
+)
+
+
+@cache
+def blobs_arrow_schema() -> pa.Schema:
+    """The `blobs` table as Arrow (imports pyarrow)."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field(n, arrow_type(t), nullable=nl) for n, t, nl in BLOBS_COLUMNS])
 
 
 def blobs_ddl(table: str = "blobs") -> str:
@@ -267,7 +289,7 @@ def encode(event: Event, seal: Transform | None = None,
 
 
 def _is_float_column(col: str) -> bool:
-    return bool(events_arrow_schema().field(col).type == pa.float64())
+    return TYPED_COLUMN_TYPES.get(col) == "DOUBLE"
 
 
 _LAYOUTS: dict[type[Event], tuple[tuple[str, str | None, bool, bool, bool], ...]] = {}
@@ -350,7 +372,7 @@ def canonical_bytes(row: dict[str, Any]) -> bytes:
 
 @cache
 def _hashed_columns() -> tuple[str, ...]:
-    return tuple(name for name in events_arrow_schema().names if name not in ("prev_hash", "hash"))
+    return tuple(name for name, _, _ in EVENT_COLUMNS if name not in ("prev_hash", "hash"))
 
 
 def _iso(ts: datetime | str) -> str:
@@ -361,32 +383,31 @@ def _iso(ts: datetime | str) -> str:
 _UNSURE = "'?'"
 
 
-def _sql_element(field: pa.Field) -> str:
-    col = f'"{field.name}"'
-    t = field.type
-    if pa.types.is_integer(t):
+def _sql_element(name: str, t: SqlType, nullable: bool) -> str:
+    col = f'"{name}"'
+    if t in ("BIGINT", "INTEGER", "SMALLINT"):
         text = f"CAST({col} AS VARCHAR)"
-    elif pa.types.is_boolean(t):
+    elif t == "BOOLEAN":
         text = f"CASE WHEN {col} THEN 'true' ELSE 'false' END"
-    elif pa.types.is_string(t) or (pa.types.is_list(t) and pa.types.is_string(t.value_type)):
+    elif t in ("VARCHAR", "VARCHAR[]"):
         text = f"to_json({col})"
-    elif pa.types.is_floating(t):
+    elif t == "DOUBLE":
         # DuckDB prints a double as its shortest round-trip decimal, as Python's repr does; the
         # guard makes sure the text could only have come from this value.
         text = (f"CASE WHEN CAST(CAST({col} AS VARCHAR) AS DOUBLE) = {col} "
                 f"THEN CAST({col} AS VARCHAR) ELSE {_UNSURE} END")
-    elif pa.types.is_timestamp(t):
+    elif t == "TIMESTAMP":
         text = f"strftime({col}, '\"%Y-%m-%dT%H:%M:%S.%f\"')"
     else:
-        raise TypeError(f"column {field.name!r}: no SQL spelling of canonical JSON for {t}")
-    return f"CASE WHEN {col} IS NULL THEN 'null' ELSE {text} END" if field.nullable else text
+        raise TypeError(f"column {name!r}: no SQL spelling of canonical JSON for {t}")
+    return f"CASE WHEN {col} IS NULL THEN 'null' ELSE {text} END" if nullable else text
 
 
 @cache
 def canonical_sql() -> str:
     """A DuckDB expression over a row of `events` giving `canonical_bytes(row)` as text, for bulk checks.
 
-    Made from the Arrow schema, so it follows the columns wherever they go.
+    Made from the columns, so it follows the columns wherever they go.
     On the rows the ledger writes it spells exactly what `canonical_bytes`
     spells. Where DuckDB's spelling can differ from Python's (a control
     character escaped with upper-case hex, a NaN, a double that does not
@@ -396,8 +417,7 @@ def canonical_sql() -> str:
     text proves the row is what was hashed; a hash that differs proves
     nothing and is checked again with `canonical_bytes`.
     """
-    names = [f for f in events_arrow_schema() if f.name not in ("prev_hash", "hash")]
-    parts = ", ',', ".join(_sql_element(f) for f in names)
+    parts = ", ',', ".join(_sql_element(n, t, nl) for n, t, nl in EVENT_COLUMNS if n not in ("prev_hash", "hash"))
     return f"concat('[', {parts}, ']')"
 
 

@@ -1,7 +1,7 @@
 """The append-only store: one DuckDB file (or memory), one writer.
 
 Design follows the measured facts in SPEC §8: all events of one turn go in
-one transaction as one Arrow batch; there is no per-row primary key (an
+one transaction as one statement (`ledger.batch`); there is no per-row primary key (an
 idempotent re-append is recognised from the stream's version high-water mark
 and the event ids stored at those versions); every stream has an integer
 `stream_no` beside its string ids so row groups prune; the hash chain is
@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import duckdb
-import pyarrow as pa
 
+from ledgermem.ledger import batch
 from ledgermem.ledger.chain import VerifyReport as VerifyReport  # re-exported: where callers have always found it
 from ledgermem.ledger.chain import check_chain
 from ledgermem.ledger.errors import ConcurrencyConflict, LedgerCorrupt, LedgerError, LedgerLocked, LedgerNotFound
@@ -31,6 +31,7 @@ from ledgermem.ledger.events import EVENT_TYPES, TYPED_COLUMNS, Event
 from ledgermem.ledger.blocks import BLOCKS_FIELD, HAS_BLOCKS_SQL, is_sha256, referenced_blobs
 from ledgermem.ledger.keys import SEALED, FieldKeys, KeyStore, SealWith, key_path
 from ledgermem.ledger.schema import (
+    EVENT_COLUMNS,
     GENESIS_HASH,
     blobs_ddl,
     canonical_bytes,
@@ -38,12 +39,12 @@ from ledgermem.ledger.schema import (
     decode,
     encode,
     event_id_for,
-    events_arrow_schema,
     events_ddl,
     sealable_columns,
 )
 
 FORMAT_VERSION = "1"
+_EVENT_TYPES = tuple((name, t) for name, t, _ in EVENT_COLUMNS)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -402,9 +403,7 @@ class Ledger:
         try:
             if blob_rows:
                 self.conn.executemany("INSERT INTO blobs VALUES (?, ?, ?, ?)", blob_rows)
-            self.conn.register("_ledger_batch", pa.Table.from_pylist(rows, schema=events_arrow_schema()))
-            self.conn.execute("INSERT INTO events SELECT * FROM _ledger_batch")
-            self.conn.unregister("_ledger_batch")
+            batch.insert(self.conn, "events", _EVENT_TYPES, rows)
             if current == 0:  # a new stream's row; its version is written again only by `sync_streams`
                 self.conn.execute("INSERT INTO streams VALUES (?, ?, ?, ?, ?)",
                                   [stream_no, *stream.as_tuple(), len(events)])

@@ -34,20 +34,13 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
+from ledgermem.ledger import batch
 from ledgermem.ledger.errors import LedgerCorrupt, LedgerLocked
 from ledgermem.ledger.store import Ledger, RecordedEvent, StreamKey, connect_read_only
 from ledgermem.projections.errors import ProjectionsBehind
-from ledgermem.projections.scd2 import TABLES, Delta, Projector, TableSpec, arrow_schema, order_keys
+from ledgermem.projections.scd2 import TABLES, Delta, Projector, TableSpec, column_names, columns, order_keys
 
-_DUCK = {
-    pa.string(): "VARCHAR",
-    pa.int64(): "BIGINT",
-    pa.bool_(): "BOOLEAN",
-    pa.list_(pa.string()): "VARCHAR[]",
-    pa.list_(pa.struct([("slot", pa.string()), ("value", pa.string())])): "STRUCT(slot VARCHAR, value VARCHAR)[]",
-}
 History = dict[str, list[dict[str, Any]]]
 _ERASURE = "rebuilt_after_seq"  # projection_meta: the last `key_shredded` seq this file was rebuilt after
 _FILLING = "filling_to_seq"  # projection_meta: set while `_fill` runs; a file that still has it is partial
@@ -58,9 +51,8 @@ FLUSH_ROWS = 2048  # versions a store keeps in the process before it writes them
 # each row group its key does not rule out: smaller groups read fewer rows. DuckDB takes the size from the attach,
 # not from the file: a later writer's checkpoint merges the groups of the tables it changes back to its own size.
 ROW_GROUP_SIZE = 16_384
-_CLOSES = pa.schema([("version_id", pa.string()), ("valid_to_seq", pa.int64()), ("valid_to_turn", pa.int64())])
-_MARKS = pa.schema([("run_id", pa.string()), ("system", pa.string()), ("episode_id", pa.string()),
-                    ("last_seq", pa.int64())])
+_CLOSES = (("version_id", "VARCHAR"), ("valid_to_seq", "BIGINT"), ("valid_to_turn", "BIGINT"))
+_MARKS = (("run_id", "VARCHAR"), ("system", "VARCHAR"), ("episode_id", "VARCHAR"), ("last_seq", "BIGINT"))
 
 
 @dataclass
@@ -96,7 +88,7 @@ class _Pending:
 
 
 def table_ddl(spec: TableSpec) -> str:
-    cols = ", ".join(f"{f.name} {_DUCK[f.type]}" for f in arrow_schema(spec))
+    cols = ", ".join(f"{name} {t}" for name, t in columns(spec))
     return f"CREATE TABLE IF NOT EXISTS {spec.name} ({cols})"
 
 
@@ -190,7 +182,7 @@ class ProjectionStore:
             have = [r[0] for r in self._conn.execute(
                 "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND database_name = current_database() "
                 "AND schema_name = current_schema() ORDER BY column_index", [spec.name]).fetchall()]
-            want = arrow_schema(spec).names
+            want = column_names(spec)
             if have != want:
                 raise LedgerCorrupt(
                     f"{self.path}: table {spec.name} has the columns of an older version ({len(have)} instead of "
@@ -324,10 +316,7 @@ class ProjectionStore:
         return int(row[0]) if row else 0
 
     def _insert(self, spec: TableSpec, rows: list[dict[str, Any]]) -> None:
-        if rows:
-            self._conn.register("_proj_batch", pa.Table.from_pylist(rows, schema=arrow_schema(spec)))
-            self._conn.execute(f"INSERT INTO {spec.name} SELECT * FROM _proj_batch")
-            self._conn.unregister("_proj_batch")
+        batch.insert(self._conn, spec.name, columns(spec), rows)
 
     def _set_last_seq(self, stream: StreamKey, last_seq: int) -> None:
         key = list(stream.as_tuple())
@@ -373,20 +362,15 @@ class ProjectionStore:
                 closes = [(vid, seq, turn) for p in pending.values()
                           for vid, (seq, turn) in p.closed.get(spec.name, {}).items()]
                 if closes:
-                    conn.register("_proj_closes", pa.Table.from_arrays(
-                        [pa.array(c, type=t) for c, t in zip(zip(*closes), _CLOSES.types)], schema=_CLOSES))
                     conn.execute(f"UPDATE {spec.name} SET valid_to_seq = c.valid_to_seq, "
-                                 "valid_to_turn = c.valid_to_turn FROM _proj_closes c "
-                                 f"WHERE {spec.name}.version_id = c.version_id")
-                    conn.unregister("_proj_closes")
+                                 f"valid_to_turn = c.valid_to_turn FROM ({batch.unnest_sql(_CLOSES)}) c "
+                                 f"WHERE {spec.name}.version_id = c.version_id", batch.params(_CLOSES, closes))
             if pending:
                 marks = [(*k.as_tuple(), p.last_seq) for k, p in pending.items()]
-                conn.register("_proj_marks", pa.Table.from_arrays(
-                    [pa.array(c, type=t) for c, t in zip(zip(*marks), _MARKS.types)], schema=_MARKS))
-                conn.execute("DELETE FROM projection_state s USING _proj_marks m WHERE "
-                             + " AND ".join(f"s.{c} = m.{c}" for c in StreamKey.COLUMNS))
-                conn.execute("INSERT INTO projection_state SELECT * FROM _proj_marks")
-                conn.unregister("_proj_marks")
+                conn.execute(f"DELETE FROM projection_state s USING ({batch.unnest_sql(_MARKS)}) m WHERE "
+                             + " AND ".join(f"s.{c} = m.{c}" for c in StreamKey.COLUMNS),
+                             batch.params(_MARKS, marks))
+                batch.insert(conn, "projection_state", _MARKS, marks)
             conn.commit()
         except BaseException:
             conn.rollback()

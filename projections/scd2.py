@@ -20,9 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from ledgermem.projections.events import (
     ConstraintPinned,
@@ -40,83 +38,99 @@ from ledgermem.projections.events import (
     WindowEvicted,
 )
 from ledgermem.ledger.keys import ERASED
+from ledgermem.ledger.schema import SqlType, arrow_type
 from ledgermem.ledger.store import RecordedEvent, StreamKey
 from ledgermem.projections.errors import EvolveError
 from ledgermem.projections.state import (
     EpisodeEvent, EpisodeState, IndexEntry, Pin, RawRecord, Summary, TurnDraft, changes_nothing, step_of,
 )
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 Key = tuple[Any, ...]
 Attrs = tuple[Any, ...]
 
-_FACTS = pa.list_(pa.struct([("slot", pa.string()), ("value", pa.string())]))
-_STR_LIST = pa.list_(pa.string())
+_FACTS = "STRUCT(slot VARCHAR, value VARCHAR)[]"
+_STR_LIST = "VARCHAR[]"
 
 
 @dataclass(frozen=True, slots=True)
 class TableSpec:
     name: str
-    key: tuple[tuple[str, pa.DataType], ...]
-    attrs: tuple[tuple[str, pa.DataType], ...]
+    key: tuple[tuple[str, SqlType], ...]
+    attrs: tuple[tuple[str, SqlType], ...]
 
 
-STREAM_COLS = tuple((name, pa.string()) for name in StreamKey.COLUMNS)
+STREAM_COLS = tuple((name, "VARCHAR") for name in StreamKey.COLUMNS)
 SCD_COLS = (
-    ("version_id", pa.string()),
-    ("valid_from_seq", pa.int64()),
-    ("valid_to_seq", pa.int64()),
-    ("valid_from_turn", pa.int64()),
-    ("valid_to_turn", pa.int64()),
+    ("version_id", "VARCHAR"),
+    ("valid_from_seq", "BIGINT"),
+    ("valid_to_seq", "BIGINT"),
+    ("valid_from_turn", "BIGINT"),
+    ("valid_to_turn", "BIGINT"),
 )
 
 TABLES: tuple[TableSpec, ...] = (
     TableSpec(
         "summary_versions",
-        (("summary_id", pa.string()),),
+        (("summary_id", "VARCHAR"),),
         (
-            ("created_turn", pa.int64()), ("text", pa.string()), ("facts", _FACTS),
-            ("overrides", _STR_LIST), ("raw_ids", _STR_LIST), ("status", pa.string()),
-            ("archive_reason", pa.string()), ("superseded_by", _STR_LIST), ("index_id", pa.string()),
+            ("created_turn", "BIGINT"), ("text", "VARCHAR"), ("facts", _FACTS),
+            ("overrides", _STR_LIST), ("raw_ids", _STR_LIST), ("status", "VARCHAR"),
+            ("archive_reason", "VARCHAR"), ("superseded_by", _STR_LIST), ("index_id", "VARCHAR"),
             ("inferences", _FACTS), ("merged_from", _STR_LIST),
         ),
     ),
     TableSpec(
         "fact_versions",
-        (("slot", pa.string()),),
-        (("value", pa.string()), ("summary_id", pa.string()), ("erased", pa.bool_())),
+        (("slot", "VARCHAR"),),
+        (("value", "VARCHAR"), ("summary_id", "VARCHAR"), ("erased", "BOOLEAN")),
     ),
     TableSpec(
         "index_versions",
-        (("index_id", pa.string()),),
+        (("index_id", "VARCHAR"),),
         (
-            ("created_turn", pa.int64()), ("title", pa.string()), ("members", _STR_LIST),
-            ("level", pa.int64()), ("live_members", pa.int64()), ("folded_into", pa.string()),
+            ("created_turn", "BIGINT"), ("title", "VARCHAR"), ("members", _STR_LIST),
+            ("level", "BIGINT"), ("live_members", "BIGINT"), ("folded_into", "VARCHAR"),
         ),
     ),
     TableSpec(
         "raw_records",
-        (("record_id", pa.string()),),
+        (("record_id", "VARCHAR"),),
         (
-            ("turn", pa.int64()), ("occurred_at", pa.string()), ("user_text", pa.string()),
-            ("agent_text", pa.string()), ("source", pa.string()), ("remember", pa.bool_()),
+            ("turn", "BIGINT"), ("occurred_at", "VARCHAR"), ("user_text", "VARCHAR"),
+            ("agent_text", "VARCHAR"), ("source", "VARCHAR"), ("remember", "BOOLEAN"),
         ),
     ),
-    TableSpec("window_versions", (("record_id", pa.string()),), (("turn", pa.int64()),)),
+    TableSpec("window_versions", (("record_id", "VARCHAR"),), (("turn", "BIGINT"),)),
     TableSpec(
         "pin_versions",
-        (("pin_id", pa.string()),),
+        (("pin_id", "VARCHAR"),),
         (
-            ("kind", pa.string()), ("created_turn", pa.int64()), ("text", pa.string()), ("origin", pa.string()),
-            ("record_id", pa.string()), ("summary_id", pa.string()), ("reinjected", pa.int64()),
-            ("shown", pa.bool_()),
+            ("kind", "VARCHAR"), ("created_turn", "BIGINT"), ("text", "VARCHAR"), ("origin", "VARCHAR"),
+            ("record_id", "VARCHAR"), ("summary_id", "VARCHAR"), ("reinjected", "BIGINT"),
+            ("shown", "BOOLEAN"),
         ),
     ),
 )
 TABLE_NAMES = tuple(t.name for t in TABLES)
 
 
+def columns(spec: TableSpec) -> tuple[tuple[str, SqlType], ...]:
+    """(name, DuckDB type) of every column of the table, in order."""
+    return (*STREAM_COLS, *spec.key, *spec.attrs, *SCD_COLS)
+
+
+def column_names(spec: TableSpec) -> list[str]:
+    return [name for name, _ in columns(spec)]
+
+
 def arrow_schema(spec: TableSpec) -> pa.Schema:
-    return pa.schema([*STREAM_COLS, *spec.key, *spec.attrs, *SCD_COLS])
+    """The table's columns as Arrow (imports pyarrow)."""
+    import pyarrow as pa
+
+    return pa.schema([(name, arrow_type(t)) for name, t in columns(spec)])
 
 
 def order_keys(spec: TableSpec) -> list[str]:
@@ -524,12 +538,12 @@ def _plan_of(kind: type[Any]) -> tuple[_Step | None, _Versions, _InPlace | None]
     return _PLANS.setdefault(kind, (None if changes_nothing(kind) else step_of(kind), versions, in_place))
 
 
-def _cell(name: str, kind: pa.DataType, value: str) -> str:
-    """How a state value (the expression `value`) becomes its Arrow cell: facts as slot/value structs, tuples
+def _cell(name: str, kind: SqlType, value: str) -> str:
+    """How a state value (the expression `value`) becomes its cell: facts as slot/value structs, tuples
     as lists, the rest as they are; decided once per column, written into the row maker."""
     if name in ("facts", "inferences"):
         return f"[{{'slot': _k, 'value': _v}} for _k, _v in {value}]"
-    return f"(list({value}) if isinstance({value}, tuple) else {value})" if pa.types.is_list(kind) else value
+    return f"(list({value}) if isinstance({value}, tuple) else {value})" if kind.endswith("[]") else value
 
 
 def _row_maker(spec: TableSpec) -> Callable[[tuple[str, str, str], Key, Attrs, str, int, int], dict[str, Any]]:
@@ -538,7 +552,7 @@ def _row_maker(spec: TableSpec) -> Callable[[tuple[str, str, str], Key, Attrs, s
     cells = [*(f"s[{i}]" for i in range(len(STREAM_COLS))), *(f"k[{i}]" for i in range(len(spec.key)))]
     cells += [_cell(name, kind, f"a[{i}]") for i, (name, kind) in enumerate(spec.attrs)]
     cells += ["vid", "seq", "None", "turn", "None"]
-    names = arrow_schema(spec).names
+    names = column_names(spec)
     assert len(names) == len(cells) and names[-len(SCD_COLS):] == [n for n, _ in SCD_COLS]
     body = ", ".join(f"{name!r}: {cell}" for name, cell in zip(names, cells))
     scope: dict[str, Any] = {}

@@ -58,16 +58,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
 from importlib import resources
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import duckdb
-import pyarrow as pa
 
 from ledgermem.ledger.events import event_class
 from ledgermem.ledger.keys import ERASED, PREFIX
 from ledgermem.ledger.store import Ledger
 from ledgermem.projections.errors import ProjectionError
 from ledgermem.projections.scd2 import STREAM_COLS, TABLES, TableSpec, order_keys
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # its readers and tables come from DuckDB, which loads pyarrow when asked for one
 
 History = dict[str, list[dict[str, Any]]]
 _BATCH_ROWS = 65_536

@@ -18,7 +18,7 @@ import pytest
 from ledgermem.ledger import chain, parquet
 from ledgermem.ledger.chain import ChainWalk, check_chain
 from ledgermem.ledger.parquet import MANIFEST, ParquetLedger, RunEntry, import_dataset
-from ledgermem.ledger.schema import BLOBS_SCHEMA
+from ledgermem.ledger.schema import blobs_arrow_schema
 from ledgermem.ledger.store import Ledger
 from ledgermem.projections.events import TurnRecorded
 from ledgermem.ledger.store import StreamKey
@@ -117,6 +117,7 @@ def test_the_whole_batch_path_reports_what_the_row_by_row_walk_reports(
     assert check_chain(ledger.conn).broken is None
     ledger.conn.execute(damage)
     monkeypatch.setattr(chain, "_BATCH_ROWS", batch)
+    monkeypatch.setattr(chain, "_ARROW_FROM_ROWS", 0)  # Arrow batches however small the ledger
     fast = check_chain(ledger.conn)
     monkeypatch.setattr(ChainWalk, "_accept", lambda self, batch, seqs: False)
     slow = check_chain(ledger.conn)
@@ -128,10 +129,31 @@ def test_the_whole_batch_path_reports_what_the_row_by_row_walk_reports(
 def test_a_sound_ledger_is_taken_a_whole_batch_at_a_time(batch: int, monkeypatch: pytest.MonkeyPatch) -> None:
     ledger = interleaved()
     monkeypatch.setattr(chain, "_BATCH_ROWS", batch)
+    monkeypatch.setattr(chain, "_ARROW_FROM_ROWS", 0)
     monkeypatch.setattr(ChainWalk, "_feed_rows", lambda *a, **k: pytest.fail("a row-by-row walk"))
     walk = check_chain(ledger.conn)
     assert walk.broken is None and walk.rows == 60 and walk.last_hash == ledger.conn.execute(
         "SELECT hash FROM events WHERE seq = 60").fetchone()[0]
+
+
+@pytest.mark.parametrize("damage", [None, *DAMAGE])
+@pytest.mark.parametrize("batch", [1, 7, 8192])
+def test_a_small_ledger_walked_as_python_rows_gets_the_arrow_walks_report(
+    damage: str | None, batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = interleaved()
+    if damage is not None:
+        ledger.conn.execute(damage)
+    monkeypatch.setattr(chain, "_BATCH_ROWS", batch)
+    monkeypatch.setattr(ChainWalk, "feed", lambda *a, **k: pytest.fail("an Arrow batch for a small ledger"))
+    rows = check_chain(ledger.conn)
+    monkeypatch.undo()
+    monkeypatch.setattr(chain, "_BATCH_ROWS", batch)
+    monkeypatch.setattr(chain, "_ARROW_FROM_ROWS", 0)
+    arrow = check_chain(ledger.conn)
+    assert (rows.broken is None) == (damage is None)
+    assert (rows.broken, rows.rows, rows.last_seq, rows.last_hash, rows.versions) == (
+        arrow.broken, arrow.rows, arrow.last_seq, arrow.last_hash, arrow.versions)
 
 
 def test_hex_runs_are_only_of_64_character_values() -> None:
@@ -154,7 +176,7 @@ def test_an_export_opened_for_an_import_makes_no_database(exported: Path) -> Non
 
 def blob_rows(sha: str, key: str | None, data: bytes) -> pa.Table:
     return pa.table([pa.array([sha]), pa.array([key], pa.string()), pa.array([len(data)], pa.int64()),
-                     pa.array([data], pa.binary())], schema=BLOBS_SCHEMA)
+                     pa.array([data], pa.binary())], schema=blobs_arrow_schema())
 
 
 def test_a_block_in_two_runs_is_one_row_the_first_runs(tmp_path: Path) -> None:

@@ -161,8 +161,8 @@ def test_a_field_whose_type_does_not_fit_its_typed_column_is_refused(monkeypatch
 
     monkeypatch.setitem(registry._REGISTRY, "test_bad_column", BadColumn)
     monkeypatch.setitem(registry._REGISTRY, "test_good_column", GoodColumn)
-    with pytest.raises(InvalidEvent, match=r"BadColumn.summary_id is int64 but goes to the typed column "
-                                           r"'summary_id', which is string"):
+    with pytest.raises(InvalidEvent, match=r"BadColumn.summary_id is BIGINT but goes to the typed column "
+                                           r"'summary_id', which is VARCHAR"):
         encode(BadColumn(summary_id=7))
     assert encode(GoodColumn(summary_id="s-1")).columns["summary_id"] == "s-1"  # control
 
