@@ -8,7 +8,9 @@
 -- is that write, open to the end of the epoch. Those records are found without sorting anything:
 -- a record touched more than once is one that a shred names or that is written again (a hash
 -- aggregate), and every other write is its record's one version, read straight off the staged
--- events. Only the records touched more than once take the general path: one window over their
+-- events (`NOT IN`, a mark join on the few records touched again, where an anti join may be
+-- planned the other way round, hashing every write). Only the records touched more than once take
+-- the general path: one window over their
 -- touches gives the state before each touch (frames ending one row earlier), a touch of a record
 -- already there is compared on what was written, joined by the seq of the write, and the versions
 -- are the touches that change it.
@@ -18,8 +20,9 @@ WITH shreds AS (
     WHERE event_type = 'key_shredded'
 ),
 again AS MATERIALIZED (
-    -- The records touched more than once (a record only ever shredded has no version either way).
-    SELECT sk, epoch, record_id FROM shreds
+    -- The records touched more than once (a record only ever shredded has no version either way,
+    -- and an id that is not there names no write).
+    SELECT sk, epoch, record_id FROM shreds WHERE record_id IS NOT NULL
     UNION
     SELECT sk, epoch, record_id
     FROM _rb_ev
@@ -30,8 +33,7 @@ again AS MATERIALIZED (
 touches AS (
     SELECT e.sk, e.epoch, e.record_id, e.seq, e.turn, true AS writes
     FROM _rb_ev e
-    SEMI JOIN again USING (sk, epoch, record_id)
-    WHERE e.event_type = 'turn_recorded'
+    WHERE e.event_type = 'turn_recorded' AND (e.sk, e.epoch, e.record_id) IN (SELECT (sk, epoch, record_id) FROM again)
     UNION ALL BY NAME
     SELECT sk, epoch, record_id, seq, turn, false AS writes
     FROM shreds
@@ -86,8 +88,7 @@ versions AS (
            struct_pack(turn := e.turn, occurred_at := e.occurred_at, user_text := e.text,
                        agent_text := e.agent, source := e.source, remember := e.remember) AS a
     FROM _rb_ev e
-    ANTI JOIN again USING (sk, epoch, record_id)
-    WHERE e.event_type = 'turn_recorded'
+    WHERE e.event_type = 'turn_recorded' AND (e.sk, e.epoch, e.record_id) NOT IN (SELECT (sk, epoch, record_id) FROM again)
     UNION ALL BY NAME
     SELECT v.* EXCLUDE (a, now_seq, now_redacted),
            struct_pack(
@@ -148,7 +149,7 @@ running AS (
                                      OVER (k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 FOLLOWING)) END AS after_next,
            {{ next_touch }}
     FROM touches
-    SEMI JOIN (SELECT sk, epoch, record_id FROM records WHERE NOT simple) USING (sk, epoch, record_id)
+    WHERE (sk, epoch, record_id) IN (SELECT (sk, epoch, record_id) FROM records WHERE NOT simple)
     WINDOW k AS (PARTITION BY sk, epoch, record_id ORDER BY seq)
 ),
 versions AS (
