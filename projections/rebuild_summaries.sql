@@ -57,7 +57,7 @@ running AS (
     FROM touches
     WINDOW k AS (PARTITION BY sk, epoch, sid ORDER BY seq ROWS UNBOUNDED PRECEDING)
 ),
-states AS (
+states AS MATERIALIZED (
     SELECT sk, epoch, sid AS summary_id, seq, turn, ord_seq,
            struct_pack(
                created_turn := written.turn,
@@ -87,8 +87,41 @@ states AS (
         FROM running r
         JOIN _rb_ev w ON w.seq = r.written_seq AND w.event_type = 'summary_created'
     )
+),
+hashed AS (
+    -- Whether a touch changes the summary, and whether the next one does, without sorting the wide
+    -- states: one window over their hashes. Different hashes are different states; the few equal
+    -- hashes (a touch that changes nothing, or a collision) are compared in full below.
+    SELECT sk, epoch, summary_id, seq, turn, h,
+           lag(h) OVER k AS was_h, lag(seq) OVER k AS was_seq, lead(h) OVER k AS after_next_h,
+           {{ next_touch }}
+    FROM (SELECT sk, epoch, summary_id, seq, turn, hash(a) AS h FROM states)
+    WINDOW k AS (PARTITION BY sk, epoch, summary_id ORDER BY seq)
+),
+unchanged AS (
+    -- The touches whose state equals the one before them.
+    SELECT n.sk, n.epoch, n.summary_id, n.seq
+    FROM (SELECT * FROM hashed WHERE was_h = h) n
+    JOIN states s ON s.sk = n.sk AND s.epoch = n.epoch AND s.summary_id = n.summary_id AND s.seq = n.seq
+    JOIN states p ON p.sk = n.sk AND p.epoch = n.epoch AND p.summary_id = n.summary_id AND p.seq = n.was_seq
+    WHERE s.a IS NOT DISTINCT FROM p.a
+),
+flagged AS (
+    -- `h` stands for the state in the versions macro: `was` and `after_next` equal it exactly where
+    -- the state before the touch, or after the next one, is the same state.
+    SELECT sk, epoch, summary_id, seq, turn, lead_seq, lead_turn, h AS a,
+           CASE WHEN (sk, epoch, summary_id, seq) IN (SELECT (sk, epoch, summary_id, seq) FROM unchanged)
+                THEN h END AS was,
+           CASE WHEN (sk, epoch, summary_id, lead_seq) IN (SELECT (sk, epoch, summary_id, seq) FROM unchanged)
+                THEN h END AS after_next
+    FROM hashed
+),
+versions AS (
+    SELECT * FROM ({{ versions(summary_versions, flagged, previous=was, following=after_next) }})
 )
-{{ versions(summary_versions, states) }};
+SELECT s.sk, s.epoch, s.summary_id, s.seq, s.turn, s.ord_seq, s.a, v.next_seq, v.next_turn
+FROM versions v
+JOIN states s USING (sk, epoch, summary_id, seq);
 
 -- name: summary_versions
 {{ rows(summary_versions, _rb_summary) }};
