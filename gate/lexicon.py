@@ -377,7 +377,7 @@ class _Reader:
                 return Anaphor(value, False)
         return read
 
-    def sentence(self, subs: list[str], *, tagged: bool) -> Iterator[FactMention]:
+    def sentence(self, subs: list[str], *, tagged: bool, questioned: bool = False) -> Iterator[FactMention]:
         self.pending = [self.loose] if self.loose else []
         self.loose = None
         yielded = False
@@ -415,7 +415,9 @@ class _Reader:
                     index += 1
                 read = Found(read.slot, value, read.change) if isinstance(read, Found) else Anaphor(value, read.change)
             if isinstance(read, Found):
-                if not tagged or read.change:
+                if not tagged or (read.change and not (questioned and _LABELLED.match(body))):
+                    # a statement said as a question counts only for a change said in words: "我的X：V？？" asks to
+                    # confirm V ("我的X：V，ok？" states it and asks after)
                     yield FactMention(slot=normalise_slot(read.slot), value=read.value, change=read.change)
                     yielded = True
                 self.topic, self.pending = None, []
@@ -495,6 +497,7 @@ def _slot_then_its(m: re.Match[str]) -> str:
     return m.group(1) + " is "
 
 
+_LABELLED = re.compile(r"^[^:：=＝，,。]{1,24}?[:：=＝]")  # "X: V", "我的X：V": a field and its value
 #: A line that gives an example ("e.g. X = V", "例：X＝V"): dropped whole before the sentences are read
 _EXAMPLE_LINE = re.compile(r"(?im)^\s*(?:(?:e\.g\.|eg\.|for\s+example|例如|举例)\s*[:：,，]?|(?:e\.?g|example|例|示例)\s*[:：\-—])\s*\S.*$")
 #: A sentence that is a to-do, an example or a value struck out or someone else's: not the user's fact, whatever it says
@@ -644,7 +647,7 @@ def _facts(text: str) -> Iterator[FactMention]:
             if slot_only is None:
                 # A statement said as a question ("My city changed to Oslo?") still carries an explicit change,
                 # and "you know how my X was 3F?" opens X for what follows.
-                yield from reader.sentence(subs, tagged=True)
+                yield from reader.sentence(subs, tagged=True, questioned=True)
                 if reader.topic is not None and not reader.topic.change:
                     reader.topic = None
             continue

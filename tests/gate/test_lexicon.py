@@ -331,6 +331,7 @@ ZH_CONSTRUCTIONS = [
     # a refusal in brackets only: "not mine" or 别存 elsewhere in the sentence does not take the fact away
     ("这个不是我的工位，我的工位是7楼", "工位", "7楼"),
     ("别存旧的，我的工位是7楼", "工位", "7楼"),
+    ("我的工位: 7楼，ok？", "工位", "7楼"),
 ]
 
 
@@ -474,6 +475,7 @@ NEGATIVES = [
     "等调岗手续办完，我的工位就是7楼了",
     "我的工位以前是7楼，早就不是了。",
     "It wants my desk number - don't give it B14",
+    "我的工位：7楼？？求确认",
     "",
 ]
 
