@@ -45,6 +45,8 @@ from ledgermem.ledger.schema import (
 
 FORMAT_VERSION = "1"
 _EVENT_TYPES = tuple((name, t) for name, t, _ in EVENT_COLUMNS)
+_STREAM_TYPES = (("stream_no", "INTEGER"), ("run_id", "VARCHAR"), ("system", "VARCHAR"), ("episode_id", "VARCHAR"),
+                 ("version", "BIGINT"))
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -220,7 +222,10 @@ class Ledger:
             if read_only or not create:
                 raise LedgerNotFound(f"{self.path}: no ledger file here")
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self.conn = _connect(self.path, read_only)
+        self._db = _connect(self.path, read_only)
+        # Rows an open group holds back (table -> columns and rows): inserted in one statement per table when
+        # the group commits or anything reads the connection (`conn`), so a read still sees every append.
+        self._deferred: dict[str, tuple[batch.Columns, list[Any]]] = {}
         if not read_only and not self._tables():  # only an empty database becomes a ledger
             self._create_tables()
         self._check_is_ledger()
@@ -395,25 +400,26 @@ class Ledger:
         if grouped and self._group is None:
             self._group = _GroupStart(self._last_seq, self._last_hash, dict(self._streams), dict(self._synced),
                                       self._last_shredded)
-            self.conn.begin()
+            _finish_results(self._db)
+            self._db.begin()
         elif not grouped:
             self.conn.begin()
         else:
-            _finish_results(self.conn)  # a read left half-fetched inside the open group (`begin` finishes it)
+            _finish_results(self._db)  # a read left half-fetched inside the open group
         try:
             if blob_rows:
                 self.conn.executemany("INSERT INTO blobs VALUES (?, ?, ?, ?)", blob_rows)
-            batch.insert(self.conn, "events", _EVENT_TYPES, rows)
+            self.insert_rows("events", _EVENT_TYPES, rows)
             if current == 0:  # a new stream's row; its version is written again only by `sync_streams`
-                self.conn.execute("INSERT INTO streams VALUES (?, ?, ?, ?, ?)",
-                                  [stream_no, *stream.as_tuple(), len(events)])
+                self.insert_rows("streams", _STREAM_TYPES, [[stream_no, *stream.as_tuple(), len(events)]])
             if before_commit is not None:
-                before_commit(self.conn, recorded)
+                before_commit(self._db if grouped else self.conn, recorded)
             if not grouped:
                 self.conn.commit()
         except BaseException:
             if grouped:
-                self._abort_group()
+                if self._group is not None:
+                    self._abort_group()
             else:
                 self.conn.rollback()
             raise
@@ -425,6 +431,56 @@ class Ledger:
         if shredded and self._last_shredded is not None:
             self._last_shredded = shredded[-1]
         return recorded
+
+    # -- the connection and the rows a group holds back ------------------------------------------
+
+    @property
+    def conn(self) -> duckdb.DuckDBPyConnection:
+        """The ledger's DuckDB connection, every row of an open group in its tables (they are written first)."""
+        if self._deferred:
+            self._flush_deferred()
+        return self._db
+
+    @conn.setter
+    def conn(self, value: duckdb.DuckDBPyConnection) -> None:
+        self._deferred.clear()
+        self._db = value
+
+    def insert_rows(self, table: str, columns: batch.Columns,
+                    rows: Sequence[Mapping[str, Any]] | Sequence[Sequence[Any]]) -> None:
+        """Insert rows (every column of `table`, in order) in the current write.
+
+        Inside a group (`group_commits`) they are held back and inserted
+        with the group's other rows of `table` in one statement, when the
+        group commits or anything reads `conn` first: DuckDB's cost of a
+        statement, not of a row, is what a turn's few rows pay. A statement
+        that fails there rolls the whole group back, as a failed append does.
+        Outside a group they are inserted now.
+        """
+        if not rows:
+            return
+        if self._group is None:
+            batch.insert(self._db, table, columns, rows)
+            return
+        held = self._deferred.get(table)
+        if held is None:
+            held = self._deferred[table] = (columns, [])
+        elif held[0] != columns:
+            raise LedgerError(f"{self.path}: rows for {table} held back with other columns")
+        held[1].extend(rows)
+
+    def _flush_deferred(self) -> None:
+        held, self._deferred = self._deferred, {}
+        if not held:
+            return
+        try:
+            _finish_results(self._db)
+            for table, (columns, rows) in held.items():
+                batch.insert(self._db, table, columns, rows)
+        except BaseException:
+            if self._group is not None:
+                self._abort_group()
+            raise
 
     # -- group commit ------------------------------------------------------------------
 
@@ -445,10 +501,12 @@ class Ledger:
         if self._group is None:
             return self._last_seq
         try:
-            _finish_results(self.conn)
-            self.conn.commit()
+            _finish_results(self._db)
+            self._flush_deferred()
+            self._db.commit()
         except BaseException:
-            self._abort_group()
+            if self._group is not None:  # (a failed write of the held-back rows has rolled it back already)
+                self._abort_group()
             raise
         self._group = None
         self.groups_committed += 1
@@ -457,8 +515,9 @@ class Ledger:
     def _abort_group(self) -> None:
         start, self._group = self._group, None
         assert start is not None
+        self._deferred.clear()
         try:
-            self.conn.rollback()
+            self._db.rollback()
         finally:
             self._last_seq, self._last_hash = start.last_seq, start.last_hash
             self._streams, self._synced, self._last_shredded = start.streams, start.synced, start.last_shredded

@@ -23,11 +23,12 @@ the store's lock, which a request gives up while it waits for the model
 commits stay serial.
 
 Group commit: the ledger's appends join one open transaction
-(`Ledger.group_commits`) and a request answers only once what it saw is
+(`Ledger.group_commits`), their rows held back and written with one insert
+per table when it commits, and a request answers only once what it saw is
 durable (`LiveStore.sync`). The first request to need a commit becomes
-the leader: it commits every turn appended so far, by any stream, in one
-durable commit, while the requests that queued behind it find their turns
-already durable. The projection file is written in batches, always after
+the leader: it waits until no other request is at work on a turn (at most
+`GROUP_WAIT`), then commits every turn appended so far, by any stream, in
+one durable commit, while the requests behind it wait for that commit. The projection file is written in batches, always after
 the ledger commit that holds what it folds. One
 client alone still pays one commit per turn; many clients share them. A
 failed commit rolls the group back: every request in it answers an error
@@ -60,9 +61,15 @@ from ledgermem.service.tokens import Token, TokenStore, split_address
 RUN_ID, SYSTEM = "live", "three_layer"
 LEDGER_FILE = "ledger.duckdb"
 OPEN_MEMORIES = 256  # streams whose folded state stays in memory
-WRITES_DDL = ("CREATE TABLE IF NOT EXISTS service_writes (first_seq BIGINT NOT NULL, last_seq BIGINT NOT NULL, "
-              "stream VARCHAR NOT NULL, operation VARCHAR NOT NULL, token_id VARCHAR NOT NULL, "
-              "idempotency_key VARCHAR, request_sha256 VARCHAR, turn BIGINT, recorded_at TIMESTAMP NOT NULL)")
+GROUP_WAIT = 0.05  # seconds the leader of a commit waits at most for the requests at work to append theirs
+#: The `service_writes` table: (name, type, nullable) of each column, in order.
+WRITES: tuple[tuple[str, str, bool], ...] = (
+    ("first_seq", "BIGINT", False), ("last_seq", "BIGINT", False), ("stream", "VARCHAR", False),
+    ("operation", "VARCHAR", False), ("token_id", "VARCHAR", False), ("idempotency_key", "VARCHAR", True),
+    ("request_sha256", "VARCHAR", True), ("turn", "BIGINT", True), ("recorded_at", "TIMESTAMP", False))
+WRITES_DDL = ("CREATE TABLE IF NOT EXISTS service_writes ("
+              + ", ".join(f"{n} {t}{'' if null else ' NOT NULL'}" for n, t, null in WRITES) + ")")
+_WRITES_TYPES = tuple((n, t) for n, t, _ in WRITES)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -162,9 +169,10 @@ class AttributedLedger(Ledger):
             raise ServeError(f"an append to {stream} outside a request: nothing to attribute it to")
 
         def record(conn: Any, recorded: tuple[RecordedEvent, ...]) -> None:
-            conn.execute("INSERT INTO service_writes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         [recorded[0].seq, recorded[-1].seq, write.address, write.operation, write.token_id,
-                          write.idempotency_key, write.request_sha256, write.turn, recorded[-1].recorded_at])
+            # joins the group's other rows: one insert for the many turns of a group commit
+            self.insert_rows("service_writes", _WRITES_TYPES, [[
+                recorded[0].seq, recorded[-1].seq, write.address, write.operation, write.token_id,
+                write.idempotency_key, write.request_sha256, write.turn, recorded[-1].recorded_at]])
             if before_commit is not None:
                 before_commit(conn, recorded)
             written.append(recorded)
@@ -188,16 +196,18 @@ class Unlocked:
     meanwhile; other streams read and commit.
     """
 
-    def __init__(self, inner: Backend, lock: Any) -> None:
-        self.inner, self.lock = inner, lock
+    def __init__(self, inner: Backend, store: LiveStore) -> None:
+        self.inner, self.store = inner, store
         self.name, self.model = inner.name, inner.model
 
     def complete(self, messages: Sequence[Message], *, purpose: str) -> Completion:
-        self.lock.release()
+        self.store.lock.release()
+        self.store.busy(-1)  # waiting for a model, it does not hold back the group's commit
         try:
             return self.inner.complete(messages, purpose=purpose)
         finally:
-            self.lock.acquire()
+            self.store.busy(+1)
+            self.store.lock.acquire()
 
     def identity(self, purpose: str) -> tuple[str, str]:
         return identity(self.inner, purpose)
@@ -227,7 +237,12 @@ class LiveStore:
         self.projections = ProjectionStore(projection_path(self.ledger.path))
         self.projections.before_flush = self.ledger.commit_group
         self.lock = threading.Lock()  # the ledger, the projections, the open memories
-        self._commit_lock = threading.Lock()  # one leader commits at a time
+        # Requests inside `holding` and not waiting for a model (the turns the next commit can still take), the
+        # last seq a commit made durable, and whether a request is committing: all under `_quiet`.
+        self._busy = 0
+        self._durable_seq = self.ledger.durable_seq
+        self._leading = False
+        self._quiet = threading.Condition(threading.Lock())
         self._stream_locks: dict[StreamKey, threading.Lock] = {}
         self._stream_locks_lock = threading.Lock()
         self._memories: OrderedDict[StreamKey, Memory] = OrderedDict()
@@ -257,18 +272,46 @@ class LiveStore:
         return not self.ledger.survives(self.ledger.appended if appended is None else appended)
 
     def sync(self, mark: Mark) -> None:
-        """Return once everything up to `mark` is durable, committing the open group if nobody has yet.
+        """Return once everything up to `mark` is durable, committing the open group if nobody else is.
 
-        Call it without the store's lock. Raises `RolledBack` when a group that
-        held one of the request's appends was rolled back: it was not recorded.
+        Call it without the store's lock. One request at a time leads: it
+        waits (at most `GROUP_WAIT`) until no other request is at work on a
+        turn, so theirs join the group, and commits; the others wait for the
+        commit that covers their marks. Raises `RolledBack` when a group
+        that held one of the request's appends was rolled back: it was not
+        recorded.
         """
-        with self._commit_lock:
-            with self.lock:
-                if self.lost(mark.started, mark.appended):
-                    raise RolledBack()
-                if self.ledger.durable_seq >= mark.seq:
+        while True:
+            with self._quiet:
+                if self._durable_seq >= mark.seq and self.ledger.groups_aborted == mark.started:
                     return
-                self.ledger.commit_group()
+                if self._leading:
+                    self._quiet.wait()
+                    continue
+                self._leading = True
+                self._quiet.wait_for(lambda: self._busy == 0, timeout=GROUP_WAIT)
+            durable = None
+            try:
+                with self.lock:
+                    if self.lost(mark.started, mark.appended):
+                        raise RolledBack()
+                    if self.ledger.durable_seq < mark.seq:
+                        self.ledger.commit_group()
+                    durable = self.ledger.durable_seq
+            finally:
+                with self._quiet:
+                    self._leading = False
+                    if durable is not None:
+                        self._durable_seq = max(self._durable_seq, durable)
+                    self._quiet.notify_all()
+            return
+
+    def busy(self, change: int) -> None:
+        """A request begins (+1) or ends (-1) work that appends: the leader of a commit waits for none to be left."""
+        with self._quiet:
+            self._busy += change
+            if self._busy == 0:
+                self._quiet.notify_all()
 
     def _rolled_back(self) -> None:
         """A commit group was rolled back (the ledger says so, holding the store's lock): the open memories and
@@ -299,7 +342,7 @@ class LiveStore:
         backend = self.backend if isinstance(self.backend, str) else self.backend()
         with self.writing(Write("/".join(address), "start_stream" if new else "resume_stream", token.token_id)):
             found = Memory(self.ledger, key, backend, projections=self.projections)
-        found.backend = Unlocked(found.backend, self.lock)  # its model calls let other streams commit
+        found.backend = Unlocked(found.backend, self)  # its model calls let other streams commit
         self._memories[key] = found
         while len(self._memories) > OPEN_MEMORIES:
             self._memories.popitem(last=False)
@@ -313,15 +356,19 @@ class LiveStore:
     @contextmanager
     def holding(self, address: tuple[str, ...] | None) -> Iterator[None]:
         """The stream's lock (when the request names a stream), then the store's: always in this order."""
-        if address is None:
-            with self.lock:
+        self.busy(+1)
+        try:
+            if address is None:
+                with self.lock:
+                    yield
+                return
+            key = stream_key(address)
+            with self._stream_locks_lock:
+                stream_lock = self._stream_locks.setdefault(key, threading.Lock())
+            with stream_lock, self.lock:
                 yield
-            return
-        key = stream_key(address)
-        with self._stream_locks_lock:
-            stream_lock = self._stream_locks.setdefault(key, threading.Lock())
-        with stream_lock, self.lock:
-            yield
+        finally:
+            self.busy(-1)
 
     def streams(self, namespace: tuple[str, ...]) -> list[dict[str, Any]]:
         out = []

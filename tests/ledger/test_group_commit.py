@@ -86,3 +86,55 @@ def test_a_crash_before_the_commit_keeps_nothing_of_the_group(tmp_path: Path) ->
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
     with Ledger(path, read_only=True) as again:
         assert again.last_seq == 1 and again.verify().ok
+
+
+def test_a_groups_rows_wait_for_one_insert_and_every_read_sees_them(tmp_path: Path) -> None:
+    """Inside a group the rows of its appends are held back (one insert per table when it commits), yet
+    anything that reads the connection first sees every one of them."""
+    with Ledger(tmp_path / "ledger.duckdb") as ledger:
+        ledger.group_commits = True
+        ledger.append(A, [turn(1)], expected_version=0)
+        ledger.append(B, [turn(1), turn(2)], expected_version=0)
+        assert sum(len(rows) for _, rows in ledger._deferred.values()) == 3 + 2  # 3 events, 2 stream rows
+        assert ledger.conn.execute("SELECT count(*) FROM events").fetchone() == (3,)  # the read wrote them first
+        assert ledger._deferred == {}
+        ledger.append(A, [turn(2)], expected_version=1)
+        assert [e.event.turn for e in ledger.read(stream=A)] == [1, 2]  # `read` too
+        ledger.append(A, [turn(3)], expected_version=2)
+        assert ledger._deferred  # held until the commit
+        ledger.commit_group()
+        assert ledger._deferred == {} and ledger.verify().ok
+    with Ledger(tmp_path / "ledger.duckdb", read_only=True) as again:
+        assert again.last_seq == 5 and again.stream_version(A) == 3 and again.verify().ok
+
+
+@pytest.mark.parametrize("grouped", [True, False], ids=["grouped", "control-outside-a-group"])
+def test_rows_held_back_go_with_a_rolled_back_group(tmp_path: Path, grouped: bool) -> None:
+    with Ledger(tmp_path / "ledger.duckdb") as ledger:
+        ledger.conn.execute("CREATE TABLE notes (seq BIGINT NOT NULL, text VARCHAR)")
+        ledger.group_commits = grouped
+
+        def note(conn: Any, recorded: Any) -> None:
+            ledger.insert_rows("notes", (("seq", "BIGINT"), ("text", "VARCHAR")), [[recorded[-1].seq, "n"]])
+
+        ledger.append(A, [turn(1)], expected_version=0, before_commit=note)
+        assert bool(ledger._deferred) is grouped  # outside a group a row is inserted at once
+        with pytest.raises(OSError, match="disk full"):
+            ledger.append(B, [turn(1)], expected_version=0, before_commit=failing_on(2))
+        notes = ledger.conn.execute("SELECT seq FROM notes").fetchall()
+        assert notes == ([] if grouped else [(1,)])  # the group's held-back row went with the group
+
+
+def test_a_held_back_row_that_cannot_be_inserted_rolls_the_group_back(tmp_path: Path) -> None:
+    """A statement that fails when the held-back rows are written fails the commit: nothing of the group stays."""
+    told: list[int] = []
+    with Ledger(tmp_path / "ledger.duckdb") as ledger:
+        ledger.conn.execute("CREATE TABLE notes (seq BIGINT NOT NULL)")
+        ledger.group_commits = True
+        ledger.after_abort = lambda: told.append(1)
+        ledger.append(A, [turn(1)], expected_version=0)
+        ledger.insert_rows("notes", (("seq", "BIGINT"),), [[None]])  # NOT NULL: refused when written
+        with pytest.raises(Exception, match="NOT NULL"):
+            ledger.commit_group()
+        assert (ledger.last_seq, ledger.stream_version(A), ledger.groups_aborted, told) == (0, 0, 1, [1])
+        assert ledger.conn.execute("SELECT count(*) FROM events").fetchone() == (0,)

@@ -139,7 +139,8 @@ def test_turns_waiting_for_their_commit_share_one(tmp_path: Path) -> None:
         per_turn = len([w for w in store.writes() if w["operation"] == "record_turn"])  # appends of one turn
         before_seq, before_commits = store.ledger.durable_seq, store.ledger.groups_committed
         assert before_seq == store.ledger.last_seq  # an answered request is durable
-        store._commit_lock.acquire()  # no leader can commit yet: every request appends, then waits
+        with store._quiet:
+            store._leading = True  # as if a commit were under way: every request appends, then waits for it
         threads = [threading.Thread(target=svc.ask, args=("record_turn", {
             "stream": f"acme/w{i}/s", "user": f"My office is on floor {i + 1}.", "agent": "ok"}, token))
             for i in range(writers)]
@@ -159,7 +160,9 @@ def test_turns_waiting_for_their_commit_share_one(tmp_path: Path) -> None:
                 assert len(store.ledger.streams()) == writers + 1
                 assert store.ledger.durable_seq == before_seq < store.ledger.last_seq  # appended, not durable
         finally:
-            store._commit_lock.release()
+            with store._quiet:
+                store._leading = False
+                store._quiet.notify_all()
         for t in threads:
             t.join(timeout=60)
         assert store.ledger.groups_committed == before_commits + 1  # six turns, one commit
@@ -192,7 +195,8 @@ def test_a_rolled_back_group_answers_an_error_and_its_idempotency_keys_are_free_
     args = {"stream": "acme/u/s", "user": "My office is on floor 3.", "agent": "ok", "idempotency_key": "k1"}
     answers: list[Any] = []
     try:
-        store._commit_lock.acquire()
+        with store._quiet:
+            store._leading = True  # as if a commit were under way: the request appends, then waits
         thread = threading.Thread(target=lambda: answers.append(run_threads([lambda: svc.ask("record_turn", args,
                                                                                               token)])))
         try:
@@ -208,7 +212,9 @@ def test_a_rolled_back_group_answers_an_error_and_its_idempotency_keys_are_free_
                 store.ledger._abort_group()  # what a failed commit does
                 assert store.ledger.last_seq == 0 and store.writes() == []
         finally:
-            store._commit_lock.release()
+            with store._quiet:
+                store._leading = False
+                store._quiet.notify_all()
         thread.join(timeout=60)
         [errors] = answers
         assert len(errors) == 1 and "rolled back" in str(errors[0])  # never acknowledged
@@ -280,4 +286,35 @@ def test_a_request_whose_earlier_append_a_rollback_took_answers_503(tmp_path: Pa
             assert store.ledger.stream_version(stream_key(("acme", "other", "s"))) == 0
     finally:
         release.set()
+        store.close()
+
+
+@pytest.mark.parametrize("wait", [30.0, 0.0], ids=["the-leader-waits", "control-no-wait"])
+def test_the_leader_of_a_commit_waits_for_the_turns_at_work(tmp_path: Path, monkeypatch: Any, wait: float) -> None:
+    """A request ready to commit waits while others are at work on their turns (up to `GROUP_WAIT`), so one
+    commit takes them all; with no wait each commits its own."""
+    import ledgermem.service.live as live
+
+    monkeypatch.setattr(live, "GROUP_WAIT", wait)
+    store, svc, token = service(tmp_path / "mem")
+    try:
+        svc.ask("record_turn", {"stream": "acme/warm/s", "user": "hello", "agent": "ok"}, token)
+        before = store.ledger.groups_committed
+        store.busy(+1)  # a request at work on a turn
+        first = threading.Thread(target=svc.ask, args=("record_turn", {
+            "stream": "acme/a/s", "user": "My office is on floor 2.", "agent": "ok"}, token))
+        first.start()
+        first.join(timeout=1.0)
+        assert first.is_alive() is (wait > 0)  # waiting for the request at work, or answered at once
+        svc_thread = threading.Thread(target=svc.ask, args=("record_turn", {
+            "stream": "acme/b/s", "user": "My office is on floor 3.", "agent": "ok"}, token))
+        svc_thread.start()
+        svc_thread.join(timeout=1.0 if wait == 0 else 0.3)
+        store.busy(-1)  # the request at work is done: the leader commits what everyone appended
+        first.join(timeout=60)
+        svc_thread.join(timeout=60)
+        assert not first.is_alive() and not svc_thread.is_alive()
+        assert store.ledger.groups_committed == before + (1 if wait > 0 else 2)
+        assert store.ledger.durable_seq == store.ledger.last_seq
+    finally:
         store.close()
