@@ -14,7 +14,11 @@ Requests are answered concurrently by a bounded pool of worker threads
 something, one that stays silent for `idle` seconds is closed without ever
 holding a thread, a request that waits when every worker is busy and
 `backlog` others already wait is answered 503 at once, and a worker gives
-up on a client that stops sending or reading for `idle` seconds. Every
+up on a client that stops sending or reading for `idle` seconds. The live
+service (`LiveHandler`) keeps connections alive (HTTP/1.1): a worker answers
+one request and gives the connection back to the waiting ones, so a client
+that keeps it open between turns holds no thread; an error, or a body left
+unread, ends the connection. Every
 error, the ones of the HTTP layer included (400, 414, 431, 501, 505), is a JSON
 body `{"error": ..., "status": ...}`.
 """
@@ -114,6 +118,7 @@ class Handler(BaseHTTPRequestHandler):
     routes: list[tuple[str, re.Pattern[str], Question]]
     static: dict[str, tuple[str, str]] = STATIC
     quiet: bool = False
+    body_read = False  # the request's body was read to its end (what a connection kept alive needs)
     server_version = "ledgermem"
     sys_version = ""
 
@@ -287,7 +292,9 @@ class Handler(BaseHTTPRequestHandler):
             raise BadRequest("Content-Length is not a number") from None
         if not 0 < length <= MAX_BODY:
             raise BadRequest(f"the body must be 1 to {MAX_BODY} bytes, got {length}")
-        body = load_json(self.rfile.read(length).decode("utf-8", "surrogateescape"), "the body")
+        raw = self.rfile.read(length)
+        self.body_read = len(raw) == length
+        body = load_json(raw.decode("utf-8", "surrogateescape"), "the body")
         if not isinstance(body, dict):
             raise BadRequest(f"the body must be a JSON object, not {type(body).__name__}")
         return body
@@ -329,6 +336,7 @@ class BoundedServer(ThreadingHTTPServer):
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ledgermem-http")
         self._taken = 0  # requests handed to the pool and not finished
         self._answering: set[socket.socket] = set()  # the connections workers hold now
+        self._kept: set[socket.socket] = set()  # answered by a worker and kept alive (`keep`)
         self._taken_lock = threading.Lock()
         self._arrivals: queue.SimpleQueue[tuple[socket.socket, Any]] = queue.SimpleQueue()
         self._wake_r, self._wake_w = socket.socketpair()
@@ -414,11 +422,26 @@ class BoundedServer(ThreadingHTTPServer):
         with self._taken_lock:
             self._answering.add(sock)
         try:
-            self.process_request_thread(sock, address)  # handles it, then closes the connection
+            try:
+                self.finish_request(sock, address)
+            except Exception:
+                self.handle_error(sock, address)
+            with self._taken_lock:
+                kept = sock in self._kept
+                self._kept.discard(sock)
+            if kept and not self._stopping.is_set():
+                self.process_request(sock, address)  # kept alive: it waits in the selector for its next request
+            else:
+                self.shutdown_request(sock)
         finally:
             with self._taken_lock:
                 self._taken -= 1
                 self._answering.discard(sock)
+
+    def keep(self, sock: socket.socket) -> None:
+        """The handler answered and the connection stays open: the worker gives it back to the waiting ones."""
+        with self._taken_lock:
+            self._kept.add(sock)
 
     def _refuse(self, sock: socket.socket) -> None:
         body = json.dumps({"error": f"the server is busy ({self.workers} workers answering, {self.backlog} "
@@ -479,6 +502,43 @@ class LiveHandler(Handler):
 
     service: Any  # a service.live_questions.LiveService
     static: dict[str, tuple[str, str]] = STATIC  # the explorer, whose live panel records and asks with a token
+    # HTTP/1.1 keep-alive: an agent sends turn after turn on one connection. A worker still answers one
+    # request at a time and gives the connection back to the server's waiting ones (`BoundedServer.keep`),
+    # so a client that keeps a connection open and says nothing holds no thread (and is closed after `idle`).
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body leave at once, not 40 ms apart (Nagle and a delayed ack)
+
+    def handle(self) -> None:
+        self.close_connection = True
+        self.handle_one_request()
+        while not self.close_connection:
+            if not self._sent_more():
+                self.server.keep(self.request)  # type: ignore[attr-defined]
+                return
+            self.body_read = False
+            self.handle_one_request()  # the next request is already read into this handler's buffer
+
+    def _sent_more(self) -> bool:
+        """Whether the client has sent more after its request (then it is answered on this worker: what is
+        buffered here would be lost with the handler); never waits."""
+        try:
+            self.connection.setblocking(False)
+            try:
+                return bool(self.rfile.peek(1))  # type: ignore[attr-defined]
+            finally:
+                self.connection.settimeout(self.timeout)
+        except (OSError, ValueError):
+            self.close_connection = True
+            return True
+
+    def _send(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+        whole = self.body_read if self.command == "POST" else not (
+            self.headers.get("Content-Length", "0").strip() not in ("", "0") or self.headers.get("Transfer-Encoding"))
+        if status >= 400 or not whole:  # an error, or a body left unread: the connection ends with this answer
+            self.close_connection = True
+        if self.close_connection:
+            headers = {**(headers or {}), "Connection": "close"}
+        super()._send(status, body, content_type, headers)
 
     def _authenticate(self) -> Any:
         return self.service.authenticate(self._bearer())
