@@ -73,7 +73,7 @@ FAMILIES: tuple[str, ...] = (
     "run_workers", "run_turns", "run_memory", "serve_concurrency", "cli_startup",
 )
 TURN_RATIO_TARGET = 1.3  # a turn's median over the median of a bare transaction inserting its rows
-TURN_GROWTH_LIMIT = 1.25  # median at the longest length over median at the shortest
+TURN_GROWTH_LIMIT = 1.25  # ratio to the bare transaction at the longest length over the ratio at the shortest
 RUN_PEAK_MIB_TARGET = 120
 IMPORT_SHARE_TARGET = 0.60
 SQL_RATE_TARGET = 1_000_000
@@ -278,12 +278,17 @@ def turn_overhead(ctx: Context) -> list[Case]:
         case.notes.append(f"{span} events per turn")
         cases.append(case)
     first, longest = cases[0], cases[-1]
-    growth = longest.median_s() / first.median_s()
+    # What grows with length is the overhead: the ratio to the bare transaction, whose own time grows with its
+    # table (DuckDB's share, measured in the same run on a file with as many rows) and is not the library's.
+    absolute = longest.median_s() / first.median_s()
+    bare_growth = (longest.baseline_median_s() or 0.0) / (first.baseline_median_s() or 1.0)
+    growth = (longest.ratio() or float("inf")) / (first.ratio() or 1.0)
     for case in cases:
         case.met = (case.ratio() or float("inf")) <= TURN_RATIO_TARGET and growth <= TURN_GROWTH_LIMIT
-    longest.notes.append(f"growth turn {s.turn_lengths[-1]} vs {s.turn_lengths[0]}: ×{growth:.2f} "
-                         f"(limit ×{TURN_GROWTH_LIMIT})")
-    longest.extra["growth"] = growth
+    longest.notes.append(f"growth of the overhead (ratio to the bare transaction) turn {s.turn_lengths[-1]} vs "
+                         f"{s.turn_lengths[0]}: ×{growth:.2f} (limit ×{TURN_GROWTH_LIMIT}); of the time itself "
+                         f"×{absolute:.2f}, of the bare transaction's ×{bare_growth:.2f}")
+    longest.extra.update(growth=growth, absolute_growth=absolute, bare_growth=bare_growth)
 
     def more_turns() -> None:
         for c in rest:
