@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ledgermem.gate.erasure import raw_text_expired
+from ledgermem.gate.matching import contains_value
 from ledgermem.ledger.blocks import block_id
 from ledgermem.ledger.keys import ERASED
 from ledgermem.projections.render import facts_tag
@@ -119,6 +120,14 @@ def predecessor_choice(state: EpisodeState, fact_key: str, exclude_value: str) -
     obs = [(s, v) for s, v in every if v != ERASED]
     if not obs:
         return Choice(tool, False, tuple(erased), (), f"no summary records the slot {fact_key!r}")
+    asked, named = exclude_value, ""
+    if all(v != exclude_value for _, v in obs):
+        # "Olive Garden at some point", "the 7F one": a recorded value standing in it as a whole token is the one
+        # meant (the longest, when several do)
+        inside = [v for _, v in obs if contains_value(v, exclude_value)]
+        if inside:
+            exclude_value = max(inside, key=len)
+            named = f" ({asked!r} names the recorded value {exclude_value!r})"
     anchor = max((i for i, (_, v) in enumerate(obs) if v == exclude_value), default=None)
     start = anchor if anchor is not None else len(obs)
     # Step back over restatements of the same value to the last different one.
@@ -138,7 +147,7 @@ def predecessor_choice(state: EpisodeState, fact_key: str, exclude_value: str) -
     rows = tuple(_summary_candidate(s, role(i, v), i == pick, v) for i, (s, v) in enumerate(obs)) + tuple(erased)
     if pick is None:
         return Choice(tool, False, rows, (), f"no earlier value of {fact_key!r} than {exclude_value!r}")
-    how = (f"the newest earlier value different from {exclude_value!r}, before its newest occurrence"
+    how = (f"the newest earlier value different from {exclude_value!r}, before its newest occurrence{named}"
            if anchor is not None else f"{exclude_value!r} was never a value of {fact_key!r}: the newest value")
     return Choice(tool, True, rows, (obs[pick][0].summary_id,), how)
 

@@ -78,6 +78,22 @@ def test_get_predecessor_summary(values: tuple[str, ...], exclude: str, expected
     assert result.ok and f"value={expected};" in result.text
 
 
+@pytest.mark.parametrize(
+    "values, exclude, expected",
+    [
+        (("Blue Door", "Red Door", "Green Door"), "Red Door at some point", "Blue Door"),  # names a recorded value
+        (("3F", "7F", "9F"), "the 7F one", "3F"),
+        (("A", "A B", "C"), "A B back then", "A"),  # the longest recorded value it holds: "A B", not "A"
+        (("3F", "7F", "9F"), "17F", "9F"),  # control: 7F does not stand in 17F as a whole token: the newest value
+        (("3F", "7F", "9F"), "nothing like it", "9F"),  # control: no recorded value in it
+    ],
+)
+def test_an_exclude_value_that_names_a_recorded_value_in_more_words_is_that_value(
+        values: tuple[str, ...], exclude: str, expected: str) -> None:
+    result = _chain(*values).tool("get_predecessor_summary", {"fact_key": "floor", "exclude_value": exclude})
+    assert result.ok and f"value={expected};" in result.text, result.text
+
+
 def test_get_raw_record_is_complete_and_exact() -> None:
     m = _chain("3F")
     r = m.tool("get_raw_record", {"reference_id": "r0001"})
