@@ -28,9 +28,10 @@ per table when it commits, and a request answers only once what it saw is
 durable (`LiveStore.sync`). The first request to need a commit becomes
 the leader: it waits until no other request is at work on a turn (at most
 `GROUP_WAIT`), then commits every turn appended so far, by any stream, in
-one durable commit, while the requests behind it wait for that commit. The projection file is written in batches, always after
-the ledger commit that holds what it folds. One
-client alone still pays one commit per turn; many clients share them. A
+one durable commit, while the requests behind it wait for that commit. The
+projection file is written in batches, always after the ledger commit that
+holds what it folds. One client alone still pays one commit per turn; many
+clients share them. A
 failed commit rolls the group back: every request in it answers an error
 (none is acknowledged), and the open memories are dropped and reopened
 from the ledger.
