@@ -8,7 +8,8 @@ whose heuristic backend first waits N ms per call, as a real model would
 client records turns alone, one after the other; then `--clients` clients,
 each on a stream of its own, record `--turns` turns each at once, every turn
 with an idempotency key. Printed: turns per second and per-turn latency
-(p50, p99) of both, their ratio, and afterwards, with the server stopped,
+(p50, p99) of both, their ratio, the CPU time per turn of the server and of
+the clients (Linux), and afterwards, with the server stopped,
 `verify` and `audit` of its ledger and the check that the ledger holds
 exactly the turns the clients were told were recorded (none lost, none
 doubled). The figures are the machine's of the day: compare them only with
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import signal
 import subprocess
@@ -101,20 +103,36 @@ def _write(client: MemoryClient, stream: str, turns: int, acked: list[tuple[str,
         acked.append((stream, int(answer["turn"])))
 
 
-def _phase(url: str, secret: str, prefix: str, clients: int, turns: int) -> dict[str, Any]:
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a process so far (Linux `/proc`; None elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _phase(url: str, secret: str, prefix: str, clients: int, turns: int, server_pid: int) -> dict[str, Any]:
     acked: list[tuple[str, int]] = []
     latencies: list[float] = []
     threads = [threading.Thread(target=_write, args=(MemoryClient(url, secret), f"bench/{prefix}-{i}/s", turns,
                                                       acked, latencies)) for i in range(clients)]
+    server_cpu, client_cpu = _cpu_seconds(server_pid), time.process_time()
     start = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     seconds = time.perf_counter() - start
+    server_after, client_cpu = _cpu_seconds(server_pid), time.process_time() - client_cpu
+    cpu = {}
+    if server_cpu is not None and server_after is not None and acked:
+        cpu = {"server_cpu_ms_per_turn": round(1000 * (server_after - server_cpu) / len(acked), 2),
+               "clients_cpu_ms_per_turn": round(1000 * client_cpu / len(acked), 2)}
     return {"clients": clients, "turns": len(acked), "seconds": round(seconds, 2),
             "turns_per_second": round(len(acked) / seconds, 1), "p50_ms": round(_quantile(latencies, 0.5), 1),
-            "p99_ms": round(_quantile(latencies, 0.99), 1), "acked": acked}
+            "p99_ms": round(_quantile(latencies, 0.99), 1), **cpu, "acked": acked}
 
 
 def _check(folder: Path, acked: list[tuple[str, int]]) -> dict[str, Any]:
@@ -155,11 +173,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         secret = TokenStore(folder).create("bench", "read,write")[1]
         proc, url = _serve(folder, args.model_ms)
         try:
-            alone = _phase(url, secret, "alone", 1, args.alone)
-            many = _phase(url, secret, "many", args.clients, args.turns)
+            alone = _phase(url, secret, "alone", 1, args.alone, proc.pid)
+            many = _phase(url, secret, "many", args.clients, args.turns, proc.pid)
         finally:
             proc.terminate()
             proc.wait(timeout=30)
+            if proc.stdout is not None:
+                proc.stdout.close()
         checked = _check(folder, alone["acked"] + many["acked"])
     result = {"model_ms": args.model_ms, "alone": {k: v for k, v in alone.items() if k != "acked"},
               "concurrent": {k: v for k, v in many.items() if k != "acked"},

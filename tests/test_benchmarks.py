@@ -90,3 +90,16 @@ def test_report_from_rewrites_the_page_and_keeps_its_notes(tmp_path: Path) -> No
     text = page.read_text(encoding="utf-8")
     assert "stale figures" not in text and text.endswith("## Notes\n\nkept\n")
     assert text == report.performance_page(doc, cases, text)
+
+
+def test_the_live_writers_benchmark_checks_what_it_measured() -> None:
+    """`python -m ledgermem.benchmarks.live_writers --quick`: every acknowledged turn in the ledger once, the
+    ledger verified, audited and replayed, and the CPU each side spent per turn."""
+    from ledgermem.benchmarks import live_writers
+
+    result = live_writers.main(["--quick"])
+    assert result["alone"]["turns"] == 20 and result["concurrent"]["turns"] == 40
+    assert result["verify_ok"] and result["audit_ok"] and result["replay_identical"]
+    assert result["turns_match_acknowledged"] and result["acknowledged_twice"] == []
+    for phase in ("alone", "concurrent"):
+        assert result[phase]["server_cpu_ms_per_turn"] > 0 and result[phase]["clients_cpu_ms_per_turn"] > 0
