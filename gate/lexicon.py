@@ -415,9 +415,10 @@ class _Reader:
                     index += 1
                 read = Found(read.slot, value, read.change) if isinstance(read, Found) else Anaphor(value, read.change)
             if isinstance(read, Found):
-                if not tagged or (read.change and not (questioned and _LABELLED.match(body))):
+                labelled = bool(_LABELLED.match(body))
+                if not tagged or (labelled and not questioned) or (read.change and not (questioned and labelled)):
                     # a statement said as a question counts only for a change said in words: "我的X：V？？" asks to
-                    # confirm V ("我的X：V，ok？" states it and asks after)
+                    # confirm V; a field and its value with a tag question after it ("我的X：V，ok？") states V and asks after
                     yield FactMention(slot=normalise_slot(read.slot), value=read.value, change=read.change)
                     yielded = True
                 self.topic, self.pending = None, []
@@ -498,12 +499,25 @@ def _slot_then_its(m: re.Match[str]) -> str:
 
 
 _LABELLED = re.compile(r"^[^:：=＝，,。]{1,24}?[:：=＝]")  # "X: V", "我的X：V": a field and its value
-#: A line that gives an example ("e.g. X = V", "例：X＝V"): dropped whole before the sentences are read
-_EXAMPLE_LINE = re.compile(r"(?im)^\s*(?:(?:e\.g\.|eg\.|for\s+example|例如|举例)\s*[:：,，]?|(?:e\.?g|example|例|示例)\s*[:：\-—])\s*\S.*$")
-#: A sentence that is a to-do, an example or a value struck out or someone else's: not the user's fact, whatever it says
-_NOT_A_FACT = re.compile(r"(?:^|\s)(?:todo|to-do)\s*[:\-—]|\be\.g\.|\bfor\s+example\b|[✗✘❌]|"
+#: What introduces an example: "e.g.", "for example", "Example:", "例：", "比如：".
+_EXAMPLE_MARK = r"(?:e\.g\.|eg\.|for\s+example\b|(?:e\.?g|example)\s*(?::|—|\s-\s)|(?:例|例如|比如|举例|示例)\s*[:：])"
+#: The rest of a sentence: up to a full stop, "!", "?", ";" or the end of the line ("3.5" and "a.b@c.d" go on).
+_REST_OF_SENTENCE = r"(?:[^\n.!?。！？;；]|\.(?!\s|$))*"
+#: An example is not the user's fact. A marker takes away the example it introduces, up to the end of its sentence
+#: or its closing bracket, and nothing said before it: "my X is V, e.g. …" keeps "my X is V"; "e.g. my X = V",
+#: "For example, my X is V" and "例：X＝V" keep nothing. A sentence that ends on the marker ("my X is V, for
+#: example.") is the example itself. "例如"/"举例" begin an example without a colon only at the start of a line
+#: ("搬家了，好几样都变了，比如X，现在是V" lists the user's own changes).
+_EXAMPLE = re.compile(
+    rf"[(（]\s*{_EXAMPLE_MARK}[^()（）\n]*[)）]"
+    rf"|(?<![^\s,，;；:：—–(（]){_EXAMPLE_MARK}\s*[:：,，]?{_REST_OF_SENTENCE}"
+    rf"|^\s*(?:[-*•·]\s*|\d{{1,2}}[.)、]\s*)?(?:例如|举例){_REST_OF_SENTENCE}"
+    rf"|(?:^|(?<=[.!?]\s))[^\n.!?。！？;；]*?[\s,，]+(?:for\s+example(?=\s*(?:[.!?]+(?:\s|$)|$))|e\.g\.?(?=\s*$))",
+    re.IGNORECASE | re.MULTILINE)
+#: A sentence that is a to-do or a value struck out or someone else's: not the user's fact, whatever it says
+_NOT_A_FACT = re.compile(r"(?:^|\s)(?:todo|to-do)\s*[:\-—]|[✗✘❌]|"
                          r"[（(][^（）()]{0,30}?(?:\bnot\s+mine\b|\bwrong\b|\bignore\b|\bnot\s+me\b|别存|不要存|错的|不是我的)[^（）()]{0,30}[）)]|"
-                         r"^\s*(?:例|例如|比如|举例)\s*[:：]|[（(](?:已)?作废[）)]|"
+                         r"[（(](?:已)?作废[）)]|"
                          r"[（(](?:[^（）()]{0,4})(?:妈妈|媽媽|爸爸|老婆|老公|朋友|同事|哥哥|姐姐|弟弟|妹妹|儿子|女儿|室友)的[）)]",
                          re.IGNORECASE)
 _WORD_STUTTER = re.compile(r"\b(it's|it’s|it\s+is|is|my|the|to|is\s+now)\s+\1\b", re.IGNORECASE)
@@ -533,6 +547,9 @@ def _retract(m: re.Match[str]) -> str:
 _STUTTER = re.compile(r"\b((?:[a-z']+\s+){2,3})\1")
 _ME_AS_MY = re.compile(r"\b(changed|updated|set|moved|switched|got|sorted|swapped|upgraded)\s+me\s+(?=[a-z])", re.IGNORECASE)
 def _facts(text: str) -> Iterator[FactMention]:
+    # "my X is V, e.g. …", "Example: my X = V", "例：X＝V": an example is not the user's fact. Cut before the
+    # rewrites below, which may take a marker for an aside ("my X, for example, is V").
+    text = _EXAMPLE.sub("", text)
     text = _FILLERS.sub(lambda m: " " * len(m.group(0)), text)
     text = _STUTTER.sub(r"\1", text)  # "change my change my X to V"
     text = _ME_AS_MY.sub(r"\1 my ", text)  # "changed me phone plan to V" (British, Australian)
@@ -625,11 +642,10 @@ def _facts(text: str) -> Iterator[FactMention]:
     text = re.sub(r"(?m)^\s*(?:>+\s*|(?:me|user|agent|assistant|bot|q|a)\s*:\s+(?=\S))"
                   r"(?:(?:so\s+|and\s+)?what(?:'s|’s|\s+is)\s+(?=your\s))?", "", text, flags=re.IGNORECASE)  # a quoted exchange
     text = re.sub(r"(?<=\s)\s+", " ", text)
-    text = _EXAMPLE_LINE.sub("", text)  # "e.g. X = V", "Example: my X = V", "例：X＝V": not the user's fact
     reader = _Reader(text)
     for sentence, asked in _sentences(text):
         if _NOT_A_FACT.search(sentence):
-            reader.topic = None  # "TODO: change my X to V", "e.g. X = V", "X: V ✗ (wrong, ignore)"
+            reader.topic = None  # "TODO: change my X to V", "X: V ✗ (wrong, ignore)"
             continue
         subs = list(_sub_clauses(sentence, reader.zh(sentence)))
         # A question may still carry news ("My desk changed to 7F, ok?"): only when the question
