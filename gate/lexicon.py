@@ -498,7 +498,7 @@ def _slot_then_its(m: re.Match[str]) -> str:
     return m.group(1) + " is "
 
 
-_LABELLED = re.compile(r"^[^:：=＝，,。]{1,24}?[:：=＝]")  # "X: V", "我的X：V": a field and its value
+_LABELLED = re.compile(r"^[^:：=＝，,。]{1,24}?(?:(?<!\d)[:：]|[:：](?!\d)|[=＝])")  # "X: V", "我的X：V", not "X is 07:30"
 #: What introduces an example: "e.g.", "for example", "Example:", "例：", "比如：".
 _EXAMPLE_MARK = r"(?:e\.g\.|eg\.|for\s+example\b|(?:e\.?g|example)\s*(?::|—|\s-\s)|(?:例|例如|比如|举例|示例)\s*[:：])"
 #: The rest of a sentence: up to a full stop, "!", "?", ";" or the end of the line ("3.5" and "a.b@c.d" go on).

@@ -620,9 +620,17 @@ def test_an_example_is_not_a_fact(text: str) -> None:
         ("我的书架颜色换新的了：橄榄绿", _fact("书架颜色", "橄榄绿", True)),
         ("我的书架颜色（更新）：橄榄绿", _fact("书架颜色", "橄榄绿", True)),
         ("我的书架颜色：海军蓝 → 橄榄绿", _fact("书架颜色", "橄榄绿", True)),
-        # a tag question after the line asks for an acknowledgement; the line is still stated
+        # a tag question after the line asks for an acknowledgement; the line is still stated, whatever the slot's script
         ("我的书架颜色：橄榄绿，ok？", _fact("书架颜色", "橄榄绿")),
+        ("我的Wi-Fi名: LanternNet，ok？", _fact("Wi-Fi名", "LanternNet")),
+        ("我的浇花时间：5:50，ok？", _fact("浇花时间", "5:50")),
     ],
 )
 def test_a_labelled_line_is_a_change_only_when_it_says_one(text: str, expected: FactMention) -> None:
     assert detect_facts(text) == (expected,)
+
+
+# A time's colon ("22:40") makes no field line: a statement with a tag question after it is still not kept.
+@pytest.mark.parametrize("text", ["right, so my bedtime is 22:40, yeah?", "5:50是我现在的浇花时间，对吧？", "我的书架颜色：橄榄绿？？"])
+def test_a_time_is_not_a_label(text: str) -> None:
+    assert detect_facts(text) == ()
