@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 
-from ledgermem.gate.grammar_en import Anaphor, Blocked, Clause, Found, Topic, clean_slot
+from ledgermem.gate.clauses import Anaphor, Blocked, Clause, Found, Topic
+from ledgermem.gate.values_en import clean_slot
 
 __all__ = ["bare_value", "parse_clause", "topic_of_question"]
 
