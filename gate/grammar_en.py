@@ -24,43 +24,24 @@ OLD", "as for my X") — a *topic* — or only give a value ("it's V now",
 Possession by anyone else ("my sister's X", "his X", "Tom's X"), hedges
 ("maybe"), negated copulas ("isn't", "not") and past-only values ("used
 to be", "was" without a change verb) yield nothing.
+
+What a clause reads as (``Found``, ``Topic``, ``Anaphor``, ``Blocked``) is
+defined in ``gate.clauses``, shared with the Chinese grammar; which words may
+be a slot and where a value ends, in ``gate.values_en``.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-__all__ = ["Anaphor", "Blocked", "Clause", "Found", "Topic", "asked_slot", "bare_value", "clean_value", "parse_clause"]
+from ledgermem.gate.clauses import Anaphor, Blocked, Clause, Found, Topic
+from ledgermem.gate.values_en import (DURATION, EMOJI_CHARS, ON_THE_FORM, PEOPLE, PUNCT, QUOTES, clean_slot, clean_value,
+                                      found_clause, label_value_ok, valid_value, value_and_change)
 
+# The clause types and the value and slot helpers are re-exported: callers read them through this module.
+__all__ = ["EMOJI_CHARS", "Anaphor", "Blocked", "Clause", "Found", "Topic", "asked_slot", "bare_value", "clean_slot",
+           "clean_value", "label_value_ok", "parse_clause", "strip_opener_label", "valid_value"]
 
-@dataclass(frozen=True, slots=True)
-class Found:
-    slot: str
-    value: str
-    change: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Topic:
-    slot: str
-    change: bool
-    bare: bool = False  # "my locker? C12": the next clause may be the bare value
-    back: bool = False  # "C12, that's my locker": the value stands in the clause before
-
-
-@dataclass(frozen=True, slots=True)
-class Anaphor:
-    value: str
-    change: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Blocked:
-    reason: str
-
-
-Clause = Found | Topic | Anaphor | Blocked | None
 
 # Words that, anywhere before the core, make the clause not a present
 # first-person statement of fact.
@@ -94,7 +75,6 @@ _W = r"[^\W_][\w\-]*(?:\([\w]{1,3}\)[\w\-]*)?"
 _XW = r"[^\W_][\w\-'’]*(?:\([\w]{1,3}\)[\w\-]*)?"  # a slot word ("401(k)") that may carry a possessive, checked later
 _SLOT = rf"(?P<slot>{_XW}(?:\s+{_XW}){{0,4}}?)"
 _ADJ = r"(?:(?P<adj>new|current|present|updated|actual|real|official|own|latest(?!\s+(?:[\w-]+\s+)?(?:time|date|hour|day|deadline)\b)|old|previous|former|original|first)\s+)?"
-_ADJ_PAST = frozenset({"old", "previous", "former", "original", "first"})
 _ADV = (r"(?:(?P<adv>now|currently|still|actually|really|officially|finally|basically|presently|in\s+fact|"
         r"at\s+present|right\s+now|these\s+days|nowadays|technically|just|like)\s+)?")
 _ADV_CHANGE = frozenset({"now", "currently", "finally", "presently", "at present", "right now",
@@ -153,12 +133,6 @@ _GOT_MY_AT = re.compile(
 )
 _WITH_BEING = re.compile(r"^(?:seeing\s+as|seeing\s+that|given\s+that|now\s+that|with)\s+my\s+" + _ADJ + _SLOT
                          + r"\s+(?:being|is|'s|’s)\s+(?:now\s+)?(?P<value>.+)$", re.IGNORECASE)  # "With my X being V now, rebook…"
-# Adjuncts that follow a value without being part of it: how long it has held, and where it is to be used.
-_DURATION = (r"for\s+(?:years|ages|months|weeks|decades|donkey's\s+years|a\s+(?:while|long\s+time|good\s+while|few\s+(?:years|months|weeks))|"
-             r"(?:the\s+)?(?:past|last)\s+(?:few\s+|couple\s+of\s+|\w+\s+)?(?:years|months|weeks|decades)|the\s+longest\s+time|so\s+long|"
-             r"as\s+long\s+as\s+i\s+can\s+remember)(?:\s+now)?")
-_ON_THE_FORM = (r"on\s+the\s+(?:\w+\s+)?(?:form|application|booking|reservation|order|website|site|account|profile)|"
-                r"for\s+the\s+(?:\w+\s+)?(?:form|booking|reservation|order|application|renewal|checkout)")
 #: What may follow a slot at the end of a clause without being part of it: a time, an aside to the reader, a
 #: filler ("V is my X now, if that matters", "V, that's my X, for your records", "V for my X, please note").
 _SLOT_TAIL = (r"(?:\s*[,—–-]?\s*(?:now|these\s+days|nowadays|currently|at\s+the\s+moment|from\s+here\s+on|from\s+now\s+on|"
@@ -166,7 +140,7 @@ _SLOT_TAIL = (r"(?:\s*[,—–-]?\s*(?:now|these\s+days|nowadays|currently|at\s+
               r"still|as\s+always|as\s+ever|that\s+is|i\s+mean|if\s+(?:that|it)\s+(?:matters|helps)|in\s+case\s+(?:it|that)\s+"
               r"(?:matters|helps)|for\s+(?:your\s+)?(?:notes|records|reference|info)|for\s+the\s+record|just\s+so\s+you\s+"
               r"(?:know|have\s+it)|(?:please|kindly|do)\s+(?:make\s+a\s+)?note(?:\s+of\s+(?:it|that))?|please\s+save\s+(?:it|that)|"
-              r"only|mate|cheers|" + _DURATION + r"|since\s+\S.*))*")
+              r"only|mate|cheers|" + DURATION + r"|since\s+\S.*))*")
 _STILL_FOR_MY = re.compile(  # "Still V for my X, same as always"
     r"^(?:(?:so|and|yeah|yep|ok|okay)\s+)*(?:still|always|again)\s+(?P<value>[^\s,].{0,40}?)\s+(?:for|as)\s+my\s+" + _ADJ + _SLOT + r"$",
     re.IGNORECASE,
@@ -183,7 +157,7 @@ _V_FOR_MY = re.compile(
     r"picked|keep|kept|save|store|record|log|remember|note|register|put)\s+(?P<value>.+?)\s+(?:down\s+|set\s+|saved\s+|registered\s+|listed\s+)?"
     r"(?:for|as|on)\s+my\s+" + _ADJ + _SLOT
     + r"(?:\s+(?:now|these\s+days|lately|instead|too|as\s+well|lol|haha+|btw|fyi|rn|after\s+all|in\s+the\s+end|eventually|everywhere|"
-    + _ON_THE_FORM + r"|"
+    + ON_THE_FORM + r"|"
     r"for\s+now|pretty\s+much\s+always|mostly|last\s+\w+|this\s+\w+|\w+\s+ago|yesterday|today|for\s+a\s+while(?:\s+now)?|"
     r"since\s+(?!(?:last|next|this)\b).+|because\s+.+|in\s+(?:your|the)\s+(?:notes|records?|file|system|profile)|"
     r"from\s+now\s+on|going\s+forward|please|yeah|yep|ok|okay|thanks|thx|ta|,?\s*(?:please|kindly|do)\s+note|,?\s*for\s+reference))*"
@@ -438,77 +412,6 @@ _ANAPHOR = re.compile(
     re.IGNORECASE,
 )
 
-_SLOT_STOPWORDS = frozenset(
-    """
-    my the a an it its this that these those he she they we you i me him her them us your our his
-    their what which who whom whose where when how why if unless whether before after until then
-    because and but or so not no never also just yesterday today tomorrow is was are were be been
-    has have had do does did will would can could should may might must to from of in on at as by
-    for with about now currently still always here there am very really lol haha pls thx btw fyi rn tho
-    okay ok isnt aint wasnt arent dont doesnt isn't isn’t wasn't aren't don't doesn't can't won't didn't
-    changed updated moved switched needs needed updating uses wears drives owns prefers shows says lists displays
-    i've i'm i'd i'll we've we're you've you're they've they're it's that's there's i’ve i’m i’d i’ll ive im
-    hasn't haven't hadn't shouldn't couldn't wouldn't hasn’t haven’t finally recently eventually already
-    """.split()
-)
-_SLOT_BLOCK = frozenset(
-    """
-    point question guess understanding feeling sense thought thoughts opinion concern worry problem
-    issue idea bet hope impression bad pleasure fault turn plan plans view take answer day life
-    mind head heart gut advice suggestion favourite favorite mistake apologies apology god goodness
-    usual regular normal typical default main primary preferred daily weekly monthly
-    """.split()
-)
-_VALUE_STOP = frozenset(
-    """
-    not never no so very really too quite pretty kind sort going getting being also just still
-    probably maybe perhaps definitely like that this it same different unknown unclear gone fine ok
-    okay good great bad a an the what which who whom whose where when how why something anything
-    nothing somewhere anywhere changing changed updated mine yours his hers theirs ours one
-    ugh wow yay damn smh lol haha omg argh sigh awesome again yikes oops whoops hmm meh nice cool easy simple
-    thanks thx cheers bye since then unchanged none n/a na tbd tba same
-    sure yes yeah yep nope well right honestly obviously basically literally
-    """.split()
-)
-_VALUE_BAD_FIRST = frozenset({"not", "never", "no", "n't", "probably", "maybe", "perhaps", "possibly", "too", "so", "very",
-                              "likely", "either", "neither", "whatever", "unknown", "tbd", "still", "going", "gonna",
-                              "supposed", "expected", "due", "meant", "hopefully", "soon"})
-_TRAIL = re.compile(
-    r"(?:\s+|\s*[-–—]\s*)(?:now|anymore|any\s+more|today|these\s+days|nowadays|currently|at\s+the\s+moment|"
-    r"right\s+now|as\s+of\s+(?:today|now|this\s+\w+|\w+day)|for\s+now|btw|by\s+the\s+way|fyi|"
-    r"just\s+so\s+you\s+know|again|instead|though|lol|haha+|thanks|thank\s+you|please|ok|okay|got\s+that\??|"
-    r"from\s+now\s+on|going\s+forward|since\s+\w+day|since\s+(?:last|this)\s+\w+|starting\s+(?:today|now)|"
-    r"effective\s+(?:today|immediately|now)|officially|finally|actually|for\s+good|by\s+the\s+way|"
-    r"if\s+(?:that|it)\s+matters|in\s+case\s+(?:that|it)\s+matters|just\s+fyi|for\s+reference|"
-    r"for\s+the\s+record|as\s+well|too|yesterday|last\s+\w+|this\s+(?:morning|week|month|year|afternoon)|"
-    r"earlier|recently|lately|a\s+while\s+ago|in\s+your\s+notes|in\s+my\s+profile|on\s+file|"
-    r"for\s+me|itself|lah|leh|lor|liao|already|la|ah|o|sha|abeg|innit|mate|period|full\s+stop|yeah|yh|ya|eh|"
-    r"this\s+arvo|no\s+dramas|cheers|over\s+the\s+(?:weekend|holidays|summer|break)|"
-    r"from\s+this\s+(?:week|month|year)|from\s+today|w\.?e\.?f\.?(?:\s+\S+){0,2}|"
-    r"fr|fr\s+fr|ngl|tbh|iykyk|no\s+cap|for\s+real|lowkey|💀|"
-    + _DURATION + r"|forever|once\s+more|once\s+again|yet\s+again|all\s+along|from\s+day\s+one|same\s+as\s+(?:always|ever|before)|"
-    r"back\s+in\s+(?:january|february|march|april|may|june|july|august|september|october|november|december|the\s+day|\d{4}|spring|summer|autumn|fall|winter)(?:\s+\d{4})?|"
-    + _ON_THE_FORM + r"|everywhere|"
-    r"with\s+effect\s+from(?:\s+\S+){1,2}|from\s+(?:\w+day|tomorrow|next\s+(?:week|month|year|\w+day))|this\s+time|since\s+then|pretty\s+much\s+always|:\)|:-\)|!+)$",
-    re.IGNORECASE,
-)
-_CHANGE_TRAIL = re.compile(r"\b(?:now|anymore|any\s+more|from\s+now\s+on|going\s+forward|starting\s+(?:today|now)|"
-                           r"effective\s+(?:today|immediately|now)|instead)\b", re.IGNORECASE)
-_POSSESSIVE = re.compile(r"['’]s$|s['’]$")
-_MAX_VALUE_WORDS = 8
-_MAX_VALUE_CHARS = 60
-_QUOTES = "\"'“”‘’「」『』`*"
-_PUNCT = ".,!?;:。，！？；：…"
-
-
-EMOJI_CHARS = "\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d"  # pictographs, dingbats, joiners
-_SYMBOLS = re.compile(rf"[\s{EMOJI_CHARS}]+$")
-_PAREN_ASIDE = re.compile(
-    r"\s*\((?:finally|new|updated|again|yay|lol|haha|fyi|btw|i\s+think|if\s+that\s+helps|just\s+fyi|as\s+of\s+[^()]*|"
-    r"previously\s+[^()]*|was\s+[^()]*|formerly\s+[^()]*|not\s+[^()]*|before\s+[^()]*|since\s+[^()]*|mine|my\s+own|"
-    r"effective\s+[^()]*|from\s+[^()]*|changed\s+[^()]*|:\)|:-\))\)$",
-    re.IGNORECASE,
-)
 _POLITE = re.compile(
     r"\b(?:i\s+)?(?:would|'d|’d|wanted|want|wish|wished|just\s+wanted|might\s+want)\s+(?:to\s+)?(?:like\s+)?(?:to\s+)?"
     r"(?:let\s+you\s+know|inform\s+you|tell\s+you|mention|note|confirm|update\s+you|remind\s+you|share|say|add|"
@@ -552,164 +455,6 @@ def _blocked(lead: str) -> bool:
     return any(w in _BLOCKERS or w.endswith("n't") or w.endswith("n’t") for w in words)
 
 
-_CONNECTIVE = re.compile(
-    r"\s+(?:so|but|because|cause|cuz|since|which|who|whereas|while|though|tho|although|unless|if|when|anyway|anyways|"
-    r"then|also|at\s+your\s+(?:earliest\s+)?convenience|in\s+your\s+(?:notes|records|system|file)|for\s+your\s+"
-    r"(?:records|reference|information)|in\s+the\s+system|on\s+file|in\s+my\s+(?:profile|record|file)|idk|ngl|fwiw|"
-    r"by\s+(?:the\s+(?:way|admin|office|company|system|bank|hr|team|landlord)|my\s+\w+|our\s+\w+|hr|admin|it)\b|many\s+thanks|cheers|regards|as\s+per|per\s+the|ty|tysm|thx|thank\s+u|atm|"
-    r"asap|pls|plz|k\b|kk|xx|x\b|sorry|apologies|oops|innit|mate|lah|leh|lor|liao|full\s+stop|"
-    r"and\s+(?:i|i'm|i've|it|it's|that|this|my|please|so|then|now|we|you)|please|pls|thanks|thank\s+you|just\s+so|"
-    r"in\s+case|as\s+of|starting|effective|from\s+now|going\s+forward|for\s+now|btw|by\s+the\s+way|fyi|lol|"
-    r"haha+|hehe|lmao|tbh|rn|right\s+now|at\s+the\s+moment|these\s+days|nowadays|now\s+that|after|before|"
-    r"instead\s+of|rather\s+than|not|like\s+you\s+(?:said|asked|suggested)|as\s+you\s+(?:said|asked|suggested)|"
-    r"used\s+to\s+be|iykyk|the\s+whole\s+time|ever\s+since|all\s+this\s+time|fingers\s+crossed|(?:can|could|would|will)\s+(?:you|u|ya)|"
-    r"a\s+(?:few|couple\s+of)\s+(?:days|weeks|months|years)\s+ago|in\s+the\s+(?:spring|summer|autumn|fall|winter))\b.*$",
-    re.IGNORECASE,
-)
-
-
-def _clean_value(raw: str) -> tuple[str, bool]:
-    """The value without trailing asides; True when an aside says it is new ("now", "anymore")."""
-    value = raw.strip()
-    if value.count("(") > value.count(")"):
-        value = value[: value.rfind("(")]
-    cut = _CONNECTIVE.search(value)
-    if cut and cut.start() > 0:
-        change = bool(_CHANGE_TRAIL.search(cut.group(0)) or re.search(r"\b(?:starting|effective|from\s+now|going\s+forward"
-                                                                       r"|now\s+that)\b", cut.group(0), re.IGNORECASE))
-        value, trailed = _clean_value(value[: cut.start()])
-        return value, change or trailed
-    change = False
-    previous = None
-    while value != previous:
-        previous = value
-        value = value.strip().rstrip(_PUNCT + " ").strip(_QUOTES + " ")
-        value = _PAREN_ASIDE.sub("", value)  # "(finally)", "(was 3F)"; "remote (Lisbon)" keeps its part
-        value = re.sub(r"\s*\((?:[^()\s]+\s+){2,}[^()]*\)$", "", value)  # "(as per the form I sent)"
-        value = _SYMBOLS.sub("", value)
-        m = _TRAIL.search(value)
-        if m and m.start() > 0:
-            if _CHANGE_TRAIL.search(m.group(0)):
-                change = True
-            value = value[: m.start()]
-    return value.strip(), change
-
-
-def valid_value(value: str) -> bool:
-    if not value or len(value) > _MAX_VALUE_CHARS:
-        return False
-    words = value.lower().split()
-    if not words or len(words) > _MAX_VALUE_WORDS:
-        return False
-    first = words[0].strip(_QUOTES)
-    if len(words) == 1 and first in _VALUE_STOP:
-        return False
-    if first in _VALUE_BAD_FIRST or first in {"what", "which", "who", "where", "when", "how", "why"}:
-        return False
-    if first in {"i", "i'm", "i’m", "i've", "i'd", "i'll", "we", "we're", "you", "you're", "he", "she", "they",
-                 "it's", "my", "our", "your", "his", "her", "their", "im", "ive"}:
-        return False  # a clause ("I adopted a cat"), not a value
-    if first in {"a", "an", "the"} and len(words) == 1:
-        return False
-    if value[0] in "=<>!?":
-        return False
-    # A clause, not a value: "going to be 7F", "that it is 7F"; "5 May" is a date, "it may be" is not.
-    written = value.split()[1:]
-    return not any(w in {"is", "are", "was", "were", "will", "would", "if", "but", "because", "has", "have", "had",
-                         "been", "being", "might", "may", "could", "should", "changed", "updated", "isn't", "isnt",
-                         "i", "you", "my"} and not (w == "may" and cased == "May") for w, cased in zip(words[1:], written))
-
-
-def clean_value(raw: str) -> str:
-    """``raw`` without trailing asides, connectives and symbols."""
-    return _clean_value(raw)[0]
-
-
-def clean_slot(raw: str) -> str | None:
-    words = raw.split()
-    if not 1 <= len(words) <= 5:
-        return None
-    if any(_POSSESSIVE.search(w) for w in words):
-        return None  # someone else's attribute: "my sister's office floor"
-    lowered = [w.lower() for w in words]
-    if any(w in _SLOT_STOPWORDS for w in lowered):
-        return None
-    slot = " ".join(lowered)
-    if slot in _SLOT_BLOCK or lowered[-1] in _SLOT_BLOCK and len(lowered) == 1:
-        return None
-    return slot
-
-
-_PEOPLE = frozenset(
-    """
-    friend friends sister brother mom mum mother dad father wife husband partner boss colleague coworker co-worker
-    roommate flatmate housemate neighbor neighbour son daughter kid kids child children cousin aunt uncle niece
-    nephew boyfriend girlfriend fiance fiancee grandma grandpa grandmother grandfather parents family bestie buddy
-    mate pal teammate classmate landlord tenant dog cat pet
-    """.split()
-)
-
-
-def _found(slot_raw: str | None, value_raw: str, *, change: bool, adj: str | None = None,
-           cut_from: bool = False) -> Clause:
-    if slot_raw is None:
-        return None
-    words = slot_raw.lower().split()
-    named = len(words) > 1 and slot_raw.split()[1][:1].isupper()  # "my friend Rachel", not "my dog walker"
-    if words and words[0] in _PEOPLE and (named or (change and len(words) == 1)):
-        return Blocked("someone else's")  # "my friend Rachel moved to Chicago", "my sister moved to Paris"
-    if adj and adj.lower() in _ADJ_PAST:
-        return Blocked("a past value (old/previous/original)")
-    slot = clean_slot(slot_raw)
-    if slot is None:
-        return None
-    value, trailed = _clean_value(value_raw)
-    value = re.sub(r"^(?:literally|honestly|lowkey|basically)\s+(?=\S)", "", value, flags=re.IGNORECASE)
-    value = re.sub(r"^[,;:\s]*(?:(?:it|that)(?:'s|’s|\s+is)|its|thats)\s+(?=\S)", "", value, flags=re.IGNORECASE)  # "re my X: it's V"
-    value = re.sub(r"^(?:on|at|in|located\s+(?:at|in|on)|based\s+(?:at|in)|now\s+on)\s+(?=\S)", "", value,
-                   flags=re.IGNORECASE)  # "my office is on 3F"
-    if cut_from:
-        value = re.split(r"\s+from\s+", value, maxsplit=1, flags=re.IGNORECASE)[0]  # "shifted to V from O"
-    # "my X is V, not W" / "V rather than W": the contrast is not part of the value.
-    value = re.split(r"\s+(?:not|rather\s+than|instead\s+of)\s+", value, maxsplit=1, flags=re.IGNORECASE)[0]
-    value = value.strip().rstrip(_PUNCT + " ")
-    if not valid_value(value):
-        return None
-    is_new = bool(adj and adj.lower() in {"new", "updated", "latest"})
-    return Found(slot, value, change or trailed or is_new)
-
-
-_FIELD_WORDS = frozenset(
-    """
-    name email e-mail phone mobile tel address department dept title company employer role team location city
-    country birthday dob age gender nationality website site handle username user id status subject date time
-    notes signature position level grade floor desk office manager extension ext postcode zip plan budget shift
-    """.split()
-)
-_SENTENCE_START = frozenset(
-    """
-    hey hi hello oh ah wow yes yeah yep no nope so well thanks thank ok okay haha lol really honestly actually
-    sure great cool nice awesome omg please sorry um uh hmm
-    """.split()
-)
-
-
-def label_value_ok(slot: str, value: str) -> bool:
-    """A label's value is a value, not a line of dialogue ("Caroline: Hey Mel, I adopted a cat").
-
-    A speaker's name before a colon looks like a label; what follows it then reads as a sentence: it opens
-    with a greeting or an interjection, or it is several words after a single capitalised name that is no
-    field name.
-    """
-    words = value.split()
-    if not words:
-        return False
-    if words[0].lower().strip(",.!?") in _SENTENCE_START:
-        return False
-    single_name = len(slot.split()) == 1 and slot[:1].isupper() and not slot.isupper()
-    return not (single_name and slot.lower() not in _FIELD_WORDS and len(words) > 1)
-
-
 _FORM_FIELDS = frozenset({"previous", "old", "was", "before", "formerly", "reason", "date", "signed", "signature",
                           "comments", "comment", "status", "ref", "reference", "new", "value", "new value", "entry",
                           "subject", "re", "regarding", "field", "item"})
@@ -736,8 +481,8 @@ def _label(clause: str) -> Clause:
         return None
     swap = _LABEL_SWAP.match(m["value"].strip())
     if swap:  # "my X: swapped A for B"
-        return _found(m["slot"], swap["value"], change=True, adj=m["adj"])
-    return _found(m["slot"], m["value"], change=False, adj=m["adj"])
+        return found_clause(m["slot"], swap["value"], change=True, adj=m["adj"])
+    return found_clause(m["slot"], m["value"], change=False, adj=m["adj"])
 
 
 def strip_opener_label(clause: str, *, stating: bool = True) -> str:
@@ -777,7 +522,7 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
             if verb and re.search(r"\b(?:been|was|were|got|is|are)\s+(?:\w+\s+)?" + re.escape(verb), rest, re.IGNORECASE):
                 value = re.sub(r"\s+by\s+(?:the|my|our|their|his|her|a|an)\s+[\w-]+(?:\s+[\w-]+)?\s*$", "", value,
                                flags=re.IGNORECASE)  # "has been changed to V by the administration": the agent is not the value
-            return _found(m["slot"], value, change=True, adj=m["adj"], cut_from=pattern is _MY_CHANGE)
+            return found_clause(m["slot"], value, change=True, adj=m["adj"], cut_from=pattern is _MY_CHANGE)
     for pattern in (_MY_NOT_ANYMORE, _MY_NO_LONGER, _MY_ISNT):
         m = pattern.match(rest)
         if m:
@@ -799,7 +544,7 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
             return Topic(clean_slot(m["slot"]) or "", True, bare=True)  # "my X is different again: V"
         back = re.match(r"(?:back|down|up)\s+(?:to|at)\s+", value, re.IGNORECASE)
         value = value[back.end():] if back else value
-        return _found(m["slot"], value, change=adv in _ADV_CHANGE or bool(back), adj=m["adj"])
+        return found_clause(m["slot"], value, change=adv in _ADV_CHANGE or bool(back), adj=m["adj"])
     m = _MY_PAST.match(rest)
     if m and clean_slot(m["slot"]) is not None:
         slot = clean_slot(m["slot"])
@@ -812,11 +557,11 @@ def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of co
                        r"moved|updated|shifted)\s+(?:over\s+)?to)\s+", "", m["value"], flags=re.IGNORECASE)
         if re.match(r"(?:not|never|no\s+longer)\b", value, re.IGNORECASE):
             return Blocked("negated")
-        if re.search(r"\s(?:is|na|was|=|iz)\s|:\s", value, re.IGNORECASE) or m["slot"].lower().split()[-1] in _PEOPLE or (
-                len(m["slot"].split()) > 1 and m["slot"].lower().split()[0] in _PEOPLE):
+        if re.search(r"\s(?:is|na|was|=|iz)\s|:\s", value, re.IGNORECASE) or m["slot"].lower().split()[-1] in PEOPLE or (
+                len(m["slot"].split()) > 1 and m["slot"].lower().split()[0] in PEOPLE):
             return Blocked("someone else's")  # "my boss's phone plan is V", "as my husband's X": the boss's, the husband's
         adv = (m["adv"] or "").lower()
-        return _found(m["slot"], value, change=adv in _ADV_CHANGE, adj=m["adj"])
+        return found_clause(m["slot"], value, change=adv in _ADV_CHANGE, adj=m["adj"])
     return None
 
 
@@ -857,13 +602,13 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     ``correcting``: the turn says an earlier statement was wrong ("erratum",
     "I misspoke"), so "my X should read V" states the corrected value.
     """
-    stripped = clause.strip().strip(_QUOTES + " ")
+    stripped = clause.strip().strip(QUOTES + " ")
     clause = strip_opener_label(stripped)
     if not clause:
         return None
     if clause != stripped:  # "note to self: phone plan is V": a note the user writes down, "my" left out
         m = _NOTED.match(clause)
-        if m and (found := _found(m["slot"], m["value"], change=False)) is not None:
+        if m and (found := found_clause(m["slot"], m["value"], change=False)) is not None:
             return found
     if correcting:
         clause = re.sub(r"\bshould\s+(?:be|read|say|have\s+been)\b", "is", clause, flags=re.IGNORECASE)
@@ -899,7 +644,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             return Topic(clean_slot(m["slot"]) or "", change, bare=True)  # "you wanted my X. Yep, V", "you had my X as OLD? It's V now"
     for pattern, change in ((_INSTEAD_OF, True), (_WENT_FROM_FOR, True), (_PUT_ME_DOWN, False), (_FOR_X_I_HAVE, False)):
         m = pattern.match(clause)
-        if m and (found := _found(m["slot"], m["value"], change=change, adj=m.groupdict().get("adj"))) is not None:
+        if m and (found := found_clause(m["slot"], m["value"], change=change, adj=m.groupdict().get("adj"))) is not None:
             return found
     for pattern in (_STOPPED_USING, _MIND_ON, _NEW_SINCE):
         m = pattern.match(clause)
@@ -910,7 +655,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         return Anaphor(value, True)  # "V it is": the choice made
     for pattern, change in ((_WHAT_I_USE_FOR, False), (_HAS_REPLACED, True), (_USE_MY_PAREN, False)):
         m = pattern.search(clause) if pattern is _USE_MY_PAREN else pattern.match(clause)
-        if m and not _blocked(clause[: m.start()]) and (found := _found(m["slot"], m["value"], change=change,
+        if m and not _blocked(clause[: m.start()]) and (found := found_clause(m["slot"], m["value"], change=change,
                                                                          adj=m["adj"])) is not None:
             return found
     m = _NAMED_AFTER.match(clause)
@@ -933,10 +678,10 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
                                                       re.IGNORECASE):
         return Topic(clean_slot(m["slot"]) or "", True, bare=True)  # "could you update my X? It is V now."
     m = _GOT_MY_AS.search(clause)
-    if m and not _blocked(clause[: m.start()]) and (found := _found(m["slot"], m["value"], change=False, adj=m["adj"])) is not None:
+    if m and not _blocked(clause[: m.start()]) and (found := found_clause(m["slot"], m["value"], change=False, adj=m["adj"])) is not None:
         return found
     m = _ARROW_FOR_MY.match(clause)
-    if m and (found := _found(m["slot"], m["value"], change=True, adj=m["adj"])) is not None:
+    if m and (found := found_clause(m["slot"], m["value"], change=True, adj=m["adj"])) is not None:
         return found  # "A → B for my X"
     for pattern in (_WHAT_MY_IS, _PAREN_MY, _V_COLON_MY, _OWNED_FOR_ME, _NEW_IS):
         m = pattern.match(clause)
@@ -949,7 +694,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
                                              or m["value"].strip().lower() in _OPENER_LABELS
                                              or m["value"].strip().lower() in _OPENER_PHRASES):
             continue
-        if m and (found := _found(m["slot"], m["value"], change=False, adj=m.groupdict().get("adj"))) is not None:
+        if m and (found := found_clause(m["slot"], m["value"], change=False, adj=m.groupdict().get("adj"))) is not None:
             return found
     if _PAST_FRAME.match(clause) and not re.search(r"\b(?:changed|switched|moved|updated|shifted)\b.*\b(?:to|->)\b", clause, re.IGNORECASE):
         return Blocked("a past frame")  # "back in uni, my X was V": what follows is the past; "back in March I changed it to V" is not
@@ -957,27 +702,27 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     if m:
         if _blocked(clause[: m.start()]):
             return Blocked("lead-in")
-        return _found(m["slot"], m["value"], change=True, adj=m["adj"], cut_from=not m["old"])
+        return found_clause(m["slot"], m["value"], change=True, adj=m["adj"], cut_from=not m["old"])
     m = _REPLACE.match(clause)
     if m:
-        return _found(m["slot"], m["value"], change=True, adj=m["adj"])
+        return found_clause(m["slot"], m["value"], change=True, adj=m["adj"])
     for pattern in (_FOR_MY_I, _REPLACE_MY):
         m = pattern.search(clause)
         if m and not _blocked(clause[: m.start()]):
-            result = _found(m["slot"], m["value"], change=pattern is _REPLACE_MY, adj=m["adj"])
+            result = found_clause(m["slot"], m["value"], change=pattern is _REPLACE_MY, adj=m["adj"])
             if result is not None:
                 return result
     m = _OUT_IN.match(clause)
     if m:
-        return _found(m["slot"], m["value"], change=True, adj=m["adj"])
+        return found_clause(m["slot"], m["value"], change=True, adj=m["adj"])
     m = _OUT_OLD.match(clause)
     if m:
-        return _found(m["slot"], m["value"], change=True)
+        return found_clause(m["slot"], m["value"], change=True)
     m = _REMEMBER_BEING.search(clause)
     if m and clean_slot(m["slot"]):
         return Topic(clean_slot(m["slot"]) or "", True)
     m = _V_IF_YOU_NEED.match(clause)
-    if m and not _blocked(m["value"]) and (found := _found(m["slot"], m["value"], change=False, adj=m["adj"])) is not None:
+    if m and not _blocked(m["value"]) and (found := found_clause(m["slot"], m["value"], change=False, adj=m["adj"])) is not None:
         return found
     m = _IT_WANTS_MY.match(clause)
     if m and clean_slot(m["slot"]):
@@ -990,7 +735,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     if m and clean_slot(m["slot"]):
         return Topic(clean_slot(m["slot"]) or "", True)  # "The old X was A." (the new one is B)
     m = _ITS_FOR_MY.match(clause)
-    if m and (found := _found(m["slot"], m["value"], change=False, adj=m["adj"])) is not None:
+    if m and (found := found_clause(m["slot"], m["value"], change=False, adj=m["adj"])) is not None:
         return found  # "It's V for my X", "since March it's been V for my X"
     for pattern in (_OF_ME_CHANGED, _NEW_ALONE):
         m = pattern.match(clause)
@@ -999,13 +744,13 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     for pattern, change in ((_RECORD_AS, True), (_USE_V_AS, True), (_THE_SLOT_I, False), (_WHAT_I_USE, False)):
         m = pattern.match(clause)
         if m:
-            result = _found(m["slot"], m["value"], change=change, adj=m["adj"])
+            result = found_clause(m["slot"], m["value"], change=change, adj=m["adj"])
             if result is not None:
                 return result
     for pattern in (_I_MEANT, _NEW_DROPPED):
         m = pattern.search(clause) if pattern is _I_MEANT else pattern.match(clause)
         if m and not _blocked(clause[: m.start()]):
-            result = _found(m["slot"], m["value"], change=True, adj=m.groupdict().get("adj"))
+            result = found_clause(m["slot"], m["value"], change=True, adj=m.groupdict().get("adj"))
             if result is not None:
                 return result
     m = _GOT_SORTED.search(clause)
@@ -1019,7 +764,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         left = parse_clause(head, topic_open=False)
         swap = _LABEL_SWAP.match(tail.strip())
         if isinstance(left, Topic) and swap:  # "my X: swapped A for B"
-            return _found(left.slot, swap["value"], change=True)
+            return found_clause(left.slot, swap["value"], change=True)
         if isinstance(left, Topic):  # "my X changed: V", "on the subject of my X: mine is V"
             tail = re.sub(r"^\s*(?:no\s+longer|not)\s+.{1,40}?\s+but\s+", "", tail, flags=re.IGNORECASE)  # "my X: no longer A but B"
             tail = re.sub(r"^\s*it\s+(?:has\s+)?(?:changed|got\s+changed)\s*[,;]?\s*", "", tail, flags=re.IGNORECASE)
@@ -1031,42 +776,42 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             r"(?:the|my|your|a|an)\s", m["value"].strip(), re.IGNORECASE) and not re.search(
             r"\b(?:my|the)\s+(?:\w+\s+)?" + re.escape(m["slot"]), clause, re.IGNORECASE):
         m = None  # "put V as the X": V is no slot, and the value is no slot either
-    if m and (found := _found(m["slot"], m["value"], change=True, adj=m["adj"])) is not None:
+    if m and (found := found_clause(m["slot"], m["value"], change=True, adj=m["adj"])) is not None:
         return found
     m = re.search(r"\b(?:change|update|set|switch|correct|amend|edit|adjust|modify)\s+my\s+" + _ADJ + _SLOT + _FROM + _TO
                   + r"(?P<value>.+)$", clause, re.IGNORECASE)
     if m and m.start() > 0 and not _blocked(clause[: m.start()]):
-        return _found(m["slot"], m["value"], change=True, adj=m["adj"])
+        return found_clause(m["slot"], m["value"], change=True, adj=m["adj"])
     m = _SWAPPED_OUT.search(clause)
     if m and not _blocked(clause[: m.start()]):
-        result = _found(m["slot"], m["value"], change=True, adj=m["adj"])
+        result = found_clause(m["slot"], m["value"], change=True, adj=m["adj"])
         if result is not None:
             return result
     m = _GOT_MY_AT.search(clause)
     if m and not _blocked(clause[: m.start()]):
-        result = _found(m["slot"], m["value"], change=False, adj=m["adj"])
+        result = found_clause(m["slot"], m["value"], change=False, adj=m["adj"])
         if result is not None:
             return result
     m = _WITH_BEING.match(clause)
-    if m and (found := _found(m["slot"], m["value"], change=False, adj=m["adj"])) is not None:
+    if m and (found := found_clause(m["slot"], m["value"], change=False, adj=m["adj"])) is not None:
         return found
     m = _STILL_FOR_MY.match(clause)
     if m and not re.match(r"[a-z]+ing\b", m["value"]):  # "still waiting for my refund"
-        result = _found(m["slot"], m["value"], change=False, adj=m["adj"])
+        result = found_clause(m["slot"], m["value"], change=False, adj=m["adj"])
         if result is not None:
             return result
     m = _V_FOR_MY.search(clause)
     if m and not _blocked(clause[: m.start()]):
         change = not re.match(r"(?:go|going|went\s+with|gone\s+(?:with|for)|had|got|have|use|using|chose|picked|settled|opted|stick|stuck|landed|"
                               r"ended)", m["verb"], re.IGNORECASE)
-        result = _found(m["slot"], m["value"], change=change, adj=m["adj"])
+        result = found_clause(m["slot"], m["value"], change=change, adj=m["adj"])
         if result is not None:
             return result
     m = _USE_AS.search(clause)
     if m:
         if _blocked(clause[: m.start()]):
             return Blocked("lead-in")
-        return _found(m["slot"], m["value"], change=False, adj=m["adj"])
+        return found_clause(m["slot"], m["value"], change=False, adj=m["adj"])
     m = re.search(r"\b(?:asked|asking|ask|wanted\s+to\s+know|q|question)\s+(?:me\s+)?(?:about|abt|for|on|re)\s+my\s+" + _ADJ
                   + _SLOT
                   + r"(?:\s+(?:earlier|before|yesterday|last\s+time|the\s+other\s+day))?$", clause, re.IGNORECASE)
@@ -1078,7 +823,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         return Topic(slot, False, bare=True) if slot else None
     m = _VALUE_FIRST.match(clause)
     if m and not _blocked(m["value"]):
-        result = _found(m["slot"], m["value"], change=False, adj=m["adj"])
+        result = found_clause(m["slot"], m["value"], change=False, adj=m["adj"])
         if isinstance(result, Found):
             return result
     for my in _MY.finditer(clause):
@@ -1098,7 +843,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     for pattern, change in ((_TERSE, True),):
         m = pattern.match(clause)
         if m and not _blocked(m["value"]):
-            result = _found(m["slot"], m["value"], change=change, adj=m["adj"])
+            result = found_clause(m["slot"], m["value"], change=change, adj=m["adj"])
             if result is not None:
                 return result
     result = _label(clause)
@@ -1106,13 +851,13 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         return result
     m = _BARE_CHANGE.match(clause)
     if m and clean_slot(m["slot"]) is not None:
-        return _found(m["slot"], m["value"], change=True)
+        return found_clause(m["slot"], m["value"], change=True)
     if topic_open:
         m = _ANAPHOR.match(clause)
         if m:
-            value, trailed = _clean_value(m["value"])
+            value, trailed = value_and_change(m["value"])
             value = re.split(r"\s+(?:not|rather\s+than|instead\s+of)\s+", value, maxsplit=1,
-                             flags=re.IGNORECASE)[0].strip().rstrip(_PUNCT + " ")
+                             flags=re.IGNORECASE)[0].strip().rstrip(PUNCT + " ")
             if valid_value(value):
                 return Anaphor(value, True)
         m = re.match(r"^(?P<value>[^\s].{0,40}?)\s+is(?:\s+now)?$", clause, re.IGNORECASE)  # "A isn't my X any more. B is."
@@ -1141,7 +886,7 @@ def bare_value(clause: str) -> str | None:
     clause = re.sub(r"\s+(?:got|was|has\s+been|just\s+got)\s+(?:confirmed|approved|issued|assigned|activated|through)\b.*$", "", clause,
                     flags=re.IGNORECASE)  # "V got confirmed this morning, it's my new X"
     clause = re.sub(r"^(?:use|enter|put|put\s+down|go\s+with|take)\s+(?=\S)", "", clause, flags=re.IGNORECASE)  # "Use V, that's my X"
-    value, _ = _clean_value(re.sub(r"^(?:it(?:'s|’s|\s+is)|its|that(?:'s|’s|\s+is)|mine(?:'s|’s|\s+is))\s+", "",
+    value, _ = value_and_change(re.sub(r"^(?:it(?:'s|’s|\s+is)|its|that(?:'s|’s|\s+is)|mine(?:'s|’s|\s+is))\s+", "",
                                    clause, flags=re.IGNORECASE))
     if not valid_value(value) or len(value.split()) > 6 or re.match(r"^[A-Z][\w.]*:\s", value):
         return None  # "Melanie: Yes" is a speaker's line

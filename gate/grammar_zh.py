@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 
-from ledgermem.gate.grammar_en import Anaphor, Blocked, Clause, Found, Topic, clean_slot
+from ledgermem.gate.clauses import Anaphor, Blocked, Clause, Found, Topic
+from ledgermem.gate.values_en import clean_slot
 
 __all__ = ["bare_value", "parse_clause", "topic_of_question"]
 
@@ -340,6 +341,14 @@ _OPENERS = re.compile(
 )
 
 
+# What a field's line says of a change, before its value ("我的X：现在是V", "X：改成V", "X：新的V") or in its
+# label ("我的新X：V", "X更新：V", "X update：V"); "我的X：V" says none.
+_LABEL_VALUE_CHANGE = re.compile(r"(?:现在|目前|如今)(?=是|为|\S)|现(?=是|为)|新的(?=\S)|"
+                                 r"(?:已经?)?(?:改|换|变|调|更新|变更|修改|调整|更改)(?:成|为|到)了?(?=\S)")
+_LABEL_HEAD_CHANGE = re.compile(r"(?:新的?|最新的?|更新|变更|修改|更改|\b(?:update|updated|new|changed))\s*$|"
+                                r"^(?:我的|本人的?|我)?\s*(?:新的?|最新的?|现在的)(?=\S)", re.IGNORECASE)
+
+
 def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> Clause:
     """Read one Chinese sub-clause (no sentence punctuation inside).
 
@@ -400,8 +409,13 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         if m and (found := _found(m["slot"], m["value"], change=True)) is not None:
             return found
         left = parse_clause(head, topic_open=False)
-        if isinstance(left, Topic):  # "工位换新的了：K2-33", "关于X：现在是V，不是OLD"
-            found = _found(left.slot, re.sub(r"^(?:现在|目前|如今)?(?:是|为)(?=\S)", "", tail.strip()), change=True)
+        if isinstance(left, Topic):  # "工位换新的了：K2-33", "关于X：现在是V，不是OLD", "我的X：V"
+            said = _LABEL_VALUE_CHANGE.match(tail.strip())
+            value = re.sub(r"^(?:现在|目前|如今)?(?:是|为)(?=\S)|^(?:已经?)?(?:改|换|变|调|更新|变更|修改|调整|更改)(?:成|为|到)了?(?=\S)",
+                           "", tail.strip())
+            # A field and its value is a plain statement; it is a change only where the line says one.
+            changed = left.change or bool(said) or bool(_LABEL_HEAD_CHANGE.search(head.strip()))
+            found = _found(left.slot, value, change=changed)
             if found is not None:
                 return found
     clause = re.sub(r"(是|的|那个)\1+", r"\1", clause)  # a stutter: "我的工位是是7楼"

@@ -555,3 +555,82 @@ def test_is_question(text: str, expected: bool) -> None:
 )
 def test_normalise_slot(raw: str, expected: str) -> None:
     assert normalise_slot(raw) == expected
+
+
+# An example marker takes away the example it introduces, and only that: what the user said before it stands.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My kettle brand is Zorbit, e.g. the steel one", (_fact("kettle brand", "Zorbit"),)),
+        ("My kettle brand is Zorbit, for example the steel one.", (_fact("kettle brand", "Zorbit"),)),
+        ("My kettle brand is Zorbit (e.g. the steel one).", (_fact("kettle brand", "Zorbit"),)),
+        ("My kettle brand is Zorbit, e.g. the steel one. My bike lock code is 4417.",
+         (_fact("kettle brand", "Zorbit"), _fact("bike lock code", "4417"))),
+        ("Example: my kettle brand = Zorbit\nmy bike lock code is 4417", (_fact("bike lock code", "4417"),)),
+        ("我的书架颜色是橄榄绿，例如：深一点的那种", (_fact("书架颜色", "橄榄绿"),)),
+        ("我的书架颜色是橄榄绿，比如：偏灰的绿", (_fact("书架颜色", "橄榄绿"),)),
+        ("例如：我的书架颜色是海军蓝\n我的书架颜色是橄榄绿", (_fact("书架颜色", "橄榄绿"),)),
+        # "比如" without a colon, inside a line, lists the user's own changes
+        ("搬家后好几样都换了，比如我的书架颜色，现在是橄榄绿。", (_fact("书架颜色", "橄榄绿", True),)),
+        # "example" inside a value is no marker
+        ("my mail is kim@example.org", (_fact("mail", "kim@example.org"),)),
+        ("my handle is example-owl", (_fact("handle", "example-owl"),)),
+    ],
+)
+def test_an_example_marker_refuses_only_the_example(text: str, expected: tuple[FactMention, ...]) -> None:
+    assert detect_facts(text) == expected
+
+
+# Must-fail controls: the clause after the marker (or a sentence that ends on one) is an example, never a fact.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "e.g. my kettle brand = Zorbit",
+        "e.g.: my kettle brand is Zorbit",
+        "For example, my kettle brand is Zorbit.",
+        "Fill in the form, e.g. my kettle brand is Zorbit",
+        "A few things changed. For example, my kettle brand is now Zorbit.",
+        "Say my kettle brand is Zorbit, for example.",
+        "my kettle brand is Zorbit, e.g.",
+        "My kettle brand, for example, is Zorbit.",
+        "Here is an example: my kettle brand is Zorbit",
+        "例如我的书架颜色是橄榄绿",
+        "例如：我的书架颜色是橄榄绿",
+        "比如：书架颜色＝橄榄绿",
+        "填表说明，例：书架颜色＝橄榄绿",
+        "示例：我的书架颜色：橄榄绿",
+    ],
+)
+def test_an_example_is_not_a_fact(text: str) -> None:
+    assert detect_facts(text) == ()
+
+
+# A field and its value ("我的X：V") is a statement; it is a change only where the line says one.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("我的书架颜色：橄榄绿", _fact("书架颜色", "橄榄绿")),
+        ("我的书架颜色=橄榄绿", _fact("书架颜色", "橄榄绿")),
+        ("本人书架颜色：橄榄绿", _fact("书架颜色", "橄榄绿")),
+        ("关于书架颜色：橄榄绿", _fact("书架颜色", "橄榄绿")),
+        ("我的书架颜色：现在是橄榄绿", _fact("书架颜色", "橄榄绿", True)),
+        ("我的书架颜色：改成橄榄绿", _fact("书架颜色", "橄榄绿", True)),
+        ("我的书架颜色：换成了橄榄绿", _fact("书架颜色", "橄榄绿", True)),
+        ("我的新书架颜色：橄榄绿", _fact("书架颜色", "橄榄绿", True)),
+        ("我的书架颜色换新的了：橄榄绿", _fact("书架颜色", "橄榄绿", True)),
+        ("我的书架颜色（更新）：橄榄绿", _fact("书架颜色", "橄榄绿", True)),
+        ("我的书架颜色：海军蓝 → 橄榄绿", _fact("书架颜色", "橄榄绿", True)),
+        # a tag question after the line asks for an acknowledgement; the line is still stated, whatever the slot's script
+        ("我的书架颜色：橄榄绿，ok？", _fact("书架颜色", "橄榄绿")),
+        ("我的Wi-Fi名: LanternNet，ok？", _fact("Wi-Fi名", "LanternNet")),
+        ("我的浇花时间：5:50，ok？", _fact("浇花时间", "5:50")),
+    ],
+)
+def test_a_labelled_line_is_a_change_only_when_it_says_one(text: str, expected: FactMention) -> None:
+    assert detect_facts(text) == (expected,)
+
+
+# A time's colon ("22:40") makes no field line: a statement with a tag question after it is still not kept.
+@pytest.mark.parametrize("text", ["right, so my bedtime is 22:40, yeah?", "5:50是我现在的浇花时间，对吧？", "我的书架颜色：橄榄绿？？"])
+def test_a_time_is_not_a_label(text: str) -> None:
+    assert detect_facts(text) == ()
