@@ -123,10 +123,12 @@ def predecessor_choice(state: EpisodeState, fact_key: str, exclude_value: str) -
     asked, named = exclude_value, ""
     if all(v != exclude_value for _, v in obs):
         # "Olive Garden at some point", "the 7F one": a recorded value standing in it as a whole token is the one
-        # meant (the longest, when several do)
+        # meant (the longest, when several do); else "Terminal 2" for "Terminal 2, level 0": the one recorded
+        # value it stands in, when only one does
         inside = [v for _, v in obs if contains_value(v, exclude_value)]
-        if inside:
-            exclude_value = max(inside, key=len)
+        holding = {v for _, v in obs if contains_value(exclude_value, v)}
+        if inside or len(holding) == 1:
+            exclude_value = max(inside, key=len) if inside else holding.pop()
             named = f" ({asked!r} names the recorded value {exclude_value!r})"
     anchor = max((i for i, (_, v) in enumerate(obs) if v == exclude_value), default=None)
     start = anchor if anchor is not None else len(obs)

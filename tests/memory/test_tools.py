@@ -85,6 +85,8 @@ def test_get_predecessor_summary(values: tuple[str, ...], exclude: str, expected
         (("3F", "7F", "9F"), "the 7F one", "3F"),
         (("A", "A B", "C"), "A B back then", "A"),  # the longest recorded value it holds: "A B", not "A"
         (("3F", "7F", "9F"), "17F", "9F"),  # control: 7F does not stand in 17F as a whole token: the newest value
+        (("Hall 3", "Hall 4, Bay 12", "Hall 5"), "Hall 4", "Hall 3"),  # the one recorded value it stands in
+        (("Bay 1, Hall 4", "Hall 4, Bay 12", "Hall 5"), "Hall 4", "Hall 5"),  # control: it stands in two: not one
         (("3F", "7F", "9F"), "nothing like it", "9F"),  # control: no recorded value in it
     ],
 )
