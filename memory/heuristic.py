@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from ledgermem.gate.commitments import detect_commitments
 from ledgermem.gate.lexicon import detect_facts, is_question, parse_question
+from ledgermem.gate.replaced import replaced_value
 from ledgermem.gate.summary_format import format_memory_update, format_summary, parse_facts
 from ledgermem.memory.backends import Completion, Message
 from ledgermem.memory.matching import judge_abstention, judge_string
@@ -228,10 +229,19 @@ class HeuristicBackend:
                 anchor -= 1
             if anchor > 0:
                 return values[anchor - 1]
+        # The turn that said `new`, read by its exact id, may name what it replaced ("no longer A, it's V").
+        refs = [i for s in seen if s.slot == slot and s.value == new for i in s.ids if _RECORD_ID.fullmatch(i)]
         for name, body in reversed(results):
+            if name == "get_raw_record" and body.split(" ", 1)[0] in refs:
+                user = next((line[len("USER: "):] for line in body.splitlines() if line.startswith("USER: ")), "")
+                return replaced_value(user, new, slot) or UNKNOWN
             if name == "get_predecessor_summary":
                 m = _PREDECESSOR.search(body)
-                return m.group(1) if m else UNKNOWN  # the tool was asked and had nothing: do not guess
+                if m:
+                    return m.group(1)
+                if not tools or not refs:
+                    return UNKNOWN  # the tool was asked and had nothing: do not guess
+                return f'get_raw_record(reference_id="{refs[-1]}")'
         if not tools:
             return UNKNOWN
         return f'get_predecessor_summary(fact_key="{slot}", exclude_value="{new}")'

@@ -10,6 +10,7 @@ from ledgermem.memory.memory import Memory
 from ledgermem.memory.toolcalls import ToolCall, parse_tool_calls
 from ledgermem.memory.tools import run_tool
 from ledgermem.projections.config import MemoryConfig
+from ledgermem.projections.events import ToolCalled
 from ledgermem.projections.tokens import ESTIMATOR
 
 
@@ -116,3 +117,33 @@ def test_get_raw_record_is_complete_and_exact() -> None:
 def test_tool_failures_are_results_not_exceptions(name: str, args: dict[str, str], fragment: str) -> None:
     result = run_tool(_chain("3F").state, name, args)
     assert not result.ok and fragment in result.text
+
+
+def _heuristic_memory() -> Memory:
+    from ledgermem.memory.heuristic import HeuristicBackend
+
+    return Memory(Ledger(":memory:"), StreamKey("r", "s", "e"), HeuristicBackend(tokenizer=ESTIMATOR),
+                  config=MemoryConfig(tokenizer=ESTIMATOR))
+
+
+@pytest.mark.parametrize("first", ["Copper Fox is what the locker hint says, I guess",  # not read as a fact
+                                   "thanks, that's all"],  # never said before the update
+                         ids=["first-statement-unread", "never-stated"])
+def test_the_value_an_update_replaced_is_read_from_its_raw_record(first: str) -> None:
+    """Nothing on record before the new value: the answer comes from the update's own words, read by exact id."""
+    m = _heuristic_memory()
+    m.add_turn(first, "ok")
+    m.add_turn("my locker hint is no longer Copper Fox, it's Silver Owl now", "noted")
+    for i in range(4):
+        m.add_turn(f"thanks again {i}", "sure")
+    answer = m.answer("what was my locker hint before Silver Owl?")
+    assert answer.text == "Copper Fox"
+    calls = [e for e in answer.events if isinstance(e, ToolCalled)]
+    assert [c.tool for c in calls] == ["get_predecessor_summary", "get_raw_record"]
+    assert not calls[0].ok and calls[1].args == {"reference_id": "r0002"}
+
+
+def test_control_an_update_that_names_no_old_value_is_not_answered() -> None:
+    m = _heuristic_memory()
+    m.add_turn("my locker hint is Silver Owl now", "noted")
+    assert m.answer("what was my locker hint before Silver Owl?").text == "I don't know."
