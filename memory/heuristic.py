@@ -70,6 +70,11 @@ class _Seen:
     ids: tuple[str, ...]  # the item's id and any raw ids it names
 
 
+def _raw_user(body: str) -> str:
+    """The user's words in a `get_raw_record` result ("r0007 [turn 7]\\nUSER: …\\nAGENT: …")."""
+    return next((line[len("USER: "):] for line in body.splitlines() if line.startswith("USER: ")), "")
+
+
 def _observations(memory: str) -> list[_Seen]:
     """Every (turn, slot, value) the memory shows, oldest first (stable within a turn)."""
     seen: list[tuple[int, int, _Seen]] = []
@@ -233,8 +238,7 @@ class HeuristicBackend:
         refs = [i for s in seen if s.slot == slot and s.value == new for i in s.ids if _RECORD_ID.fullmatch(i)]
         for name, body in reversed(results):
             if name == "get_raw_record" and body.split(" ", 1)[0] in refs:
-                user = next((line[len("USER: "):] for line in body.splitlines() if line.startswith("USER: ")), "")
-                return replaced_value(user, new, slot) or UNKNOWN
+                return replaced_value(_raw_user(body), new, slot) or UNKNOWN
             if name == "get_predecessor_summary":
                 m = _PREDECESSOR.search(body)
                 if m:
@@ -261,8 +265,7 @@ class HeuristicBackend:
                 m = _FIRST_FACTS.search(head[0])
                 value = dict(parse_facts(m.group(1))).get(slot) if m else None
             else:
-                user = next((line[len("USER: "):] for line in head if line.startswith("USER: ")), "")
-                value = next((f.value for f in detect_facts(user) if f.slot == slot), None)
+                value = next((f.value for f in detect_facts(_raw_user(body)) if f.slot == slot), None)
             return value or UNKNOWN
         if not tools:
             return UNKNOWN
