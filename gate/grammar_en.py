@@ -39,7 +39,7 @@ from ledgermem.gate.values_en import (DURATION, EMOJI_CHARS, ON_THE_FORM, PEOPLE
                                       found_clause, label_value_ok, valid_value, value_and_change)
 
 # The clause types and the value and slot helpers are re-exported: callers read them through this module.
-__all__ = ["EMOJI_CHARS", "Anaphor", "Blocked", "Clause", "Found", "Topic", "asked_slot", "bare_value", "clean_slot",
+__all__ = ["EMOJI_CHARS", "Anaphor", "Blocked", "Clause", "Found", "Topic", "asked_slot", "bare_value", "value_for_my", "clean_slot",
            "clean_value", "label_value_ok", "parse_clause", "strip_opener_label", "valid_value"]
 
 
@@ -202,16 +202,19 @@ _MY_NEEDS = re.compile(
     r"(?:updated|changed))(?:\s*:\s*|\s+to\s+)(?P<value>.+)$",
     re.IGNORECASE,
 )
+_MY_NEEDS_NOW = re.compile(  # "my X needs to be V now": the value it has to have from now on
+    r"my\s+" + _ADJ + _SLOT + r"\s+(?:needs|has)\s+to\s+(?:be|read|say)\s+(?!\w+ed\b)(?P<value>.+?)\s+now$", re.IGNORECASE)
 _RECORD_AS = re.compile(
-    r"^(?:(?:please|kindly|pls|could\s+you|can\s+you|would\s+you)\s+)*(?:record|note|log|register|save|put\s+down|"
+    r"^(?:(?:when|once|before|after|if)\s+(?:you|u)\s+[^,]{1,50}?,?\s+)?"  # "when you do the registration put my X as V"
+    r"(?:(?:please|kindly|pls|could\s+you|can\s+you|would\s+you|just|then)\s+)*(?:record|note|log|register|save|put\s+down|put|"
     r"mark|list|enter|file|set|keep|store|write\s+down|update|change|have)\s+my\s+" + _ADJ + _SLOT
     + r"\s+(?:as|to\s+be|to\s+read)\s+(?P<value>.+)$",
     re.IGNORECASE,
 )
 _USE_V_AS = re.compile(
     r"^(?:(?:please|kindly|pls|going\s+forward|from\s+now\s+on|henceforth)\s*,?\s+)*(?:use|put\s+down|put|take|record|note|register|list|"
-    r"enter|save|keep|file|log|treat|consider|regard|count)\s+(?P<value>.+?)\s+(?:as|for)\s+my\s+" + _ADJ + _SLOT
-    + r"(?:\s+(?:rather\s+than|instead\s+of|not)\s+.+)?(?:\s+(?:lol|haha+|pls|please|thx|thanks|btw|fyi|rn|now|ok|okay))*$",
+    r"enter|save|keep|file|log|treat|consider|regard|count)\s+(?P<value>.+?)\s+(?:down\s+)?(?:as|for)\s+my\s+" + _ADJ + _SLOT
+    + r"(?:\s+(?:rather\s+than|instead\s+of|not)\s+.+)?(?:\s+(?:lol|haha+|pls|please|thx|thanks|btw|fyi|rn|now|ok|okay|" + ON_THE_FORM + r"))*$",
     re.IGNORECASE,
 )
 _THE_SLOT_I = re.compile(
@@ -313,6 +316,22 @@ _NEW_IS = re.compile(r"^(?:(?:ok|okay|k|so|and|oh|anyway|anyways|also|btw|fyi|pl
                      re.IGNORECASE)  # "okay new X is V"
 _GOT_MY_AS = re.compile(r"\b(?:i\s+)?(?:got|had|have)\s+my\s+" + _ADJ + _SLOT + r"\s+(?:set\s+up|set|registered|listed|changed|"
                         r"switched|put\s+down)\s+(?:as|to)\s+(?P<value>.+?)(?:\s+(?:when|after|before|since)\b.*)?$", re.IGNORECASE)
+_USE_MY = re.compile(  # "use my X. It's V", "fill in the form with my new X, V": the value comes next
+    r"^(?:(?:please|pls|kindly|just|then|and|so)\s+)*(?:use|enter|put\s+down|put\s+in|go\s+with|take|"
+    r"fill\s+(?:in|out)\s+(?:the\s+|this\s+|that\s+)?[\w-]+(?:\s+[\w-]+)?\s+(?:form\s+)?with)\s+my\s+" + _ADJ + _SLOT + r"$",
+    re.IGNORECASE)
+#: a clause that is only a value and the slot it is for: "V for my X", "as of Monday, V for my X"
+_V_FOR_MY_ALONE = re.compile(r"^(?:(?:as\s+of|from|since|starting|effective)\s+\w+(?:\s+\w+)?\s*,\s*)?"
+                             r"(?P<value>[^\s,].{0,40}?)\s+for\s+my\s+" + _ADJ + _SLOT
+                             + r"(?:\s+(?:now|from\s+now\s+on|going\s+forward|then))?$", re.IGNORECASE)
+#: what stands before "for my X" and is no value: a verb, a thanks, a judgement ("thanks for my refund", "great for my back")
+_NOT_A_VALUE_FOR = re.compile(
+    r"(?:\w+ing|\w+ed|a|an|the|some|my|your|his|her|their|our|its|thanks|thank|thx|ta|good|great|perfect|fine|bad|ok|okay|enough|ready|same|better|worse|best|nothing|"
+    r"something|anything|everything|all|none|this|that|these|those|time|room|space|money|help|sorry|happy|wait|look|ask|pay|"
+    r"apply|call|search|went|go|come|came|here|there|one|much|more|less|too|so|just|only|also|even|still|what|which|who|"
+    r"please|pls|kindly|find|see|check|get|bring|buy|need|want|got|have|keep|make|take|give|send|use|try|let|book|order|read|"
+    r"write|leave|points?|things?|stuff|notes?|details?|info)\b",
+    re.IGNORECASE)
 _UPDATE_MY = re.compile(r"\b(?:update|change|correct|amend|fix)\s+my\s+" + _ADJ + _SLOT + r"(?:\s+(?:please|pls|for\s+me))?$", re.IGNORECASE)
 _OWNED_FOR_ME = re.compile(r"^(?:(?:ok|okay|k|so|sure|yes|yeah|yep|and)\s+)*(?:the\s+)?" + _SLOT + r"\s+(?:is|'s|’s)\s+"
                            r"(?P<value>.+?)\s+for\s+me$", re.IGNORECASE)  # "k so X is V for me"
@@ -512,7 +531,7 @@ _STATES = re.compile(r"\bmy\s|\s(?:is|=|==)\s|\snow\s|\bit(?:'s|’s|\s+is)\s", 
 def _from_my(clause: str, start: int) -> Clause:  # noqa: C901 - one table of constructions
     """The core that begins with the `my` at `start`."""
     rest = clause[start:]
-    for pattern in (_MY_FROM_TO, _MY_CHANGE, _MY_NEEDS):
+    for pattern in (_MY_FROM_TO, _MY_CHANGE, _MY_NEEDS, _MY_NEEDS_NOW):
         m = pattern.match(rest)
         if m and clean_slot(m["slot"]) is not None:
             value = m["value"]
@@ -673,6 +692,9 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         if m and clean_slot(m["slot"]) and not (pattern is _ANSWER_ABOUT and _blocked(clause[: m.start()])):
             # the slot named now; its value stood just before ("V — my X i mean") or comes next
             return Topic(clean_slot(m["slot"]) or "", change, bare=not back and pattern is not _THEIR_SLOTS, back=back)
+    m = _USE_MY.match(clause)
+    if m and clean_slot(m["slot"]) and (m["adj"] or "").lower() not in ("old", "previous", "former", "original", "first"):
+        return Topic(clean_slot(m["slot"]) or "", (m["adj"] or "").lower() in ("new", "updated", "latest"), bare=True)
     m = _UPDATE_MY.search(clause)
     if m and clean_slot(m["slot"]) and not re.search(r"\b(?:will|going\s+to|gonna|plan|planning|need\s+to|should)\b", clause[: m.start()],
                                                       re.IGNORECASE):
@@ -866,6 +888,19 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     return None
 
 
+def value_for_my(clause: str) -> Clause:
+    """A clause that is only a value and the slot it is for ("V for my X, please note"), read where nothing
+    before it in the sentence could be the start of the value or the verb it belongs to."""
+    m = _V_FOR_MY_ALONE.match(clause.strip())
+    value = bare_value(m["value"]) if m else None
+    if not m or value is None or _NOT_A_VALUE_FOR.match(m["value"]) or _NOT_A_VALUE_FOR.match(value) or (
+            set(m["slot"].lower().split()) & PEOPLE):
+        return None
+    if "," in m["value"] or re.search(r"\b[a-z]{3,}ed\b", m["value"]):
+        return None  # "decided against V for my X": a verb in it, so no value alone
+    return found_clause(m["slot"], m["value"], change=False, adj=m["adj"])
+
+
 def asked_slot(sentence: str) -> Topic | None:
     """A question that is only a slot ("my locker?", "oh and my badge number?"): the next sentence may answer it."""
     m = _ASKED_SLOT.match(sentence.strip().rstrip("?").strip())
@@ -878,6 +913,7 @@ def bare_value(clause: str) -> str | None:
     clause = strip_opener_label(clause, stating=False)  # "can u save this: V. that's my X"
     if re.match(r"^\s*(?:def(?:initely)?|defo|deffo|absolutely|certainly|surely|totally)\s+not\b", clause, re.IGNORECASE):
         return None  # "def not V": a denial
+    clause = re.sub(r"^\*+\s*(?=\S)", "", clause.strip())  # "*V": a chat correction of the line before
     clause = re.sub(r"^(?:(?:so|yeah|yep|yes|ok|okay|well|um+|uh+|oh|and|like|easy|simple|honestly|correct|right|exactly|"
                     r"indeed|sure)\s*[,—–:-]?\s+)+", "",
                     clause.strip(), flags=re.IGNORECASE)
@@ -886,6 +922,9 @@ def bare_value(clause: str) -> str | None:
     clause = re.sub(r"\s+(?:got|was|has\s+been|just\s+got)\s+(?:confirmed|approved|issued|assigned|activated|through)\b.*$", "", clause,
                     flags=re.IGNORECASE)  # "V got confirmed this morning, it's my new X"
     clause = re.sub(r"^(?:use|enter|put|put\s+down|go\s+with|take)\s+(?=\S)", "", clause, flags=re.IGNORECASE)  # "Use V, that's my X"
+    # "For X, I have V": what the user has, said after the slot
+    clause = re.sub(r"^i(?:'ve|’ve|\s+have)?\s+(?:got|have|use|am\s+using|'m\s+using|’m\s+using)\s+(?!(?:to|no|not|it|that|this|one)\b)(?=\S)",
+                    "", clause, flags=re.IGNORECASE)
     value, _ = value_and_change(re.sub(r"^(?:it(?:'s|’s|\s+is)|its|that(?:'s|’s|\s+is)|mine(?:'s|’s|\s+is))\s+", "",
                                    clause, flags=re.IGNORECASE))
     if not valid_value(value) or len(value.split()) > 6 or re.match(r"^[A-Z][\w.]*:\s", value):

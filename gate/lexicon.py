@@ -63,7 +63,9 @@ _ZH_CONDITION = re.compile(r"(?:要是|如果|假如|假设|万一|若是|倘若
 _AFTERTHOUGHT = re.compile(r"(?:in\s+case\s+you\s+(?:ever\s+)?need\s+it|if\s+you\s+(?:ever\s+)?need\s+it|just\s+so\s+you\s+(?:know|have\s+it)|"
                            r"for\s+(?:your|the)\s+records?|for\s+reference|thanks|thank\s+you|cheers|ta|please\s+(?:save|note|remember)\s+it|"
                            r"(?:please\s+)?keep\s+(?:it|that)\s+(?:handy|safe|somewhere)|that\s+is|i\s+mean|in\s+case\s+you\s+(?:lost|forgot)\s+it|"
-                           r"by\s+the\s+way|for\s+your\s+notes)[.!]*$", re.IGNORECASE)
+                           r"by\s+the\s+way|for\s+your\s+notes|"
+                           r"i\s+(?:fat[- ]?fingered|mistyped|typoed|misspelt|misspelled|got\s+(?:it|that)\s+wrong)\b.{0,30})[.!]*$",
+                           re.IGNORECASE)
 # A whole sentence that is a label: "office floor - 7F", "工位：K2-33", "【工位】K2-33".
 _LABEL_SENTENCE = re.compile(
     r"^\s*(?:【(?P<bslot>[^】]{1,24})】|(?P<slot>(?:my\s+|我的)?(?=[\w()]*[^\W\d_])[^\W_][\w\- ()（）]{0,40}?))\s*(?:(?<=】)|(?<![0-9])[:=]|——|[|｜]|\s[-–—]+\s|\s*(?:->|→)\s*)\s*(?P<value>\S.*?)\s*$",
@@ -230,6 +232,9 @@ class _Reader:
             if _FILLER_CLAUSE.fullmatch(body) and (self.pending or self.loose is not None or self.topic is not None):
                 continue  # "7楼！对，就是我的工位", "my X? Easy — V": a word between the value and the slot it belongs to
             read = self.read(body)
+            if read is None and not self.zh(body) and all(_ACK.fullmatch(piece) or _TIME_OPENER.fullmatch(piece)
+                                                          for piece in self.pending):
+                read = grammar_en.value_for_my(body)  # "as of Monday, V for my X"; not "I use A, B for my X"
             lead: list[str] = []
             for piece in reversed(self.pending):  # the value-like pieces right before this clause
                 if not (continues(piece) or re.fullmatch(r"[a-z][\w\-]*(?:\s+[\w\-]+){0,2}", piece.strip())) or re.match(
@@ -261,18 +266,26 @@ class _Reader:
                 self.topic, self.pending = None, []
             elif isinstance(read, Topic) and read.back and self.pending and (
                     index >= len(subs) or re.search(r"\bi\s+mean", body, re.IGNORECASE)
-                    or all(_AFTERTHOUGHT.match(rest.strip()) for rest in subs[index:])
+                    or all(_AFTERTHOUGHT.match(rest.strip()) or _FILLER_CLAUSE.fullmatch(rest.strip().rstrip(".,!?;: "))
+                           for rest in subs[index:])
                     or not re.match(r"(?:(?:so|and|oh|ok|okay|well|also|yeah)\s+)*(?:my\s|我的|我那个|本人)",
                                     grammar_en.strip_opener_label(body), re.IGNORECASE)):
                 # "level B2, that's my office floor", "It's B14, my desk number": the value stood in the clause before
                 # ("my kids" followed by "and I went camping" names no value)
-                joined = ", ".join(self.pending)
+                # "It's definitely not V, my X": a denied piece is never the value; "it's V now, not OLD — my X I
+                # mean": the value is the run of pieces before the denial
+                runs: list[list[str]] = [[]]
+                for piece in self.pending:
+                    if _DENIED.search(piece):
+                        runs.append([])
+                    else:
+                        runs[-1].append(piece)
+                run = next((r for r in reversed(runs) if r), [])
                 bare = grammar_zh.bare_value if self.zh(body) else grammar_en.bare_value
-                back = (bare(joined) if not self.zh(body) else None) or bare(self.pending[-1])
-                if re.search(r"\b(?:not|never|no\s+longer)\b|n't\b|n’t\b|不是|并非|从来没", joined, re.IGNORECASE):
-                    back = None  # "It's definitely not V, my X": a denial, whatever the last piece reads as
-                if back is not None and (not tagged or read.change):
-                    yield FactMention(slot=normalise_slot(read.slot), value=back, change=read.change)
+                back = ((bare(", ".join(run)) if not self.zh(body) else None) or bare(run[-1])) if run else None
+                change = read.change or len(runs) > 1
+                if back is not None and (not tagged or change):
+                    yield FactMention(slot=normalise_slot(read.slot), value=back, change=change)
                 # "你好，我想告诉你我的X。它是V": nothing before it was the value, so the value may still come
                 self.topic, self.pending = (read if back is None and read.bare else None), []
             elif isinstance(read, Topic):
@@ -292,12 +305,21 @@ class _Reader:
                     continue  # "my X? not 3F anymore — 7F": the old value, then the new one
                 if self.topic is not None and self.topic.bare:
                     self.topic = None  # a slot named on its own is answered in the clause right after it, or not at all
-        if not yielded and len(subs) == 1 and self.pending and len(subs[0].split()) <= 6 and (
-                not self.zh(subs[0]) or len(grammar_zh.bare_value(subs[0]) or "") >= 2):
+        last = subs[-1].rstrip(".,!?;: ") if subs else ""
+        alone = len(subs) == 1 or (not self.zh(last) and (all(_ACK.fullmatch(sub.strip().rstrip(".,!?;: ")) for sub in subs[:-1])
+                                                          or bool(re.match(r"so\s*:\s*\S", last, re.IGNORECASE))))
+        if not yielded and alone and self.pending and self.pending[-1] == last and len(last.split()) <= 6 and (
+                not self.zh(last) or len(grammar_zh.bare_value(last) or "") >= 2):
             self.loose = self.pending[-1]  # "3rd floor. That's my office floor": the next sentence may name it
 
 
 
+#: an acknowledgement before a value said on its own: "yep that's right, V. My X, yeah"
+_ACK = re.compile(r"(?:(?:yes|yeah|yep|yup|mhm+|mm+|uh-huh|right|correct|exactly|sure|ok|okay|so|well|oh)\s*,?\s*)*"
+                  r"(?:that(?:'s|’s|\s+is)\s+(?:right|correct|it)|(?:yes|yeah|yep|yup|mhm+|mm+|uh-huh|right|correct|exactly|sure|ok|okay))",
+                  re.IGNORECASE)
+_TIME_OPENER = re.compile(r"(?:as\s+of|from|since|starting|effective)\s+\w+(?:\s+\w+)?", re.IGNORECASE)
+_DENIED = re.compile(r"\b(?:not|never|no\s+longer)\b|n't\b|n’t\b|不是|并非|从来没", re.IGNORECASE)
 _LABELLED = re.compile(r"^[^:：=＝，,。]{1,24}?(?:(?<!\d)[:：]|[:：](?!\d)|[=＝])")  # "X: V", "我的X：V", not "X is 07:30"
 #: A sentence that is a to-do or a value struck out or someone else's: not the user's fact, whatever it says
 _NOT_A_FACT = re.compile(r"(?:^|\s)(?:todo|to-do)\s*[:\-—]|[✗✘❌]|"

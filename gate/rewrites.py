@@ -151,6 +151,10 @@ def rewrite(text: str) -> str:
     # "V! That's what my X has been changed to."
     text = re.sub(r"(?im)^(.{1,40}?)[!.]?\s+that(?:'s|’s|\s+is)\s+what\s+my\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+)\s+"
                   r"(?:has\s+been|have\s+been|was|got|is\s+being)\s+(?:changed|switched|updated|moved|set)\s+to[.!]?\s*$", r"my \2 changed to \1", text)
+    # "X -> V (mine, for reference)", "X — V (mine)", "me / X / V": a note line marked as the user's own
+    text = re.sub(r"(?im)^\s*(?!my\s)([^\W\d_][\w-]*(?:\s[\w'’-]+){0,4}?)\s*(?:->|→|—|–|:|=)\s*((?:(?!\s(?:is|are|was)\s)[^():\n]){1,60}?)\s*"
+                  r"\(\s*mine\b[^()\n]{0,40}\)\s*[.!]?\s*$", r"my \1 is \2", text)
+    text = re.sub(r"(?im)^\s*me\s*/\s*([^/\n]{1,40}?)\s*/\s*([^/\n]{1,60}?)\s*$", r"my \1 is \2", text)
     text = re.sub(r"\bmyy+\b", "my", text, flags=re.IGNORECASE)
     text = re.sub(r"\s+comma\s+", ", ", text, flags=re.IGNORECASE)  # dictation: "V comma please save that"
     text = re.sub(r"\s+(?:period|full\s+stop)\s*$", ".", text, flags=re.IGNORECASE | re.MULTILINE)  # dictation, at the end

@@ -1,0 +1,69 @@
+"""English constructions of forms, notes and replies: a value given for a form, a slot named after
+its value, a value said alone before the slot, a note line marked as the user's own.
+
+Written here for the grammar's parts; each rule has a control where it must not fire.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ledgermem.gate.lexicon import detect_facts
+
+
+def _facts(text: str) -> list[tuple[str, str]]:
+    return [(m.slot, m.value) for m in detect_facts(text)]
+
+
+READ = [
+    # a value entered on a form as the user's
+    ("Kindly enter 4471-K as my membership number on the booking.", "membership number", "4471-K"),
+    ("once you open the portal, put my locker code as 9902", "locker code", "9902"),
+    ("put 88 Elm Row down for my billing address on the signup form thx", "billing address", "88 Elm Row"),
+    # the slot named first, its value in the next sentence or clause
+    ("For the visa form, use my passport number. It's X1234567.", "passport number", "X1234567"),
+    ("Fill in the gym form with my new locker code, 5521.", "locker code", "5521"),
+    ("For shoe size, I have 44.", "shoe size", "44"),
+    # a value that has to be the slot's from now on
+    ("Wait, my locker code needs to be 7310 now, they reset it.", "locker code", "7310"),
+    # a value said alone, then the slot it is for
+    ("QX-19 for my parking permit, please keep it", "parking permit", "QX-19"),
+    ("as of today, Bay 4 for my parking spot", "parking spot", "Bay 4"),
+    # the value before a denial of the old one, then the slot
+    ("it's Bay 9 now, not Bay 2 — my parking spot I mean", "parking spot", "Bay 9"),
+    ("No longer Bay 2! It's Bay 9, my parking spot.", "parking spot", "Bay 9"),
+    ("*Bay 9 — my parking spot, I mistyped it earlier", "parking spot", "Bay 9"),
+    # an acknowledgement, the value, then the slot in the next sentence
+    ("yes that's right, Bay 9. my parking spot, yeah", "parking spot", "Bay 9"),
+    ("mm, Flat 3B. you've got my billing address right", "billing address", "Flat 3B"),
+    ("I can never keep track of these, so: 5521. That's my locker code.", "locker code", "5521"),
+    # a note line marked as the user's own
+    ("locker code -> 5521 (mine)", "locker code", "5521"),
+    ("shoe size — 44 (mine, for the shop)", "shoe size", "44"),
+    ("me / shoe size / 44", "shoe size", "44"),
+]
+
+
+@pytest.mark.parametrize(("text", "slot", "value"), READ)
+def test_form_note_and_reply_constructions_are_read(text: str, slot: str, value: str) -> None:
+    assert _facts(text) == [(slot, value)]
+
+
+NOT_READ = [
+    "a present for my sister",         # a person, not a slot
+    "flowers for my wife",
+    "a new battery for my phone",      # an object bought for a thing, with an article
+    "thanks for my refund",            # a thanks
+    "it's time for my appointment",
+    "Nope, decided against Bay 9 for my parking spot.",   # a verb before the value
+    "Please find below some notes for my profile:",
+    "I use Bay 4, Bay 9 for my parking spot? no idea",    # a question
+    "It's definitely not Bay 9, my parking spot",         # only a denial before the slot
+    "locker code -> 5521 (not mine)",                     # the note says it is not the user's
+    "For shoe size, I have no idea.",
+]
+
+
+@pytest.mark.parametrize("text", NOT_READ)
+def test_what_only_looks_like_those_constructions_is_not_read(text: str) -> None:
+    assert _facts(text) == []
