@@ -69,7 +69,7 @@ _OPENER_PHRASES = ("heads up", "quick note", "quick update", "small update", "ju
                    "for the record", "for your records", "side note", "one more thing", "new info", "note to self",
                    "remember this", "memo", "reminder to self", "fyi all", "important", "decision made",
                    "final answer", "done deal", "settled", "just so you have it", "for your information",
-                   "for your files", "for your records")
+                   "for your files", "for your records", "for my records", "for my notes", "for my reference")
 
 _W = r"[^\W_][\w\-]*(?:\([\w]{1,3}\)[\w\-]*)?"
 _XW = r"[^\W_][\w\-'’]*(?:\([\w]{1,3}\)[\w\-]*)?"  # a slot word ("401(k)") that may carry a possessive, checked later
@@ -173,7 +173,7 @@ _IMPERATIVE = re.compile(
 _MY_CHANGE = re.compile(r"my\s+" + _ADJ + _SLOT + r"\s+" + _CHANGE_VERB + _FROM + _TO + r"(?P<value>.+)$",
                         re.IGNORECASE)
 _MY_FROM_TO = re.compile(r"my\s+" + _ADJ + _SLOT + r"\s+(?:went|changed|moved|switched|jumped|shifted|"
-                         r"has\s+gone|has\s+changed)\s+(?:from\s+)?(?!(?:over|back|up|down|across)\s*(?:to\b|->|→))(?P<old>.+?)\s*(?:\s+to\s+|->|→)\s*(?P<value>.+)$", re.IGNORECASE)
+                         r"has\s+gone|has\s+changed)\s+(?:from\s+)?(?!(?:(?:over|back|up|down|across)\s*)?(?:to\b|->|→))(?P<old>.+?)\s*(?:\s+to\s+|->|→)\s*(?P<value>.+)$", re.IGNORECASE)
 _MY_NO_LONGER = re.compile(
     r"my\s+" + _ADJ + _SLOT + r"\s+(?:(?:is|'s|’s)\s+)?(?:no\s+longer|no\s+more|not\s+any\s*more|not\s+(?:still\s+)?|n't\s+)(?P<old>.+?)"
     r"(?:\s+(?:anymore|any\s+more|any\s+longer))?$",
@@ -647,7 +647,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
                     r"|^i(?:'m|’m|\s+am)\s+(?:informing(?:\s+you)?|writing\s+to\s+(?:inform|tell)\s+you|letting\s+you\s+know)"
                     r"(?:\s+that)?\s+|^(?:haha+|lol|so|yeah|yep|um+|uh+)\s+(?=(?:it's|its|it\s+is|now)\s)", "", clause,
                     flags=re.IGNORECASE)
-    m = re.match(r"^(?:(?:my|a|the)\s+)?(?:brand\s+)?new\s+" + _SLOT + r"(?:\s+(?:alert|incoming|time|day))?$", clause, re.IGNORECASE)
+    m = re.match(r"^(?:(?:my|a|the)\s+)?(?:brand\s+)?new\s+" + _SLOT + r"(?:\s+(?:alert|incoming))?$", clause, re.IGNORECASE)
     if m and clean_slot(m["slot"]):
         return Topic(clean_slot(m["slot"]) or "", True, bare=True)  # "new phone plan!! it's V"
     # "I think my X is V", "pretty sure my X is V": the user's own assertion, hedged; not someone else's belief

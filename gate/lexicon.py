@@ -178,7 +178,7 @@ _REQUEST = re.compile(
 
 _FILLER_CLAUSE = re.compile(
     r"(?:对|对的|对对|是的|没错|嗯|yes|yeah|yep|right|correct|haha+|lol|lmao|easy|simple|sure|well|so|ok|okay|oh|um+|uh+|"
-    r"hmm+|since\s+then|after\s+that|from\s+then\s+on|dear\s+\w+|hi|hello|"
+    r"hmm+|since\s+then|after\s+that|from\s+then\s+on|dear\s+\w+|hi|hello|(?:and|but)?\s*now|(?:(?:a|some|good|bad|big|great)\s+)?(?:(?:bit|piece)\s+of\s+)?news|"
     r"(?:it|that)(?:'s|\s+has|\s+just)?\s+changed(?:\s+(?:again|today|yesterday|last\s+week|recently))?|"
     r"(?:已经|又|刚)?(?:换|改|变|更新)了(?:啦|哦|喔)?|(?:原来|以前|之前|原先|本来)(?:是|为).{1,24}|(?:it|that)\s+used\s+to\s+be\s+.{1,40}|"
     r"i(?:'m|\s+am)\s+(?:so\s+)?sorry\s+to\s+(?:trouble|bother)\s+you|i\s+do\s+hope\s+.{1,40})", re.IGNORECASE)

@@ -16,7 +16,7 @@ import re
 __all__ = ["rewrite"]
 
 # "my" and a slot's words, as the reader finds them before an aside, a filler or a time ("my X (…) is V").
-_MY_SLOT = r"my\s+[^\W\d_][\w'’-]*(?:\s+[\w'’-]+){0,4}?"
+_MY_SLOT = r"my\s+[^\W_][\w'’-]*(?:\s+[\w'’-]+){0,4}?"
 
 
 _STICKER = re.compile(
@@ -157,7 +157,9 @@ def rewrite(text: str) -> str:
     text = re.sub(r"(?im)^\s*me\s*/\s*([^/\n]{1,40}?)\s*/\s*([^/\n]{1,60}?)\s*$", r"my \1 is \2", text)
     text = re.sub(r"\bmyy+\b", "my", text, flags=re.IGNORECASE)
     text = re.sub(r"\s+comma\s+", ", ", text, flags=re.IGNORECASE)  # dictation: "V comma please save that"
-    text = re.sub(r"\s+(?:period|full\s+stop)\s*$", ".", text, flags=re.IGNORECASE | re.MULTILINE)  # dictation, at the end
+    text = re.sub(r"(?<!notice)(?<!trial)(?<!grace)(?<!waiting)(?<!probation)(?<!billing)(?<!holding)(?<!payment)(?<!contract)"
+                  r"(?<!reporting)(?<!rest)(?<!lock-in)(?<!cooling-off)\s+(?:period|full\s+stop)\s*$", ".", text,
+                  flags=re.IGNORECASE | re.MULTILINE)  # dictation, at the end
     text = re.sub(r",\s*(i\s+mean)\b", r" \1", text, flags=re.IGNORECASE)  # "My X, I mean."
     text = _STICKER.sub(" ", text)  # "[呲牙]", "（狗头）": a chat app's stickers
     text = re.sub(r"[（(][^（）()\n]{0,24}[？?][）)]", " ", text)  # "（之前跟你说过没？）": an aside, not a question

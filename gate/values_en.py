@@ -35,6 +35,7 @@ _SLOT_STOPWORDS = frozenset(
     changed updated moved switched needs needed updating uses wears drives owns prefers shows says lists displays
     i've i'm i'd i'll we've we're you've you're they've they're it's that's there's i’ve i’m i’d i’ll ive im
     hasn't haven't hadn't shouldn't couldn't wouldn't hasn’t haven’t finally recently eventually already
+    being yeah yep yup uh um erm mine
     """.split()
 )
 _SLOT_BLOCK = frozenset(
@@ -113,6 +114,10 @@ _CONNECTIVE = re.compile(
 )
 
 
+#: "LS6 1AN only", "Dr Rao only na": an emphatic "only" after a code or a name (not "SIM only", "cash only")
+_EMPHATIC_ONLY = re.compile(r"(?<=[\w.])\s+only(?:\s+(?:na|lah|lor|yaar|ji))?\s*[.!]*\s*$", re.IGNORECASE)
+
+
 def value_and_change(raw: str) -> tuple[str, bool]:
     """The value without trailing asides; True when an aside says it is new ("now", "anymore")."""
     value = raw.strip()
@@ -124,6 +129,10 @@ def value_and_change(raw: str) -> tuple[str, bool]:
                                                                        r"|now\s+that)\b", cut.group(0), re.IGNORECASE))
         value, trailed = value_and_change(value[: cut.start()])
         return value, change or trailed
+    emphatic = _EMPHATIC_ONLY.search(value)
+    before = value[: emphatic.start()].split()[-1:] if emphatic else []
+    if before and re.search(r"\d|^[A-Z][a-z]", before[0]):  # "1AN only", "Dr Rao only"; not "SIM only", "cash only"
+        value = value[: emphatic.start()]
     change = False
     previous = None
     while value != previous:
@@ -158,6 +167,8 @@ def valid_value(value: str) -> bool:
         return False
     if value[0] in "=<>!?":
         return False
+    if re.fullmatch(r"(?:(?:a|some|good|bad|big|great)\s+)?(?:(?:bit|piece)\s+of\s+)?(?:news|update|change)(?:\s+(?:here|for\s+you))?", value, re.IGNORECASE):
+        return False  # "re my X, bit of news": news of a change, the value comes later
     # A clause, not a value: "going to be 7F", "that it is 7F"; "5 May" is a date, "it may be" is not.
     written = value.split()[1:]
     return not any(w in {"is", "are", "was", "were", "will", "would", "if", "but", "because", "has", "have", "had",

@@ -67,3 +67,34 @@ NOT_READ = [
 @pytest.mark.parametrize("text", NOT_READ)
 def test_what_only_looks_like_those_constructions_is_not_read(text: str) -> None:
     assert _facts(text) == []
+
+
+BOUNDARIES = [
+    # an emphatic "only" after a code or a name is not part of it; after a word it is
+    ("my pin code is 7731 only", "pin code", "7731"),
+    ("Do note my dentist is Dr Ana Ruiz only na", "dentist", "Dr Ana Ruiz"),
+    ("my broadband is Vodafone 5G SIM only", "broadband", "Vodafone 5G SIM only"),
+    ("my payment method is cash only", "payment method", "cash only"),
+    # a filler or a participle is not part of the slot; a slot may begin with a digit
+    ("um my 4G router yeah it's Huawei B535", "4g router", "Huawei B535"),
+    ("remember my gym being PureGym? well now it's Nuffield", "gym", "Nuffield"),
+    # "quarter to seven" is a value, not "from quarter to seven"
+    ("My pickup time changed to quarter to seven last week.", "pickup time", "quarter to seven"),
+    # "notice period" is a slot, not a dictated full stop
+    ("Field: notice period\nNew value: 8 weeks", "notice period", "8 weeks"),
+    # "now" on its own between the old value and the new one is no value
+    ("my locker code is not anymore 1188, now it is 9031", "locker code", "9031"),
+    # "for my records" opens the line; it names no slot
+    ("For my records — pin code: 4410. Cheers", "pin code", "4410"),
+]
+
+
+@pytest.mark.parametrize(("text", "slot", "value"), BOUNDARIES)
+def test_value_and_slot_boundaries(text: str, slot: str, value: str) -> None:
+    assert _facts(text) == [(slot, value)]
+
+
+def test_news_of_a_change_is_not_its_value() -> None:
+    assert _facts("Re my gym, bit of news.") == []
+    assert _facts("my gym? some news: it's Nuffield now") == [("gym", "Nuffield")]
+    assert _facts("Re my gym, bit of news: it's Nuffield now") == [("gym", "Nuffield")]
