@@ -130,9 +130,10 @@ def value_and_change(raw: str) -> tuple[str, bool]:
         value, trailed = value_and_change(value[: cut.start()])
         return value, change or trailed
     emphatic = _EMPHATIC_ONLY.search(value)
-    before = value[: emphatic.start()].split()[-1:] if emphatic else []
-    if before and re.search(r"\d|^[A-Z][a-z]", before[0]):  # "1AN only", "Dr Rao only"; not "SIM only", "cash only"
-        value = value[: emphatic.start()]
+    if emphatic is not None:
+        before = value[: emphatic.start()].split()[-1:]
+        if before and re.search(r"\d|^[A-Z][a-z]", before[0]):  # "1AN only", "Dr Rao only"; not "SIM only", "cash only"
+            value = value[: emphatic.start()]
     change = False
     previous = None
     while value != previous:
