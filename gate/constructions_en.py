@@ -200,7 +200,7 @@ WHAT_I_USE = re.compile(
 )
 WHAT_I_USE_FOR = re.compile(r"^(?P<value>.{1,40}?)(?:'s|’s|\s+is)\s+what\s+i(?:'ve|\s+have)?\s+(?:use|used|have|got|go\s+with|picked|"
                              r"chose|went\s+with|put|keep)\s+(?:for|as)\s+my\s+" + ADJ + SLOT + r"$", re.IGNORECASE)
-HAS_REPLACED = re.compile(r"^(?P<value>.{1,40}?)\s+(?:has\s+|have\s+|just\s+)*(?:replaced|taken\s+over\s+from|superseded)\s+(?P<old>.{1,40}?)"
+HAS_REPLACED = re.compile(r"^(?P<value>.{1,40}?)\s+(?:has\s+|have\s+|just\s+)*(?:replaced|replaces|is\s+replacing|taken\s+over\s+from|takes\s+over\s+from|superseded|supersedes)\s+(?P<old>.{1,40}?)"
                            r"\s+as\s+my\s+" + ADJ + SLOT + r"$", re.IGNORECASE)
 STOPPED_USING = re.compile(r"^(?:i(?:'m|’m|\s+am)\s+(?:not|no\s+longer)\s+using|i\s+(?:don't|don’t|do\s+not|no\s+longer)\s+(?:have|use)|i(?:'ve|\s+have)?\s+(?:stopped\s+using|got\s+rid\s+of|dropped)|"
                             r"got\s+rid\s+of|stopped\s+using)\s+(?:(?!\sfor\s).){1,40}?\s+(?:for|as)\s+my\s+" + ADJ + SLOT
@@ -303,10 +303,11 @@ OWNED_FOR_ME = re.compile(r"^(?:(?:ok|okay|k|so|sure|yes|yeah|yep|and)\s+)*(?:th
                            r"(?P<value>.+?)\s+for\s+me$", re.IGNORECASE)  # "k so X is V for me"
 NOT_MY_ANYMORE = re.compile(r"^(?P<old>.{1,40}?)\s+(?:isn't|isn’t|is\s+not|is\s+no\s+longer|stopped\s+being)\s+my\s+" + ADJ
                              + SLOT + r"(?:\s+(?:any\s*more|any\s+longer))?$", re.IGNORECASE)
-CHANGED_MY = re.compile(r"^(?:(?:also|so|and|just|ok|okay|last\s+\w+|yesterday|today|this\s+\w+|please|pls|kindly)\s+)*(?:i(?:'ve|\s+have)?\s+)?(?:had\s+to\s+|have\s+to\s+|just\s+|finally\s+)?"
+CHANGED_MY = re.compile(r"^(?:(?:also|so|and|just|ok|okay|last\s+\w+|yesterday|today|this\s+\w+|please|pls|kindly)\s+)*(?:i(?:'ve|\s+have)?\s+)?(?:had\s+to\s+|have\s+to\s+|just\s+|finally\s+|"
+                         r"went\s+ahead\s+and\s+|(?:i\s+)?decided\s+to\s+)?"
                          r"(?:change|changed|update|updated|switch|switched|swap|swapped|replace|replaced|reset|went\s+back\s+to|mistyped|misspelled|"
-                         r"typed\s+wrong|got\s+wrong|had\s+wrong)(?:\s+over)?\s+my\s+"
-                         r"(?:old\s+)?" + SLOT + r"(?:\s+(?:today|yesterday|again|this\s+week|last\s+week|recently))?$", re.IGNORECASE)
+                         r"typed\s+wrong|got\s+wrong|had\s+wrong|sorted(?:\s+out)?)(?:\s+over)?\s+my\s+"
+                         r"(?:old\s+)?" + SLOT + r"(?:\s+out)?(?:\s+(?:today|yesterday|again|this\s+week|last\s+week|recently|after\s+all|at\s+last))?$", re.IGNORECASE)
 STOPPED_BEING = re.compile(r"^my\s+" + ADJ + SLOT + r"\s+stopped\s+being\s+(?P<old>.+)$", re.IGNORECASE)
 NAMED_AFTER = re.compile(r"^(?P<body>.+?)\s*\((?:that(?:'s|’s|\s+is)\s+)?my\s+" + ADJ + SLOT + r"\)$", re.IGNORECASE)
 ARROW_FOR_MY = re.compile(r"^(?P<old>.+?)\s*(?:→|->)\s*(?P<value>.+?)\s+(?:for|as)\s+my\s+" + ADJ + SLOT + r"$", re.IGNORECASE)  # "that'd be V (my X)"
@@ -383,7 +384,7 @@ BARE_CHANGE = re.compile(r"^(?:the\s+)?" + SLOT + r"\s+" + CHANGE_VERB + FROM + 
 ANAPHOR = re.compile(
     r"^(?:and\s+|so\s+|but\s+|now\s+)?(?:"
     r"(?:it|that)(?:'s|’s|\s+is|\s+has|s)\s+(?:now\s+)?(?:been\s+)?(?:actually\s+)?(?!(?:been\s+)?(?:changed|updated|switched|moved)\s+to\b)|"
-    r"now\s+(?:is|it's)\s+|"
+    r"now\s+(?:is|it's)\s+|is\s+(?:now\s+)?(?=\S+(?:\s+\S+){0,5}\s+now$)|"
     r"(?:it|that)\s+(?:was\s+|has\s+|have\s+|been\s+|got\s+|just\s+|now\s+)*(?:(?:changed|updated|switched|moved)\s+to\s+|(?:became|went\s+to)\s+)|"
     r"now(?:\s+it(?:'s|’s|\s+is))?\s+|"
     r"(?:the\s+)?new\s+one(?:'s|’s|\s+is|:)\s*|"

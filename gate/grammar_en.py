@@ -223,6 +223,8 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     # A request wrapped in courtesy: "I should be grateful if you would record my X as V" asks to record it.
     clause = re.sub(r"^(?:so|well|anyway|ok|okay)\s*[:,]\s*(?=\S)", "", clause, flags=re.IGNORECASE)  # "so: mine is V"
     clause = re.sub(r"^(?:fyi|btw|ps|p\.s\.|heads\s+up)\s*[,:—-]?\s+(?=\S)", "", clause, flags=re.IGNORECASE)  # "FYI V is my new X"
+    clause = re.sub(r"^(?:hey|hi|hello|yo)(?:\s+(?:assistant|there|bot|buddy))?\s*[,!:—-]?\s+(?=\S)", "", clause,
+                    flags=re.IGNORECASE)  # "hey assistant remember my X"
     clause = re.sub(r"(?<=\w)(?:'s|’s)\s+been\b", " has been", clause)  # "my X's been switched to V": 's before "been" is "has"
     # "my X (in case you need it) is V", "my X, for what it's worth, is V": the aside is not the value
     clause = re.sub(r"(?<=\w)\s*(?:\((?:in\s+case|if\s+you|fyi|btw|for\s+(?:reference|the\s+record|what)|just\s+so|as\s+it)[^()]{0,40}\)|"
@@ -340,8 +342,8 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         return Topic(clean_slot(m["slot"]) or "", False, bare=True)
     for pattern in (C.IF_YOU_NEED, C.GAVE_WRONG, C.NEVER_GAVE):
         m = pattern.search(clause)
-        if m and clean_slot(m["slot"]):
-            return Topic(clean_slot(m["slot"]) or "", pattern is C.GAVE_WRONG, bare=True)
+        if m and clean_slot(m["slot"]):  # "V, if you need my X" or "if you need my X, it's V"
+            return Topic(clean_slot(m["slot"]) or "", pattern is C.GAVE_WRONG, bare=True, back=pattern is C.IF_YOU_NEED)
     m = C.OLD_WAS.match(clause)
     if m and clean_slot(m["slot"]):
         return Topic(clean_slot(m["slot"]) or "", True)  # "The old X was A." (the new one is B)

@@ -129,6 +129,12 @@ def _label_sentence(sentence: str) -> Clause:
     if marked:  # "office floor (updated): level B2"
         read = _label_sentence(f"{slot[: marked.start()]}: {value}")
         return Found(read.slot, read.value, True) if isinstance(read, Found) else read
+    changed = re.fullmatch(r"(?P<slot>.+?)\s+(?:updated|changed|new|now)", slot, re.IGNORECASE)
+    if changed and not HAS_CJK.search(slot):  # "* X updated → V", "X now: V"
+        read = _label_sentence(f"{changed['slot']}: {value}")
+        return Found(read.slot, read.value, True) if isinstance(read, Found) else read
+    if slot.lower() in _OPENER_LABELS and re.search(r"[:=→]|->", value):  # "small update: X → V"
+        return _label_sentence(value)
     if len(slot.split()) > 5 or re.search(
             r"\b(?:is|are|was|were|am|be|been|has|have|had|got|get|changed|updated|moved|switched|needs?|went|goes|gone|became|"
             r"become)\b|是|为|改|换|变",
@@ -153,6 +159,8 @@ def _label_sentence(sentence: str) -> Clause:
 
 # A form names the field in one label and gives its value in another ("Field: phone plan | New value: V");
 # its other fields ("Reason: …", "Date: …") are about the form, not about the user.
+_OPENER_LABELS = frozenset({"update", "small update", "quick update", "quick note", "note", "fyi", "btw", "ps", "heads up",
+                            "reminder", "memo", "for the record", "for your records", "for my records"})
 _ITEM_LABELS = frozenset({"subject", "re", "regarding", "topic", "field", "item", "attribute", "detail", "fwd", "fw"})
 _VALUE_LABELS = frozenset({"new value", "new", "value", "entry", "updated value", "current value", "changed to", "new entry",
                            "now", "updated", "corrected value", "correct value"})
@@ -178,7 +186,7 @@ _REQUEST = re.compile(
 
 _FILLER_CLAUSE = re.compile(
     r"(?:对|对的|对对|是的|没错|嗯|yes|yeah|yep|right|correct|haha+|lol|lmao|easy|simple|sure|well|so|ok|okay|oh|um+|uh+|"
-    r"hmm+|since\s+then|after\s+that|from\s+then\s+on|dear\s+\w+|hi|hello|(?:and|but)?\s*now|(?:(?:a|some|good|bad|big|great)\s+)?(?:(?:bit|piece)\s+of\s+)?news|"
+    r"hmm+|since\s+then|after\s+that|from\s+then\s+on|dear\s+\w+|hi|hello|(?:and|but)?\s*now|(?:(?:a|some|good|bad|big|great)\s+)?(?:(?:bit|piece)\s+of\s+)?news|(?:since|as)\s+you\s+asked(?:\s+(?:earlier|before))?|as\s+requested|"
     r"(?:it|that)(?:'s|\s+has|\s+just)?\s+changed(?:\s+(?:again|today|yesterday|last\s+week|recently))?|"
     r"(?:已经|又|刚)?(?:换|改|变|更新)了(?:啦|哦|喔)?|(?:原来|以前|之前|原先|本来)(?:是|为).{1,24}|(?:it|that)\s+used\s+to\s+be\s+.{1,40}|"
     r"i(?:'m|\s+am)\s+(?:so\s+)?sorry\s+to\s+(?:trouble|bother)\s+you|i\s+do\s+hope\s+.{1,40})", re.IGNORECASE)
@@ -227,8 +235,9 @@ class _Reader:
             if index >= 2 and _ZH_CONDITION.match(subs[index - 2].strip()):
                 self.topic, self.pending = None, []
                 continue  # "要是能自己选，我的X就定V": the consequence of a condition, not a fact
-            if not body or (is_interrogative(body) and not _REQUEST.match(body)):
-                continue
+            if not body or (is_interrogative(body) and not _REQUEST.match(body) and not (
+                    self.topic is not None and not questioned and re.match(r"is\s+(?:now\s+)?(?!(?:it|that|this|he|she|they|there|you|i|we)\b)\S.*\snow$", body, re.IGNORECASE))):
+                continue  # a question; not "my X was changed, is V now", the rest of a statement
             if _FILLER_CLAUSE.fullmatch(body) and (self.pending or self.loose is not None or self.topic is not None):
                 continue  # "7楼！对，就是我的工位", "my X? Easy — V": a word between the value and the slot it belongs to
             read = self.read(body)
@@ -373,6 +382,8 @@ def _facts(text: str) -> Iterator[FactMention]:
                               change=reader.topic.change or label.change)
             reader.topic = None
             continue
+        if isinstance(label, Blocked) and label.reason == "a form's own field" and reader.topic is not None:
+            continue  # "Field: X / Old: A / New: V": the old value's line leaves the field open for the new one
         if isinstance(label, (Anaphor, Blocked)):
             reader.topic = None  # "Reason: …" on a form, or a value with no field named before it
             continue

@@ -51,7 +51,7 @@ def _retract_zh(m: re.Match[str]) -> str:
 
 
 #: "my X it's V", "my X — that's V", "re my X: it's V": the slot named, then its value said as "it's"
-_SLOT_THEN_ITS = re.compile(r"(?:(?<![\w'’])(?:re|about|regarding)\s*:?\s+)?(\b" + _MY_PLAIN_SLOT + r")\s*(?:[—–:]|\s-)?\s+(?:it(?:'s|’s|\s+is)|that(?:'s|’s|\s+is))\s+"
+_SLOT_THEN_ITS = re.compile(r"(?:(?<![\w'’])(?:re|about|regarding)\s*:?\s+)?(\b" + _MY_PLAIN_SLOT + r")\s*(?:[—–:]|\s-)?\s+(?:it(?:'s|’s|\s+is)|its|that(?:'s|’s|\s+is))\s+"
                   r"(?!(?:changed|been|gone|not|no|never|still\s+not|wrong|right|correct|the\s+same|same|different|old|new|"
                   r"outdated|out\s+of\s+date|what|how|because|why|a\s+long|too|so|very|also|probably|maybe|going|about|for|"
                   r"in|on|at|like|just|actually|hard|easy|\w+ed\b|\w+ing\b))", re.IGNORECASE)
@@ -155,6 +155,15 @@ def rewrite(text: str) -> str:
     text = re.sub(r"(?im)^\s*(?!my\s)([^\W\d_][\w-]*(?:\s[\w'’-]+){0,4}?)\s*(?:->|→|—|–|:|=)\s*((?:(?!\s(?:is|are|was)\s)[^():\n]){1,60}?)\s*"
                   r"\(\s*mine\b[^()\n]{0,40}\)\s*[.!]?\s*$", r"my \1 is \2", text)
     text = re.sub(r"(?im)^\s*me\s*/\s*([^/\n]{1,40}?)\s*/\s*([^/\n]{1,60}?)\s*$", r"my \1 is \2", text)
+    text = re.sub(r"(?<!\S):[a-z0-9_+-]{2,30}:(?!\S)", " ", text)  # ":thumbsup:": a chat app's emoji code
+    # "I checked and it's V", "looked it up, it's V": how the user found the value, not the value
+    text = re.sub(r"(?i)\b(?:i\s+)?(?:just\s+)?(?:looked\s+it\s+up|checked|double[- ]checked|had\s+a\s+look|found\s+it)(?:\s+and)?\s*,?\s+"
+                  r"(?=it(?:'s|’s|\s+is)\s)", "", text)
+    # "forgot to say my X changed", "I should mention my X …": the user telling it now
+    text = re.sub(r"(?i)\b(?:i\s+)?(?:forgot\s+to\s+(?:say|mention|tell\s+you)|should\s+(?:mention|tell\s+you)|must\s+tell\s+you|"
+                  r"wanted\s+to\s+(?:say|mention|tell\s+you)|(?:need|have)\s+to\s+tell\s+you)(?:\s+that)?\s+(?=my\s)", "", text)
+    # "Q: X / A: V" on a form: the field and its answer
+    text = re.sub(r"(?im)^\s*q\s*[:.]\s*([^?\n:]{1,40}?)\s*\n\s*a\s*[:.]\s*(?=\S)", r"\1: ", text)
     text = re.sub(r"\bmyy+\b", "my", text, flags=re.IGNORECASE)
     text = re.sub(r"\s+comma\s+", ", ", text, flags=re.IGNORECASE)  # dictation: "V comma please save that"
     text = re.sub(r"(?<!notice)(?<!trial)(?<!grace)(?<!waiting)(?<!probation)(?<!billing)(?<!holding)(?<!payment)(?<!contract)"
@@ -176,7 +185,7 @@ def rewrite(text: str) -> str:
                   flags=re.IGNORECASE | re.MULTILINE)
     text = re.sub(r"(?m)^((?:oh\s+)?(?:and\s+)?)the\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+)\s*(?:—|–|-|:|,)\s*mine(?:'s|’s|\s+is)\s+", r"\1my \2 is ", text,
                   flags=re.IGNORECASE)
-    text = re.sub(r"(?m)^mine(?:'s|’s|\s+is)\s+(.{1,40}?)\s*(?:\(\s*the\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+)\s*\)|[.,]\s+the\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+),?\s+i\s+mean)[.!]?\s*$",
+    text = re.sub(r"(?m)^mine(?:'s|’s|\s+is)\s+(.{1,40}?)\s*(?:\(\s*the\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+)\s*\)|(?:[.,]|\s[—–-])\s+the\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+),?\s+i\s+mean)[.!]?\s*$",
                   lambda m: f"my {m[2] or m[3]} is {m[1]}", text, flags=re.IGNORECASE)
     text = re.sub(r"(?m)^what\s+my\s+((?:[\w'’()-]+\s+){0,3}?[\w'’()-]+)\s+is,?\s+is\s+", r"my \1 is ", text, flags=re.IGNORECASE)
     text = re.sub(r"(?m)^it(?:'s|’s|\s+is)\s+(.{1,40}?)\s+that\s+i(?:'ve|\s+have)?\s+(?:have|use|got|picked|chose)\s+(?:as|for)\s+my\s+",

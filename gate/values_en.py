@@ -69,7 +69,7 @@ _TRAIL = re.compile(
     r"if\s+(?:that|it)\s+matters|in\s+case\s+(?:that|it)\s+matters|just\s+fyi|for\s+reference|"
     r"for\s+the\s+record|as\s+well|too|yesterday|last\s+\w+|this\s+(?:morning|week|month|year|afternoon)|"
     r"earlier|recently|lately|a\s+while\s+ago|in\s+your\s+notes|in\s+my\s+profile|on\s+file|"
-    r"for\s+me|itself|lah|leh|lor|liao|already|la|ah|o|sha|abeg|innit|mate|period|full\s+stop|yeah|yh|ya|eh|"
+    r"for\s+me|itself|that(?:'s|’s|\s+is)\s+(?:it|all)|obviously|of\s+course|duh|lah|leh|lor|liao|already|la|ah|o|sha|abeg|innit|mate|period|full\s+stop|yeah|yh|ya|eh|"
     r"this\s+arvo|no\s+dramas|cheers|over\s+the\s+(?:weekend|holidays|summer|break)|"
     r"from\s+this\s+(?:week|month|year)|from\s+today|w\.?e\.?f\.?(?:\s+\S+){0,2}|"
     r"fr|fr\s+fr|ngl|tbh|iykyk|no\s+cap|for\s+real|lowkey|💀|"
@@ -93,17 +93,18 @@ _SYMBOLS = re.compile(rf"[\s{EMOJI_CHARS}]+$")
 _PAREN_ASIDE = re.compile(
     r"\s*\((?:finally|new|updated|again|yay|lol|haha|fyi|btw|i\s+think|if\s+that\s+helps|just\s+fyi|as\s+of\s+[^()]*|"
     r"previously\s+[^()]*|was\s+[^()]*|formerly\s+[^()]*|not\s+[^()]*|before\s+[^()]*|since\s+[^()]*|mine|my\s+own|"
-    r"effective\s+[^()]*|from\s+[^()]*|changed\s+[^()]*|:\)|:-\))\)$",
+    r"effective\s+[^()]*|from\s+[^()]*|changed\s+[^()]*|:\)|:-\)|(?:[a-z]+-)?(?:checked|confirmed|verified|corrected|fixed|"
+    r"updated|sorted|promise|honest|really|seriously|for\s+real|no\s+joke|true))\)$",
     re.IGNORECASE,
 )
 
 
 _CONNECTIVE = re.compile(
-    r"\s+(?:so|but|because|cause|cuz|since|which|who|whereas|while|though|tho|although|unless|if|when|anyway|anyways|"
+    r"\s+(?:so|but|because|cause|cuz|bc|b/c|coz|cos|since|which|who|whereas|while|though|tho|although|unless|if|when|anyway|anyways|"
     r"then|also|at\s+your\s+(?:earliest\s+)?convenience|in\s+your\s+(?:notes|records|system|file)|for\s+your\s+"
     r"(?:records|reference|information)|in\s+the\s+system|on\s+file|in\s+my\s+(?:profile|record|file)|idk|ngl|fwiw|"
     r"by\s+(?:the\s+(?:way|admin|office|company|system|bank|hr|team|landlord)|my\s+\w+|our\s+\w+|hr|admin|it)\b|many\s+thanks|cheers|regards|as\s+per|per\s+the|ty|tysm|thx|thank\s+u|atm|"
-    r"asap|pls|plz|k\b|kk|xx|x\b|sorry|apologies|oops|innit|mate|lah|leh|lor|liao|full\s+stop|"
+    r"asap|pls|plz|(?-i:k|kk|xx|x)\b|sorry|apologies|oops|innit|mate|lah|leh|lor|liao|full\s+stop|"
     r"and\s+(?:i|i'm|i've|it|it's|that|this|my|please|so|then|now|we|you)|please|pls|thanks|thank\s+you|just\s+so|"
     r"in\s+case|as\s+of|starting|effective|from\s+now|going\s+forward|for\s+now|btw|by\s+the\s+way|fyi|lol|"
     r"haha+|hehe|lmao|tbh|rn|right\s+now|at\s+the\s+moment|these\s+days|nowadays|now\s+that|after|before|"
@@ -121,6 +122,7 @@ _EMPHATIC_ONLY = re.compile(r"(?<=[\w.])\s+only(?:\s+(?:na|lah|lor|yaar|ji))?\s*
 def value_and_change(raw: str) -> tuple[str, bool]:
     """The value without trailing asides; True when an aside says it is new ("now", "anymore")."""
     value = raw.strip()
+    value = re.split(r"\s[—–]\s+(?=[a-z])", value, maxsplit=1)[0]  # "V — just saving it here": a remark after the dash
     if value.count("(") > value.count(")"):
         value = value[: value.rfind("(")]
     cut = _CONNECTIVE.search(value)
@@ -161,7 +163,8 @@ def valid_value(value: str) -> bool:
         return False
     if first in _VALUE_BAD_FIRST or first in {"what", "which", "who", "where", "when", "how", "why"}:
         return False
-    if first in {"i", "i'm", "i’m", "i've", "i'd", "i'll", "we", "we're", "you", "you're", "he", "she", "they",
+    kin = first == "my" and len(words) >= 2 and words[1] in PEOPLE  # "my brother Tom", an emergency contact
+    if not kin and first in {"i", "i'm", "i’m", "i've", "i'd", "i'll", "we", "we're", "you", "you're", "he", "she", "they",
                  "it's", "my", "our", "your", "his", "her", "their", "im", "ive"}:
         return False  # a clause ("I adopted a cat"), not a value
     if first in {"a", "an", "the"} and len(words) == 1:

@@ -98,3 +98,57 @@ def test_news_of_a_change_is_not_its_value() -> None:
     assert _facts("Re my gym, bit of news.") == []
     assert _facts("my gym? some news: it's Nuffield now") == [("gym", "Nuffield")]
     assert _facts("Re my gym, bit of news: it's Nuffield now") == [("gym", "Nuffield")]
+
+
+CHAT_AND_FORMS = [
+    # a chat app's emoji code after the value
+    ("fyi my gym is Nuffield Health :muscle:", "gym", "Nuffield Health"),
+    # how the user found the value is not the value
+    ("About my tyre pressure: I checked and it's 34 psi.", "tyre pressure", "34 psi"),
+    ("Re my tyre pressure — looked it up, it's 36 psi.", "tyre pressure", "36 psi"),
+    # "its" typed without an apostrophe; a greeting before the request
+    ("hi there remember my gym its Nuffield Health", "gym", "Nuffield Health"),
+    # telling it now, though the words say "forgot" or "should"
+    ("oh I forgot to say my gym changed, it's PureGym now", "gym", "PureGym"),
+    ("I should mention my gym isn't PureGym any longer. It is Nuffield Health.", "gym", "Nuffield Health"),
+    # a subjectless "is V now" after the slot's change
+    ("My gym was changed last week, is PureGym now.", "gym", "PureGym"),
+    # texting "bc", a confirmation in brackets, "that's it", "obviously", a remark after a dash
+    ("my gym is PureGym now bc the old one closed", "gym", "PureGym"),
+    ("My tyre pressure is 34 psi (double-checked).", "tyre pressure", "34 psi"),
+    ("um my tyre pressure is 34 psi that's it", "tyre pressure", "34 psi"),
+    ("my tyre pressure?? 34 psi obviously", "tyre pressure", "34 psi"),
+    ("my tyre pressure — 34 psi — just noting it", "tyre pressure", "34 psi"),
+    # "K" and "X" inside a value are letters, not "ok" or a kiss
+    ("my locker is Row K 14", "locker", "Row K 14"),
+    # a relative as the value
+    ("my emergency contact is my sister Ana", "emergency contact", "my sister Ana"),
+    # Q and A on a form; a form's old value line leaves the field open; an updated label; an opener label
+    ("Q: tyre pressure\nA: 34 psi", "tyre pressure", "34 psi"),
+    ("Field: tyre pressure\nOld: 30 psi\nNew: 34 psi", "tyre pressure", "34 psi"),
+    ("* tyre pressure updated → 36 psi", "tyre pressure", "36 psi"),
+    ("quick update: tyre pressure → 36 psi", "tyre pressure", "36 psi"),
+    # the slot named, then the value
+    ("Mine's PureGym — the gym, I mean.", "gym", "PureGym"),
+    ("PureGym, if you need my gym.", "gym", "PureGym"),
+    ("My gym, since you asked earlier... PureGym.", "gym", "PureGym"),
+    ("PureGym replaces Nuffield as my gym.", "gym", "PureGym"),
+    ("I went ahead and changed my gym. It's PureGym.", "gym", "PureGym"),
+    ("Finally sorted my gym out — it's PureGym now.", "gym", "PureGym"),
+]
+
+
+@pytest.mark.parametrize(("text", "slot", "value"), CHAT_AND_FORMS)
+def test_chat_and_form_shapes_are_read(text: str, slot: str, value: str) -> None:
+    assert _facts(text) == [(slot, value)]
+
+
+@pytest.mark.parametrize("text", [
+    "my gym changed. is it PureGym now",                  # a question without its mark
+    "I forgot to say anything about my gym",              # no value
+    "Field: tyre pressure\nOld: 30 psi",                  # only the old value
+    "my brother's gym is PureGym",                        # someone else's
+    "ok k cool",
+])
+def test_chat_and_form_controls_read_nothing(text: str) -> None:
+    assert _facts(text) == []
