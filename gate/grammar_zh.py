@@ -31,7 +31,8 @@ _SLOT = rf"(?P<slot>{_SLOT_CHARS}{{1,18}}?)"
 _ADV = (r"(?:现在|目前|如今|已经|已|刚刚|刚|其实|实际上|实际|真的|也|还|就|都|暂时|最近|正式|终于|又|重新|今天|这周|本周|"
         r"最后|最终|后来|自[^，,]{1,6}?起|从[^，,]{1,6}?起|即日起|"
         r"早就|早已|一直|始终|还是|不得不|只好|只能|已经被我|已被我|被我|已被|被|现已|均|亦|则|便|特|仍|仍然|依然|照样|一向|向来|这些年|多年来|"
-        r"这[\d一两二三四五六七八九十几]+(?:年|个月|天|周)|近[\d一两二三四五六七八九十几]+(?:年|个月)|相应|随之|同步|"
+        r"这[\d一两二三四五六七八九十几]+(?:年|个月|天|周)|年初|年底|年中|去年|今年|上半年|下半年|前些天|前些日子|这两天|"
+        r"近[\d一两二三四五六七八九十几]+(?:年|个月)|相应|随之|同步|"
         r"确(?=为|是|实)|确实|的确|现(?=变更|改|调整|更新|换|为|是)|应(?=为|是|更正|改为|调整)|跟着|随着|直接|干脆|而家|已经|最后|总算|就(?=定)|"
         r"上个?(?:礼拜|星期|月)|上周末?|这周末|周末|跟著|隨著|随着|前几天|前两天|前天|昨天|月初|月底|这几天|前阵子|前段时间|刚才|"
         r"从来都|从来|打?从一开始就|一开始就|最初就|依旧|仍旧|照旧|(?:好多|好几|很多|这么多|这些|许多)年(?:来|都|了)?|多年|常年|长期|"
@@ -82,7 +83,7 @@ _IT_IS_THIS_RE = re.compile(rf"^{_OWNER}{_SLOT}(?:一直|也|还|都)?(?:用的|
 _PAREN_VALUE_RE = re.compile(rf"^{_OWNER}{_SLOT}\s*[（(](?P<value>[^（）()]+)[）)]\s*(?:一直|从来|还是|也)?(?:没变过?|没改过?|不变|没换过?)$")
 _OWNED_SLOT_RE = re.compile(rf"^(?:本人的|本人|我(?:那个|这个|那|这)|我的){_SLOT}$")
 _VALUE_FIRST_RE = re.compile(
-    rf"^(?P<value>.{{1,24}}?)(?:现在|目前)?(?:是|就是|才是|(?:正式|已经|已)?(?:成了|成为了?|变成了?))(?:我(?:的|在用的|用的|现在用的|新的|现在的|常用的|登记的|留的|填的|选的|设的|自己的|自己用的|一直用的|平时用的)?|本人的?){_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦|啊|呀|哟|嘛|呢)?$"
+    rf"^(?P<value>.{{1,24}}?)(?:现在|目前)?(?:是|就是|才是|(?:正式|已经|已)?(?:成了|成为了?|变成了?))(?:我(?:的|在用的|用的|现在用的|新的|现在的|常用的|登记的|留的|填的|选的|设的|自己的|自己用的|一直用的|平时用的|那个|这个|个|嘅)?|本人的?){_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦|啊|呀|哟|嘛|呢)?$"
 )
 _TOPIC_FRONT_RE = re.compile(  # "工位我选了7楼", "工位我用的是7楼"
     rf"^{_SLOT}\s*(?:这块儿?|这边|方面|嘛|呢|的话|这一?栏|那一?栏|这一?项|那一?项|一栏|一项|这?部分|这个)?[，,\s]*我(?:的|这里|这边|这儿)?\s*(?:现在|目前|一直)?\s*"
@@ -115,17 +116,26 @@ _ASKS_FOR_RE = re.compile(  # "表格上要填X", "订票的时候会问X", "系
 _SLOT_WAS_AT_FIRST_RE = re.compile(  # "我X最初是A，后来改成了B": the first value; what follows says the new one
     rf"^{_OWNER}?{_SLOT}(?:最初|起初|当初|原来|原先|本来|一开始|刚开始)(?:的时候)?(?:是|为|用的是)(?P<old>.{{1,24}})$")
 _IF_ASKED_RE = re.compile(rf"^(?:如果|要是|万一)(?:有人|别人|谁)(?:问起|问到|问)(?:我的|我)?{_SLOT}$")
-_LANDED_ON_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*{_ADV}\s*(?:落在|定在|停在)(?P<value>.+?)上$")  # "工位最后落在7楼上"
+_LANDED_ON_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*{_ADV}\s*(?:落在|定在|停在)了?(?P<value>.+?)上$")  # "工位最后落在7楼上"
+#: "我那个原来是A的X": a relative clause names the old value; what follows says the new one
+_WAS_REL_RE = re.compile(rf"^{_OWNER}?(?:原来|以前|之前|原先|本来)(?:是|用的是|用的|为)(?P<old>[^，,的]{{1,24}})的{_SLOT}$")
+#: "我的X A→V": a note with the slot, the old value and the new one
+_NOTE_ARROW_RE = re.compile(rf"^{_OWNER}{_SLOT}\s+(?P<old>[^\s→>]+)\s*(?:→|->|=>)\s*(?P<value>.+)$")
+#: "V——新X", "V，我的新X": only the slot, said new, after its value
+_NEW_SLOT_RE = re.compile(rf"^(?:我的|本人的?)?(?:新的|新)(?P<slot>{_SLOT_CHARS}{{1,18}}?)$")
+#: "X啊就是已经不是A了是V": no longer the old value, now the new one, said in one breath
+_NO_LONGER_BUT_RE = re.compile(rf"^(?:{_OWNER}?{_SLOT}\s*(?:啊|呀|呢|嘛)?)?\s*(?:就是)?{_ADV}(?:不再是|不是)(?P<old>[^，,]{{1,24}}?)(?:了|啦)"
+                               rf"\s*(?:现在|而是)?(?:是|为)(?P<value>.+)$")
 _FILL_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*(?:填|写)(?:的是)?\s*(?P<value>.+?)就(?:对了|行了?|好了?|可以了?)$")
 _SORTED_RE = re.compile(
     rf"^(?:就|于是|所以|干脆|后来)?(?:终于|总算|刚|已经)?(?:把|将){_OWNER}?{_SLOT}\s*(?:搞定|弄好|办好|改好|换好|处理好|定下来|换了|改了|更新了)了?$"
 )
 _ABOUT_RE = re.compile(
-    rf"^(?:(?:关于你(?:之前|刚才|刚刚|刚)?问的|你(?:之前|刚才|刚刚|刚|上次|前面)?问(?:的|到的|过的)(?:那个|这个)?|回你(?:之前|刚才|刚刚|刚)?问的|"
+    rf"^(?:(?:(?:比如说|比如|例如|譬如)(?=\S{{2}})|关于你(?:之前|刚才|刚刚|刚)?问的|你(?:之前|刚才|刚刚|刚|上次|前面)?问(?:的|到的|过的)(?:那个|这个)?|回你(?:之前|刚才|刚刚|刚)?问的|"
     rf"关于|至于|说到|对于|说起|提到|你(?:之前|刚才|刚刚|刚|上次|前面)?问(?:过)?(?:我)?|问)\s*{_OWNER}?{_SLOT}"
     rf"(?:的话|嘛|呢|啊|呀|这块儿?|方面|这个|一项|这一?项|一栏|这一?栏|的问题(?:回你一下|回复一下|答复一下)?)?"
     rf"|{_OWNER}?(?P<slot2>{_SLOT_CHARS}{{1,18}}?)(?:的话|这块儿?|这边|方面|呢|嘛|的部分|这个|这一项|的问题(?:回你一下|回复一下|答复一下)?)(?:喔|哦|啊|呀|呢)?"
-    rf"|(?:大家|他们|我们|同事们?|朋友们?)?(?:都)?(?:在)?(?:聊|说|问|讨论|比|对比|晒|比较)(?:起|了)?(?P<slot3>{_SLOT_CHARS}{{1,18}}?))$"
+    rf"|(?:大家|他们|我们|同事们?|朋友们?)?(?:都)?(?:在)?(?:聊|说|问|讨论|比(?!如)|对比|晒|比较)(?:起|了)?(?P<slot3>{_SLOT_CHARS}{{1,18}}?))$"
 )
 _ANAPHOR_RE = re.compile(
     rf"^(?:不过|但是|但|而|所以)?\s*(?:这次|这回|如今)?\s*(?:{_ADV})\s*(?:新的|新)?(?:(?:更新|变更|修改|调整|更改|改)后(?:的)?(?:为|是)|改用|换用|改成用|对的是|正确的是|正确的应该是|"
@@ -174,7 +184,9 @@ _SLOT_BLOCK = frozenset({"意思", "天", "天哪", "想法", "问题", "看法"
                          # a form's own fields, not facts about the user: "变更原因：工作调整"
                          "原因", "变更原因", "修改原因", "理由", "备注", "说明", "附件", "申请人", "项目", "变更项目",
                          "修改项目", "内容", "主题", "标题", "变更后", "变更前", "更新后", "修改后", "调整后", "新值",
-                         "旧值", "原值", "现值", "日期", "结果", "处理结果"})
+                         "旧值", "原值", "现值", "日期", "结果", "处理结果",
+                         # discourse words that stand before 是 without naming an attribute: "主要是图省事"
+                         "主要", "关键", "重点", "好处", "坏处", "优点", "缺点", "目的", "毕竟", "反正", "一来", "二来"})
 # A form names the field in one label and gives its value in another: "项目：工位；内容：7楼".
 _ITEM_LABELS = frozenset({"项目", "变更项目", "修改项目", "更新项目", "登记项目", "事项", "字段", "信息项", "主题"})
 _VALUE_LABELS = frozenset({"内容", "变更后", "更新后", "修改后", "调整后", "新值", "现值", "新内容", "变更内容", "登记内容",
@@ -187,7 +199,7 @@ _VALUE_BAD_START = ("不是", "不再", "不用", "不要", "不会", "不想", 
 _TRAIL = re.compile(
     r"(?:了|啦|哦|喔|噢|哈|哈哈|呀|啊|嘛|的|哟|呢|噢|么|呗|咯|捏|耶|齁|囉|咧|唷|㗎|嚟|喎|啫|嘞|喇|啰|哒|句号|逗号|就这样|对没错|没错|好久|记好|✔|✓|"
     r"～|~|…|\.\.\.|！|!|。|，|,|；|;|—|－|\s)+$"
-    r"|(?:了)?(?:现在|目前|如今|今天起|从今天起|从现在起|开始|以后|以后就是这个|为准|这个|喔|为止|特此告知|请查收|"
+    r"|(?:了)?(?:现在|目前|如今|今天起|上岗|接班|上任|从今天起|从现在起|开始|以后|以后就是这个|为准|这个|喔|为止|特此告知|请查收|"
     r"请知悉|谢谢|多谢|感谢|麻烦了|辛苦了|算了|才对|才是对的|就对了|就行了?|就好了?|就可以了?|没错|没错的|对的)$"
 )
 _CHANGE_TAIL = re.compile(r"(?:今天起|从今天起|从现在起|以后|为准)$")
@@ -195,6 +207,8 @@ _CHANGE_TAIL = re.compile(r"(?:今天起|从今天起|从现在起|以后|为准
 _PAREN_ASIDE = re.compile(r"[（(](?:原|之前|以前|已|新|注|备注|即|不是|旧|变更|更新|特此|请|如|若|长期有效|有效|暂定|仅供参考|为准|最新)[^（）()]*[）)]$"
                           r"|[（(][^（）()]*(?:请|联系|谢谢|如有|若有|备查|存档|详见|参见|见附件|附件)[^（）()]*[）)]$|[（(](?:本人|我的|自己|我)[）)]$")
 _MAX_VALUE_CHARS = 40
+#: A stretch of time ("一周", "新的一年", "这学期"): neither a slot nor a value
+_TIME_SPAN = re.compile(r"^(?:新的|新|这|这个|上个?|下个?|本)?[一二三四五六七八九十两几\d]*(?:周|年|个月|月|天|星期|礼拜|学期|季度|赛季)$")
 
 
 def _clean_value(raw: str) -> tuple[str, bool]:
@@ -246,7 +260,7 @@ def bare_value(clause: str) -> str | None:
     clause = re.sub(rf"^[^：:，,]{{0,12}}?{_COLON_CUE}[^：:，,]{{0,6}}?[：:]\s*", "", clause.strip())  # "记下：V", "帮我存一下：V", "所以：V"
     body = re.sub(r"^(?:(?:现在|目前|如今|新的|新)(?=是|为|就是)|现|现为)?(?:是|为|就是|改成了?|换成了?)?", "", clause.strip())
     value, _ = _clean_value(body)
-    if not _valid_value(value) or len(value) > 24:
+    if not _valid_value(value) or len(value) > 24 or _TIME_SPAN.match(value):
         return None
     if re.search(r"[我你他她们]|别忘|记住|知道|谢谢|明白|好的|收到", value):
         return None
@@ -282,6 +296,11 @@ def _slot(raw: str) -> str | None:
             return None
     if any(slot.startswith(o) and len(slot) > len(o) + 1 for o in _OTHER_OWNERS if len(o) >= 2):
         return None  # "我男朋友WiFi密码": his, not mine
+    place = re.match(rf"^(?P<place>[{_CJK}]{{1,4}})(?:里|上|中)的(?=\S{{2,}})", slot)
+    if place and re.match(r"[妈爸哥姐弟妹儿女]", place["place"]):
+        return None  # "我妈资料里的X": hers
+    if place and not re.search(r"[我你他她它]|" + "|".join(_OTHER_OWNERS), place["place"]):
+        slot = slot[place.end():]  # "资料里的X": where it is written, not whose
     if re.match(r"(?:上个?月|上周|上星期|上礼拜|前几天|前两天|前天|昨天|今天|最近|前阵子|前段时间|去年|今年|月初|月底|这几天|那天|从)", slot):
         return None  # a time, not a slot: "上个月改了", "从现在开始"
     slot = re.sub(r"(?<=\S)(?:信息)?(?:报告|说明|登记|汇报|告知|列)?如下$|(?<=\S)(?:这?部分)$", "", slot)  # "本人X信息报告如下：V"
@@ -292,7 +311,7 @@ def _slot(raw: str) -> str | None:
         return None  # an adverb, not a slot: "我现在住在上海"
     if not _HAS_CJK.search(slot):
         return clean_slot(slot)  # a Latin slot inside Chinese text: "我的office floor是3rd"
-    if not 1 <= len(slot) <= 14 or slot in _SLOT_BLOCK or slot in _SLOT_WHOLE_STOP:
+    if not 1 <= len(slot) <= 14 or slot in _SLOT_BLOCK or slot in _SLOT_WHOLE_STOP or _TIME_SPAN.match(slot):
         return None
     if any(stop in slot for stop in _SLOT_STOP):
         return None
@@ -355,7 +374,9 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     ``correcting``: the turn says an earlier statement was wrong ("打错了",
     "说错了"), so "工位应该是7楼" is the corrected value, not a guess.
     """
-    clause = clause.strip().strip("\"'“”‘’「」『』 ")
+    clause = clause.strip().strip("\"'“”‘’「」『』 ").rstrip("—－-").strip()  # "X不得不换了——": the dash leads on
+    if clause.count("（") + clause.count("(") > clause.count("）") + clause.count(")"):
+        clause = re.sub(r"[（(][^（）()]*$", "", clause).strip()  # "X是V（我自己的": an aside cut by a comma
     m = _BACK_RE.match(clause)
     if m and clause.startswith("就是") and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", False, back=True)  # "7楼！对，就是我的工位": before "就是" goes as an opener
@@ -371,7 +392,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         if m and _slot(m["slot"]):
             asks = pattern is _ASKS_FOR_RE  # "表格上要填X": "我的是V" follows, not any value ("示例是7楼")
             return Topic(_slot(m["slot"]) or "", not asks, bare=not asks)
-    clause = re.sub(r"^(?:因为|由于|鉴于|既然|考虑到)(?=我|本人)", "", clause)  # "因为我的X是V，所以…": said as a reason, still said
+    clause = re.sub(r"^(?:因为|由于|鉴于|既然|考虑到)(?=我|本人|[^，,]{1,14}?(?:已经|已)(?:改|换|变|更新))", "", clause)  # "因为我的X是V，所以…": said as a reason, still said
     clause = re.sub(r"^(?:现在|目前|如今|最近|最终|最后|后来)(?=[^的是为])", "", clause)  # "现在工位换用7楼"
     clause = re.sub(r"^(?:月初|月底|月中|年初|年底|年中|上个?月|上周|上星期|上礼拜|前几天|前阵子|前段时间|前些天|昨天|前天|今天|今早|"
                     r"刚才|刚刚|日前|近日|近期|这周|本周|这个月|本月|上个?月[尾底初]|琴日|寻日|尋日|噚日)(?:的时候)?\s*(?=我|本人|把|将|说到|提到|说起|问)", "",
@@ -394,6 +415,10 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         clause = request["rest"]
     if not clause:
         return None
+    arrow = re.fullmatch(r"(?P<old>[^→>，,：:]{1,24}?)\s*(?:→|->|=>)\s*(?P<value>[^→>]+)", clause)
+    if arrow and topic_open:  # "我的工位 3楼→7楼": after the slot, the old value and the new one
+        value, _ = _clean_value(arrow["value"])
+        return Anaphor(value, True) if _valid_value(value) else None
     split = re.search(r"(?<![0-9A-Za-z])[:：]", clause)
     head, tail = (clause[: split.start()], clause[split.end():]) if split else (clause, "")
     if split and tail.strip():
@@ -408,6 +433,9 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         m = _WAS_NOW_RE.match(clause)
         if m and (found := _found(m["slot"], m["value"], change=True)) is not None:
             return found
+        noted = _NOTE_ARROW_RE.match(f"{head.strip()}→{tail.strip()}")
+        if noted and re.search(f"[{_CJK}]$", noted["slot"]) and (found := _found(noted["slot"], noted["value"], change=True)):
+            return found  # "我的工位 3楼→7楼" read as a label: the slot, the old value, then the new one
         left = parse_clause(head, topic_open=False)
         if isinstance(left, Topic):  # "工位换新的了：K2-33", "关于X：现在是V，不是OLD", "我的X：V"
             said = _LABEL_VALUE_CHANGE.match(tail.strip())
@@ -544,12 +572,27 @@ def _core(body: str, topic_open: bool) -> Clause:
         value = bare_value(pieces[-1])
         if value is not None:
             return Found(_slot(m["slot"]) or "", value, len(pieces) > 1)
+    m = _NO_LONGER_BUT_RE.match(body)
+    if m:
+        value = re.split(r"(?<=\S)(?=(?:你|我)\S{2,})", m["value"], maxsplit=1)[0]  # "…是V你下单的时候注意": a new clause
+        named = m["slot"] and not re.fullmatch(_ADV, m["slot"].strip())
+        if named and (found := _found(m["slot"], value, change=True)) is not None:
+            return found
+        value, _ = _clean_value(value)
+        if not named and topic_open and _valid_value(value):
+            return Anaphor(value, True)
+    m = _WAS_REL_RE.match(body)
+    if m and _slot(m["slot"]):
+        return Topic(_slot(m["slot"]) or "", True, bare=True)  # "我那个原来是3楼的工位，现在改成7楼了"
     for pattern, change in ((_NO_LONGER_MINE_RE, True), (_DONE_WITH_RE, True), (_TOLD_WRONG_RE, True), (_WROTE_WRONG_RE, True), (_SAID_AS_RE, True), (_SLOT_WAS_AT_FIRST_RE, True), (_APPLY_CHANGE_RE, True), (_DIFFERENT_FROM_RE, False), (_IF_ASKED_RE, False)):
         m = pattern.match(body)
         if m and pattern is _NO_LONGER_MINE_RE and m["neg"] == "不是" and not m["le"]:
             return Blocked("negated")  # "V不是我的X": a plain denial, nothing said to have changed
         if m and _slot(m["slot"]):  # a slot named now, its value in the next clause
             return Topic(_slot(m["slot"]) or "", change, bare=True)
+    m = _NOTE_ARROW_RE.match(body)
+    if m and (found := _found(m["slot"], m["value"], change=True)) is not None:
+        return found  # "我的工位 3楼→7楼"
     m = _I_CHANGED_RE.match(body)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", True, bare=True)
@@ -611,6 +654,9 @@ def _core(body: str, topic_open: bool) -> Clause:
     m = _IT_IS_THIS_RE.match(body)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", False, back=True)  # "7楼——我的工位就是这个"
+    m = None if topic_open else _NEW_SLOT_RE.match(body)  # with a slot open, "新加坡IPLC" is its value
+    if m and _slot(m["slot"]):
+        return Topic(_slot(m["slot"]) or "", True, bare=True, back=True)  # "7楼——新工位"
     m = _OWNED_SLOT_RE.match(body)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", False, bare=True, back=True)  # "我那个工位，是7楼" / "7楼——我的工位"
@@ -654,7 +700,7 @@ def _core(body: str, topic_open: bool) -> Clause:
 def topic_of_question(sentence: str) -> Topic | None:
     """A question that only names a slot ("工位？", "你问工位啊？"): the next sentence may answer it."""
     body = sentence.strip().rstrip("?？").strip()
-    body = re.sub(r"^(?:哦|噢|啊|嗯)?(?:你问|问|你说|你要|要|还记得|记得)?", "", body)
+    body = re.sub(r"^(?:哦|噢|啊|嗯)?(?:又|还|老|老是|怎么又|怎么还)?(?:你问|问|你说|你要|要|还记得|记得)?", "", body)
     body = re.sub(r"(?:啊|呀|吗|嘛|呢|是吧)$", "", body)
     slot = _slot(body) if body and len(body) <= 16 and not re.search(r"什么|多少|哪|几|啥|谁|吗|是|为", body) else None
     return Topic(slot, False, bare=True) if slot else None

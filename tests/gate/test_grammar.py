@@ -156,3 +156,54 @@ def test_a_malformed_corpus_is_refused_naming_file_and_frame() -> None:
         load_corpus("en", "test")
     with pytest.raises(PhrasingError, match="no phrasing corpus fr.dev.json"):
         load_corpus("fr", "dev")
+
+
+# Chinese constructions, each with a look-alike that must stay silent.
+ZH_CONSTRUCTIONS = [
+    ("折腾半天，我的工位最后落在了7楼上。", _f("工位", "7楼", True)),       # 落在了V上: the aspect particle is not the value
+    ("好几样都变了，比如工位，现在是7楼。", _f("工位", "7楼", True)),       # 比如X: an example names the slot
+    ("3楼下岗了，工位换7楼上岗", _f("工位", "7楼", True)),                # 换V上岗: the complement is not the value
+    ("我的手机号年初就变成139了", _f("手机号", "139", True)),              # a time word between slot and verb
+    ("帮我把资料里的邮箱换成a@b.com", _f("邮箱", "a@b.com", True)),        # 资料里的X: a place, not an owner
+    ("既然邮箱已经改成a@b.com，那报名信息也同步一下", _f("邮箱", "a@b.com", True)),  # 既然: said as given
+    ("我那个原来是3楼的工位，现在改成7楼了。", _f("工位", "7楼", True)),     # 原来是A的X: a relative clause
+    ("我的工位 3楼→7楼 ✔", _f("工位", "7楼", True)),                      # 我的X A→V
+    ("K2-33——新工位，记一下", _f("工位", "K2-33", True)),                 # V——新X
+    ("我的城市，新加坡", _f("城市", "新加坡")),                             # with a slot open, 新加坡 is a value
+    ("新的一周，新的工位。7楼。", _f("工位", "7楼", True)),                 # 一周 is a stretch of time, not a slot
+    ("后面会用到：工位是7楼（我自己的，不是团队的）。", _f("工位", "7楼")),    # an aside cut by a comma
+    ("工位不得不换了——从今天起是7楼。", _f("工位", "7楼", True)),           # a dash leads on to the value
+    ("然后那个工位啊就是已经不是3楼了是7楼你记一下", _f("工位", "7楼", True)),  # 不是A了是V, said in one breath
+    ("是呀，7楼就是我个工位", _f("工位", "7楼")),                          # 我个X (Cantonese 我個)
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), ZH_CONSTRUCTIONS)
+def test_chinese_constructions(text: str, expected: FactMention) -> None:
+    assert detect_facts(text) == (expected,)
+
+
+ZH_LOOK_ALIKES = [
+    "我同事的工位最后落在了7楼上。",
+    "比如我同事的工位，现在是7楼。",
+    "我同事的工位换7楼上岗了",
+    "我的手机号明年年初会变成139",
+    "帮我把我妈资料里的邮箱换成a@b.com",
+    "既然同事的邮箱已经改成a@b.com，那报名信息也同步一下",
+    "我同事那个原来是3楼的工位，现在改成7楼了。",
+    "新的一周，新的开始。",
+    "后面会用到：工位是7楼（我同事的，不是我的）。",
+    "工位不得不换了——明天起是7楼。",
+    "我同事的工位已经不是3楼了是7楼",
+    "7楼就是我同事的工位",
+]
+
+
+@pytest.mark.parametrize("text", ZH_LOOK_ALIKES)
+def test_chinese_look_alikes_are_not_the_users(text: str) -> None:
+    assert detect_facts(text) == ()
+
+
+def test_a_question_word_is_not_a_slot_and_a_discourse_word_is_not_either() -> None:
+    assert all(m.slot != "又问" for m in detect_facts("又问？？7楼啊，我的工位就是这个"))
+    assert detect_facts("工位我选了7楼，主要是离电梯近。") == (_f("工位", "7楼"),)
