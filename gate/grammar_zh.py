@@ -22,7 +22,7 @@ import re
 from ledgermem.gate.clauses import Anaphor, Blocked, Clause, Found, Topic
 from ledgermem.gate.values_en import clean_slot
 
-__all__ = ["bare_value", "parse_clause", "topic_of_question"]
+__all__ = ["bare_value", "is_afterthought", "parse_clause", "topic_of_question"]
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff"
 _HAS_CJK = re.compile(f"[{_CJK}]")
@@ -75,7 +75,8 @@ _BARE_COPULA_RE = re.compile(rf"^(?:现在的|目前的|当前的)?(?:新的|新
 _WAS_RE = re.compile(rf"^(?![0-9]){_SLOT}\s*(?:变更|更新|调整|修改|变动)?\s*[：:]\s*(?:由|原|原来|以前|之前)(?:为|是)?(?P<old>.+)$")
 _IF_YOU_NEED_RE = re.compile(rf"^(?:要是|如果|万一|假如)你(?:哪天|以后|之后|什么时候)?(?:需要|要|想要|想知道|用得上)(?:我的)?{_SLOT}$")
 _REMEMBER_SAID_RE = re.compile(
-    rf"^(?:(?:你)?还?记得我(?:说|讲|提)过?|(?:之前|上次|以前)(?:我)?(?:提过|说过|讲过|告诉过你))(?:的)?(?:我的|我)?{_SLOT}(?:是|为)"
+    rf"^(?:(?:你)?还?记得我(?:说|讲|提)过?|(?:你)?还?记得(?=我)|(?:之前|上次|以前)(?:我)?(?:提过|说过|讲过|告诉过你)|"
+    rf"(?:你|您)(?:那边|那儿|这边|那里)?(?:记的|存的|登记的|记录的))(?:的)?(?:我的|我)?{_SLOT}(?:是|为|还是)"
     rf"(?P<old>.+?)(?:吗|嘛|不|对吧|是吧|吧)?$")
 _DIFFERENT_RE = re.compile(rf"^.{{0,8}}的{_SLOT}(?:(?:跟|和|与)我(?:的)?不一样|五花八门|各不相同|各有不同|都不一样|不尽相同|千奇百怪|"
                            rf"各种各样|各式各样)$")
@@ -126,6 +127,8 @@ _NEW_SLOT_RE = re.compile(rf"^(?:我的|本人的?)?(?:新的|新)(?P<slot>{_SLO
 #: "X啊就是已经不是A了是V": no longer the old value, now the new one, said in one breath
 _NO_LONGER_BUT_RE = re.compile(rf"^(?:{_OWNER}?{_SLOT}\s*(?:啊|呀|呢|嘛)?)?\s*(?:就是)?{_ADV}(?:不再是|不是)(?P<old>[^，,]{{1,24}}?)(?:了|啦)"
                                rf"\s*(?:现在|而是)?(?:是|为)(?P<value>.+)$")
+#: "是V，X没变过": the slot said unchanged, its value before or after it
+_UNCHANGED_RE = re.compile(rf"^{_OWNER}?{_SLOT}(?:一直|从来|都|也|还)?(?:没变过?|没换过?|没改过?|没动过|没有变过?|没有换过?|不曾变过?)(?:哦|啊|呀)?$")
 _FILL_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*(?:填|写)(?:的是)?\s*(?P<value>.+?)就(?:对了|行了?|好了?|可以了?)$")
 _SORTED_RE = re.compile(
     rf"^(?:就|于是|所以|干脆|后来)?(?:终于|总算|刚|已经)?(?:把|将){_OWNER}?{_SLOT}\s*(?:搞定|弄好|办好|改好|换好|处理好|定下来|换了|改了|更新了)了?$"
@@ -140,7 +143,7 @@ _ABOUT_RE = re.compile(
 _ANAPHOR_RE = re.compile(
     rf"^(?:不过|但是|但|而|所以)?\s*(?:这次|这回|如今)?\s*(?:{_ADV})\s*(?:新的|新)?(?:(?:更新|变更|修改|调整|更改|改)后(?:的)?(?:为|是)|改用|换用|改成用|对的是|正确的是|正确的应该是|"
     rf"应该是|就说是|就说|弄成了?|搞成了?|变成了?|变(?!更)|系|填|写|改成了?|换成了?|变成了?|调到了?|改为|更新为|变更为|现为|现是|现|是|为|就是|"
-    rf"我(?:的|这里|这边|这儿)?(?:就|也|还|则)?是|我的呢是|它是|这个是|我用的是|用的是|我用|我选了|我选的是|我定的是|我现在用|(?:本人|我)(?:所用|所填|所选)(?:的)?(?:为|是)|"
+    rf"我(?:的|这里|这边|这儿)?(?:就|也|还|则)?是|我(?:这些年|这几年|多年来|一直|始终|向来|一向)+(?:都)?是|我的呢是|它是|这个是|我用的是|用的是|我用|我选了|我选的是|我定的是|我现在用|(?:本人|我)(?:所用|所填|所选)(?:的)?(?:为|是)|"
     rf"(?:你)?(?:就)?(?:把它|它)?(?:记为|记成|记作|写成|写为|写作)|改(?!了))\s*(?P<value>.+?)(?:吧|就行了?|就好了?|就可以了?)?$"
 )
 _AS_MY_RE = re.compile(
@@ -186,7 +189,7 @@ _SLOT_BLOCK = frozenset({"意思", "天", "天哪", "想法", "问题", "看法"
                          "修改项目", "内容", "主题", "标题", "变更后", "变更前", "更新后", "修改后", "调整后", "新值",
                          "旧值", "原值", "现值", "日期", "结果", "处理结果",
                          # discourse words that stand before 是 without naming an attribute: "主要是图省事"
-                         "主要", "关键", "重点", "好处", "坏处", "优点", "缺点", "目的", "毕竟", "反正", "一来", "二来"})
+                         "主要", "关键", "重点", "记", "备忘", "笔记", "好处", "坏处", "优点", "缺点", "目的", "毕竟", "反正", "一来", "二来"})
 # A form names the field in one label and gives its value in another: "项目：工位；内容：7楼".
 _ITEM_LABELS = frozenset({"项目", "变更项目", "修改项目", "更新项目", "登记项目", "事项", "字段", "信息项", "主题"})
 _VALUE_LABELS = frozenset({"内容", "变更后", "更新后", "修改后", "调整后", "新值", "现值", "新内容", "变更内容", "登记内容",
@@ -240,7 +243,7 @@ def _valid_value(value: str) -> bool:
     if not value or len(value) > _MAX_VALUE_CHARS or re.search(r"本人|我的|我是", value):
         return False
     if value.lower() in {"什么", "多少", "哪里", "哪儿", "哪个", "几", "谁", "旧", "新", "老", "对", "错", "还", "也", "就", "才", "都",
-                         "记好", "记住", "记下", "收到", "好的", "求确认", "确认", "对吗", "是吗"}:
+                         "记好", "记住", "记下", "收到", "一下", "好的", "求确认", "确认", "对吗", "是吗"}:
         return False
     if any(marker in value for marker in _VALUE_MARKERS):
         return False
@@ -251,14 +254,33 @@ def _valid_value(value: str) -> bool:
     return len(_HAS_CJK.findall(value)) <= 20
 
 
+#: A field's label that says it changed: "X更新了：V", "X更新一下：V", "更新后的X：V"
+_CHANGED_LABEL_RE = re.compile(rf"^(?:我的|本人的?)?(?:更新|变更|修改|调整|更改)后的(?P<slot2>{_SLOT_CHARS}{{1,18}}?)$"
+                               rf"|^(?:我的|本人的?)?{_SLOT}\s*(?:更新|变更|修改|更改)(?:了|一下|过了)$")
+#: A note's own label: "记：X V", "备忘：X V"
+_NOTE_CUE = re.compile(r"(?:记|记下|备忘|备注一下|笔记|memo|note)", re.IGNORECASE)
+_HAS_DIGIT = re.compile(r"\d")
 _COLON_CUE = (r"(?:说一句|说一下|讲一下|记下|记一下|存一下|记一笔|记住|更新一下|补充一下|提醒一下|告诉你一声|用到|所以|备忘|备注|"
               r"顺便|对了|另外|更新)")
 
 
+#: What a turn adds after the slot it names, saying nothing of its value: "V——我的X，记好", "…，好一阵子了"
+_AFTERTHOUGHT = re.compile(r"(?:(?:麻烦|请|帮我)?(?:记好|记住|记一下|记下来?|存一下|别忘了)|以后(?:用得着|要用|会用到)|"
+                           r"(?:好|很)(?:一阵子|久|几年|多年)了|(?:有)?(?:好)?几年了)(?:啊|哈|哦|呀|吧|了)*")
+
+
+def is_afterthought(clause: str) -> bool:
+    """A clause after "V，我的X" that says nothing of the value: "记好", "好一阵子了"."""
+    return bool(_AFTERTHOUGHT.fullmatch(clause.strip().rstrip("。！!～~")))
+
+
 def bare_value(clause: str) -> str | None:
     """A clause that is only a value ("7楼", "3rd呀", "现在是7楼"), as the answer to a slot just named."""
+    if is_afterthought(clause):
+        return None  # "好一阵子了" says nothing of the value
     clause = re.sub(rf"^[^：:，,]{{0,12}}?{_COLON_CUE}[^：:，,]{{0,6}}?[：:]\s*", "", clause.strip())  # "记下：V", "帮我存一下：V", "所以：V"
     body = re.sub(r"^(?:(?:现在|目前|如今|新的|新)(?=是|为|就是)|现|现为)?(?:是|为|就是|改成了?|换成了?)?", "", clause.strip())
+    body = re.sub(r"(?<=\S)(?:今天|刚刚?|已经|终于|总算|正式)?(?:确认好|确定好|定下来|办好|弄好|搞定|批下来|生效)了$", "", body)  # "V今天确认好了"
     value, _ = _clean_value(body)
     if not _valid_value(value) or len(value) > 24 or _TIME_SPAN.match(value):
         return None
@@ -318,6 +340,16 @@ def _slot(raw: str) -> str | None:
     if re.search(r"(?:最初|起初|当初|仍然|依然|依旧|仍旧|从来|向来|一向|始终|才|年来|些年|多年|好多年|几年|一开始|现|跟[着著]|随[着著]|[啊呀吧呢嘛哦])$", slot):
         return None  # an adverb left on the slot: "宽带最初是A" names a past value, not a slot "宽带最初"
     return slot
+
+
+def _note(text: str, topic_open: bool) -> Clause:
+    """What follows a note's label ("记：X V", "记：X"): a slot and its value after a space, or the slot alone."""
+    m = re.match(rf"^(?P<slot>[^\s：:]*[{_CJK}])\s+(?P<value>\S.*)$", text)
+    if m and (found := _found(m["slot"], m["value"], change=False)) is not None:
+        return found
+    if _slot(text) and not _HAS_DIGIT.search(text):
+        return Topic(_slot(text) or "", False, bare=True)
+    return parse_clause(text, topic_open=topic_open)
 
 
 def _blocked(lead: str) -> bool:
@@ -380,6 +412,9 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     m = _BACK_RE.match(clause)
     if m and clause.startswith("就是") and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", False, back=True)  # "7楼！对，就是我的工位": before "就是" goes as an opener
+    m = _REMEMBER_SAID_RE.match(clause)
+    if m and _slot(m["slot"]):
+        return Topic(_slot(m["slot"]) or "", True, bare=False)  # "记得我说过工位是3楼吗": the old value; the new one follows
     previous = None
     while previous != clause:
         previous = clause
@@ -393,13 +428,14 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             asks = pattern is _ASKS_FOR_RE  # "表格上要填X": "我的是V" follows, not any value ("示例是7楼")
             return Topic(_slot(m["slot"]) or "", not asks, bare=not asks)
     clause = re.sub(r"^(?:因为|由于|鉴于|既然|考虑到)(?=我|本人|[^，,]{1,14}?(?:已经|已)(?:改|换|变|更新))", "", clause)  # "因为我的X是V，所以…": said as a reason, still said
-    clause = re.sub(r"^(?:现在|目前|如今|最近|最终|最后|后来)(?=[^的是为])", "", clause)  # "现在工位换用7楼"
+    clause = re.sub(r"^(?:现在|目前|如今|最近|最终|最后|后来)(?:其实|实际上)?(?=[^的是为])", "", clause)  # "现在工位换用7楼"
     clause = re.sub(r"^(?:月初|月底|月中|年初|年底|年中|上个?月|上周|上星期|上礼拜|前几天|前阵子|前段时间|前些天|昨天|前天|今天|今早|"
                     r"刚才|刚刚|日前|近日|近期|这周|本周|这个月|本月|上个?月[尾底初]|琴日|寻日|尋日|噚日)(?:的时候)?\s*(?=我|本人|把|将|说到|提到|说起|问)", "",
                     clause)  # "上周我把工位从3楼换到了7楼"
     clause = re.sub(r"^(?:你|您)(?:那边|这边|那儿|那里)\s*(?=\S)", "", clause)
     if re.match(r"^(?:明年|明天|后天|下个?月|下周|下星期|下礼拜|将来|未来|过几天|过阵子|回头|等)", clause):
         return Blocked("a plan")  # "明年我的X是V", "等搬完以后我的X是V": not yet
+    clause = re.sub(r"^(?:从今以后|从今往后|从此以后|从此|今后|往后|以后)(?=[^，,]{1,20}?(?:就是|都是|就用|都用))", "", clause)  # "以后我的X就是V": from now on
     later = re.match(r"^(?P<lead>[^，,]{0,8}?)(?:以后|之后|往后|今后)", clause)
     if later and not re.search(r"[了完好]", later["lead"]) and not re.search(r"了\s*$|一律|统一|都按|就按", clause):
         return Blocked("a plan")  # "以后我的X是V"; "搬家以后我的X就变成V了" told as done stays
@@ -407,6 +443,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     clause = re.sub(r"^(本人|我的|我)(?:目前|现在|当前|如今)(?=[^，,]{2,14}?(?:为|是))", r"\1", clause)  # "本人目前X为V", "我现在X是V"
     clause = re.sub(r"^(?:从)?(?:上个?月|上周|上星期|上礼拜|本月|这个月|今天(?:早上|上午|下午|晚上)?|今早|今年|去年|即日|月初|本周|这周)起\s*(?=\S)", "",
                     clause)  # "上个月起X就改成V了"  # "你那边工位改一下"
+    clause = re.sub(r"^\[(?P<label>[^\[\]]{1,16})\]\s*(?=\S)", r"\g<label>：", clause)  # "[X] V": a bracketed field label
     clause = re.sub(r"^【[^】]{1,16}】\s*(?=\S)", "", clause)  # a form's header: "【个人信息登记】工位——7楼"
     clause = re.sub(r"^(?:\d{1,2}(?:[)）、]|\.(?!\d))|[一二三四五六七八九十]+[、.）)]|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,3})[)）]|[•·*])\s*", "",
                     clause)  # list items
@@ -428,6 +465,12 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         if label in _VALUE_LABELS:  # "内容：7楼": the value of the field named before, if one was
             value, _ = _clean_value(tail)
             return Anaphor(value, label != "内容") if topic_open and _valid_value(value) else None
+        relabel = _CHANGED_LABEL_RE.match(label)
+        named = _slot(relabel["slot"] or relabel["slot2"]) if relabel and not re.search(r"我|本人|是|为|改|换|变", tail) else None
+        if named and (found := _found(named, tail, change=True)) is not None:
+            return found  # "X更新了：V", "更新后的X：V": the field's label says it changed
+        if _NOTE_CUE.fullmatch(label):
+            return _note(tail.strip(), topic_open)  # "记：X V"
         if re.search(r"我|本人", tail) or re.search(_COLON_CUE, label):  # "特此告知：本人的工位为7楼", "交班前说一句：X=V"
             return parse_clause(tail, topic_open=topic_open, correcting=correcting)
         m = _WAS_NOW_RE.match(clause)
@@ -469,7 +512,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         return Blocked("quoted speech")  # 他在群里发了句“我的工位是7楼”: his words, not the user's
     if topic_open and (re.match(_PERSON_IS, clause) or re.match(r"^(?:他|她|他们|她们|你|你们)(?:的)?(?:是|呢|则是|的是)", clause)):
         return Blocked("someone else's value")  # "工位这块儿，我表哥是7楼": the cousin's, not the user's
-    if re.match(rf"^我(?:的)?{_PEOPLE}(?:的)?(?![是为叫：:，,的话]|$)", clause) and not re.match(r"^我(?:的)?(?:家|们)", clause):
+    if re.match(rf"^我(?:的)?{_PEOPLE}(?:的)?(?![是为叫：:，,的话]|$|(?:帮|给|替)我把)", clause) and not re.match(r"^我(?:的)?(?:家|们)", clause):
         return Blocked("someone else's value")  # "我妈X用的是V，不是我的"
     if re.search(r"曾经(?:是|为|用过?|叫|填过?)|(?<!现在)(?<!目前)用过(?!了)", clause) and not re.search(r"现在|目前|如今", clause):
         return Blocked("a past value")  # "我的X曾经是V", "很多年前我X用过V"
@@ -510,6 +553,9 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             return found
     if _PAST_FRAME.match(clause):
         return Blocked("a past frame")  # "以前读书的时候，我的工位是3楼": what follows is the past
+    m = _UNCHANGED_RE.match(clause)
+    if m and _slot(m["slot"]) and not re.match(rf"^我(?:的)?{_PEOPLE}", clause):
+        return Topic(_slot(m["slot"]) or "", False, bare=True, back=True)  # "是7楼，工位没变过"
     own = re.search(r"(?<!被)我", clause)  # the 我 of 被我 is the agent, not the owner
     owner_at = min((i for i in (own.start() if own else -1, clause.find("本人")) if i >= 0), default=-1)
     lead = clause[:owner_at] if owner_at > 0 else ""
@@ -700,6 +746,11 @@ def _core(body: str, topic_open: bool) -> Clause:
 def topic_of_question(sentence: str) -> Topic | None:
     """A question that only names a slot ("工位？", "你问工位啊？"): the next sentence may answer it."""
     body = sentence.strip().rstrip("?？").strip()
+    said = _REMEMBER_SAID_RE.match(body)
+    if said and _slot(said["slot"]):
+        return Topic(_slot(said["slot"]) or "", True)  # "还记得我说工位是3楼吗？": the old value; the new one follows
+    body = re.sub(r"^(?:你|您)(?:刚才|刚刚|刚|之前|上次)?(?:问|说)(?:我|的|我的)+(?=\S)", "", body)  # "你刚才问我的工位？"
+    body = re.sub(r"(?<=\S)(?:是啥|是什么|是多少|是哪个)$", "", body)  # "你刚问我工位是啥？"
     body = re.sub(r"^(?:哦|噢|啊|嗯)?(?:又|还|老|老是|怎么又|怎么还)?(?:你问|问|你说|你要|要|还记得|记得)?", "", body)
     body = re.sub(r"(?:啊|呀|吗|嘛|呢|是吧)$", "", body)
     slot = _slot(body) if body and len(body) <= 16 and not re.search(r"什么|多少|哪|几|啥|谁|吗|是|为", body) else None

@@ -207,3 +207,54 @@ def test_chinese_look_alikes_are_not_the_users(text: str) -> None:
 def test_a_question_word_is_not_a_slot_and_a_discourse_word_is_not_either() -> None:
     assert all(m.slot != "又问" for m in detect_facts("又问？？7楼啊，我的工位就是这个"))
     assert detect_facts("工位我选了7楼，主要是离电梯近。") == (_f("工位", "7楼"),)
+
+
+ZH_SECOND_CONSTRUCTIONS = [
+    ("工位更新了：K2-33", ("工位", "K2-33")),                       # a field's label says it changed
+    ("更新后的工位：K2-33", ("工位", "K2-33")),
+    ("记：工位 K2-33", ("工位", "K2-33")),                          # a note: the slot, a space, the value
+    ("[工位] K2-33", ("工位", "K2-33")),                            # a bracketed field label
+    ("还记得我说工位是3楼吗？现在变成7楼了", ("工位", "7楼")),          # a reminder of the old value, then the new
+    ("你那边记的工位是3楼吧？已经是7楼了。", ("工位", "7楼")),
+    ("你刚才问我的工位？是7楼。", ("工位", "7楼")),                    # the slot the listener asked about
+    ("你刚问我工位是啥？嗯，7楼。", ("工位", "7楼")),
+    ("以后我的工位就是7楼，旧的那个忘了吧。", ("工位", "7楼")),          # 以后…就是: from now on, not a plan
+    ("7楼今天确认好了，是我新的工位", ("工位", "7楼")),                 # V确认好了: the completive is not the value
+    ("7楼——我的工位，好一阵子了", ("工位", "7楼")),                    # an afterthought after 我的X
+    ("7楼——我的工位，记好", ("工位", "7楼")),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), ZH_SECOND_CONSTRUCTIONS)
+def test_more_chinese_constructions(text: str, expected: tuple[str, str]) -> None:
+    assert [(m.slot, m.value) for m in detect_facts(text)] == [expected]
+
+
+ZH_SECOND_LOOK_ALIKES = [
+    "我同事的工位更新了：K2-33",
+    "记：明天交报告",
+    "[同事的工位] K2-33",
+    "还记得我说工位是3楼吗？",                # the old value alone is not today's
+    "你那边记的工位是3楼吧？",
+    "你刚才问我同事的工位？是7楼。",
+    "准备以后把工位改成7楼",
+    "以后我的工位可能就是7楼",
+    "7楼今天确认好了，是我同事新的工位",
+    "我的工位，好一阵子了",                   # an afterthought is not a value
+    "7楼——我同事的工位，好一阵子了",
+]
+
+
+@pytest.mark.parametrize("text", ZH_SECOND_LOOK_ALIKES)
+def test_more_chinese_look_alikes_are_not_the_users(text: str) -> None:
+    assert detect_facts(text) == ()
+
+
+def test_an_open_slot_answered_with_adverbs_an_unchanged_slot_and_a_change_done_for_me() -> None:
+    assert [(m.slot, m.value) for m in detect_facts("说到工位，我这些年一直是7楼。")] == [("工位", "7楼")]
+    assert [(m.slot, m.value) for m in detect_facts("嗯，是7楼，工位没变过")] == [("工位", "7楼")]
+    assert [(m.slot, m.value) for m in detect_facts("我儿子帮我把工位换成7楼了，你给记一下啊。")] == [("工位", "7楼")]
+    # controls: someone else's slot, a denial before it, and a change done to someone else's
+    assert detect_facts("说到工位，我同事这些年一直是7楼。") == ()
+    assert detect_facts("不是7楼，工位没变过") == ()
+    assert detect_facts("我儿子帮他同学把工位换成7楼了") == ()
