@@ -22,7 +22,7 @@ import re
 from ledgermem.gate.clauses import Anaphor, Blocked, Clause, Found, Topic
 from ledgermem.gate.values_en import clean_slot
 
-__all__ = ["bare_value", "parse_clause", "topic_of_question"]
+__all__ = ["bare_value", "is_afterthought", "parse_clause", "topic_of_question"]
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff"
 _HAS_CJK = re.compile(f"[{_CJK}]")
@@ -31,7 +31,8 @@ _SLOT = rf"(?P<slot>{_SLOT_CHARS}{{1,18}}?)"
 _ADV = (r"(?:现在|目前|如今|已经|已|刚刚|刚|其实|实际上|实际|真的|也|还|就|都|暂时|最近|正式|终于|又|重新|今天|这周|本周|"
         r"最后|最终|后来|自[^，,]{1,6}?起|从[^，,]{1,6}?起|即日起|"
         r"早就|早已|一直|始终|还是|不得不|只好|只能|已经被我|已被我|被我|已被|被|现已|均|亦|则|便|特|仍|仍然|依然|照样|一向|向来|这些年|多年来|"
-        r"这[\d一两二三四五六七八九十几]+(?:年|个月|天|周)|近[\d一两二三四五六七八九十几]+(?:年|个月)|相应|随之|同步|"
+        r"这[\d一两二三四五六七八九十几]+(?:年|个月|天|周)|年初|年底|年中|去年|今年|上半年|下半年|前些天|前些日子|这两天|"
+        r"近[\d一两二三四五六七八九十几]+(?:年|个月)|相应|随之|同步|"
         r"确(?=为|是|实)|确实|的确|现(?=变更|改|调整|更新|换|为|是)|应(?=为|是|更正|改为|调整)|跟着|随着|直接|干脆|而家|已经|最后|总算|就(?=定)|"
         r"上个?(?:礼拜|星期|月)|上周末?|这周末|周末|跟著|隨著|随着|前几天|前两天|前天|昨天|月初|月底|这几天|前阵子|前段时间|刚才|"
         r"从来都|从来|打?从一开始就|一开始就|最初就|依旧|仍旧|照旧|(?:好多|好几|很多|这么多|这些|许多)年(?:来|都|了)?|多年|常年|长期|"
@@ -74,7 +75,8 @@ _BARE_COPULA_RE = re.compile(rf"^(?:现在的|目前的|当前的)?(?:新的|新
 _WAS_RE = re.compile(rf"^(?![0-9]){_SLOT}\s*(?:变更|更新|调整|修改|变动)?\s*[：:]\s*(?:由|原|原来|以前|之前)(?:为|是)?(?P<old>.+)$")
 _IF_YOU_NEED_RE = re.compile(rf"^(?:要是|如果|万一|假如)你(?:哪天|以后|之后|什么时候)?(?:需要|要|想要|想知道|用得上)(?:我的)?{_SLOT}$")
 _REMEMBER_SAID_RE = re.compile(
-    rf"^(?:(?:你)?还?记得我(?:说|讲|提)过?|(?:之前|上次|以前)(?:我)?(?:提过|说过|讲过|告诉过你))(?:的)?(?:我的|我)?{_SLOT}(?:是|为)"
+    rf"^(?:(?:你)?还?记得我(?:说|讲|提)过?|(?:你)?还?记得(?=我)|(?:之前|上次|以前)(?:我)?(?:提过|说过|讲过|告诉过你)|"
+    rf"(?:你|您)(?:那边|那儿|这边|那里)?(?:记的|存的|登记的|记录的))(?:的)?(?:我的|我)?{_SLOT}(?:是|为|还是)"
     rf"(?P<old>.+?)(?:吗|嘛|不|对吧|是吧|吧)?$")
 _DIFFERENT_RE = re.compile(rf"^.{{0,8}}的{_SLOT}(?:(?:跟|和|与)我(?:的)?不一样|五花八门|各不相同|各有不同|都不一样|不尽相同|千奇百怪|"
                            rf"各种各样|各式各样)$")
@@ -82,7 +84,7 @@ _IT_IS_THIS_RE = re.compile(rf"^{_OWNER}{_SLOT}(?:一直|也|还|都)?(?:用的|
 _PAREN_VALUE_RE = re.compile(rf"^{_OWNER}{_SLOT}\s*[（(](?P<value>[^（）()]+)[）)]\s*(?:一直|从来|还是|也)?(?:没变过?|没改过?|不变|没换过?)$")
 _OWNED_SLOT_RE = re.compile(rf"^(?:本人的|本人|我(?:那个|这个|那|这)|我的){_SLOT}$")
 _VALUE_FIRST_RE = re.compile(
-    rf"^(?P<value>.{{1,24}}?)(?:现在|目前)?(?:是|就是|才是|(?:正式|已经|已)?(?:成了|成为了?|变成了?))(?:我(?:的|在用的|用的|现在用的|新的|现在的|常用的|登记的|留的|填的|选的|设的|自己的|自己用的|一直用的|平时用的)?|本人的?){_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦|啊|呀|哟|嘛|呢)?$"
+    rf"^(?P<value>.{{1,24}}?)(?:现在|目前)?(?:是|就是|才是|(?:正式|已经|已)?(?:成了|成为了?|变成了?))(?:我(?:的|在用的|用的|现在用的|新的|现在的|常用的|登记的|留的|填的|选的|设的|自己的|自己用的|一直用的|平时用的|那个|这个|个|嘅)?|本人的?){_LEAD_ADJ}{_SLOT}(?:了|哦|哈|啦|啊|呀|哟|嘛|呢)?$"
 )
 _TOPIC_FRONT_RE = re.compile(  # "工位我选了7楼", "工位我用的是7楼"
     rf"^{_SLOT}\s*(?:这块儿?|这边|方面|嘛|呢|的话|这一?栏|那一?栏|这一?项|那一?项|一栏|一项|这?部分|这个)?[，,\s]*我(?:的|这里|这边|这儿)?\s*(?:现在|目前|一直)?\s*"
@@ -115,22 +117,33 @@ _ASKS_FOR_RE = re.compile(  # "表格上要填X", "订票的时候会问X", "系
 _SLOT_WAS_AT_FIRST_RE = re.compile(  # "我X最初是A，后来改成了B": the first value; what follows says the new one
     rf"^{_OWNER}?{_SLOT}(?:最初|起初|当初|原来|原先|本来|一开始|刚开始)(?:的时候)?(?:是|为|用的是)(?P<old>.{{1,24}})$")
 _IF_ASKED_RE = re.compile(rf"^(?:如果|要是|万一)(?:有人|别人|谁)(?:问起|问到|问)(?:我的|我)?{_SLOT}$")
-_LANDED_ON_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*{_ADV}\s*(?:落在|定在|停在)(?P<value>.+?)上$")  # "工位最后落在7楼上"
+_LANDED_ON_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*{_ADV}\s*(?:落在|定在|停在)了?(?P<value>.+?)上$")  # "工位最后落在7楼上"
+#: "我那个原来是A的X": a relative clause names the old value; what follows says the new one
+_WAS_REL_RE = re.compile(rf"^{_OWNER}?(?:原来|以前|之前|原先|本来)(?:是|用的是|用的|为)(?P<old>[^，,的]{{1,24}})的{_SLOT}$")
+#: "我的X A→V": a note with the slot, the old value and the new one
+_NOTE_ARROW_RE = re.compile(rf"^{_OWNER}{_SLOT}\s+(?P<old>[^\s→>]+)\s*(?:→|->|=>)\s*(?P<value>.+)$")
+#: "V——新X", "V，我的新X": only the slot, said new, after its value
+_NEW_SLOT_RE = re.compile(rf"^(?:我的|本人的?)?(?:新的|新)(?P<slot>{_SLOT_CHARS}{{1,18}}?)$")
+#: "X啊就是已经不是A了是V": no longer the old value, now the new one, said in one breath
+_NO_LONGER_BUT_RE = re.compile(rf"^(?:{_OWNER}?{_SLOT}\s*(?:啊|呀|呢|嘛)?)?\s*(?:就是)?{_ADV}(?:不再是|不是)(?P<old>[^，,]{{1,24}}?)(?:了|啦)"
+                               rf"\s*(?:现在|而是)?(?:是|为)(?P<value>.+)$")
+#: "是V，X没变过": the slot said unchanged, its value before or after it
+_UNCHANGED_RE = re.compile(rf"^{_OWNER}?{_SLOT}(?:一直|从来|都|也|还)?(?:没变过?|没换过?|没改过?|没动过|没有变过?|没有换过?|不曾变过?)(?:哦|啊|呀)?$")
 _FILL_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*(?:填|写)(?:的是)?\s*(?P<value>.+?)就(?:对了|行了?|好了?|可以了?)$")
 _SORTED_RE = re.compile(
     rf"^(?:就|于是|所以|干脆|后来)?(?:终于|总算|刚|已经)?(?:把|将){_OWNER}?{_SLOT}\s*(?:搞定|弄好|办好|改好|换好|处理好|定下来|换了|改了|更新了)了?$"
 )
 _ABOUT_RE = re.compile(
-    rf"^(?:(?:关于你(?:之前|刚才|刚刚|刚)?问的|你(?:之前|刚才|刚刚|刚|上次|前面)?问(?:的|到的|过的)(?:那个|这个)?|回你(?:之前|刚才|刚刚|刚)?问的|"
+    rf"^(?:(?:(?:比如说|比如|例如|譬如)(?=\S{{2}})|关于你(?:之前|刚才|刚刚|刚)?问的|你(?:之前|刚才|刚刚|刚|上次|前面)?问(?:的|到的|过的)(?:那个|这个)?|回你(?:之前|刚才|刚刚|刚)?问的|"
     rf"关于|至于|说到|对于|说起|提到|你(?:之前|刚才|刚刚|刚|上次|前面)?问(?:过)?(?:我)?|问)\s*{_OWNER}?{_SLOT}"
     rf"(?:的话|嘛|呢|啊|呀|这块儿?|方面|这个|一项|这一?项|一栏|这一?栏|的问题(?:回你一下|回复一下|答复一下)?)?"
     rf"|{_OWNER}?(?P<slot2>{_SLOT_CHARS}{{1,18}}?)(?:的话|这块儿?|这边|方面|呢|嘛|的部分|这个|这一项|的问题(?:回你一下|回复一下|答复一下)?)(?:喔|哦|啊|呀|呢)?"
-    rf"|(?:大家|他们|我们|同事们?|朋友们?)?(?:都)?(?:在)?(?:聊|说|问|讨论|比|对比|晒|比较)(?:起|了)?(?P<slot3>{_SLOT_CHARS}{{1,18}}?))$"
+    rf"|(?:大家|他们|我们|同事们?|朋友们?)?(?:都)?(?:在)?(?:聊|说|问|讨论|比(?!如)|对比|晒|比较)(?:起|了)?(?P<slot3>{_SLOT_CHARS}{{1,18}}?))$"
 )
 _ANAPHOR_RE = re.compile(
     rf"^(?:不过|但是|但|而|所以)?\s*(?:这次|这回|如今)?\s*(?:{_ADV})\s*(?:新的|新)?(?:(?:更新|变更|修改|调整|更改|改)后(?:的)?(?:为|是)|改用|换用|改成用|对的是|正确的是|正确的应该是|"
     rf"应该是|就说是|就说|弄成了?|搞成了?|变成了?|变(?!更)|系|填|写|改成了?|换成了?|变成了?|调到了?|改为|更新为|变更为|现为|现是|现|是|为|就是|"
-    rf"我(?:的|这里|这边|这儿)?(?:就|也|还|则)?是|我的呢是|它是|这个是|我用的是|用的是|我用|我选了|我选的是|我定的是|我现在用|(?:本人|我)(?:所用|所填|所选)(?:的)?(?:为|是)|"
+    rf"我(?:的|这里|这边|这儿)?(?:就|也|还|则)?是|我(?:这些年|这几年|多年来|一直|始终|向来|一向)+(?:都)?是|我的呢是|它是|这个是|我用的是|用的是|我用|我选了|我选的是|我定的是|我现在用|(?:本人|我)(?:所用|所填|所选)(?:的)?(?:为|是)|"
     rf"(?:你)?(?:就)?(?:把它|它)?(?:记为|记成|记作|写成|写为|写作)|改(?!了))\s*(?P<value>.+?)(?:吧|就行了?|就好了?|就可以了?)?$"
 )
 _AS_MY_RE = re.compile(
@@ -174,7 +187,9 @@ _SLOT_BLOCK = frozenset({"意思", "天", "天哪", "想法", "问题", "看法"
                          # a form's own fields, not facts about the user: "变更原因：工作调整"
                          "原因", "变更原因", "修改原因", "理由", "备注", "说明", "附件", "申请人", "项目", "变更项目",
                          "修改项目", "内容", "主题", "标题", "变更后", "变更前", "更新后", "修改后", "调整后", "新值",
-                         "旧值", "原值", "现值", "日期", "结果", "处理结果"})
+                         "旧值", "原值", "现值", "日期", "结果", "处理结果",
+                         # discourse words that stand before 是 without naming an attribute: "主要是图省事"
+                         "主要", "关键", "重点", "记", "备忘", "笔记", "好处", "坏处", "优点", "缺点", "目的", "毕竟", "反正", "一来", "二来"})
 # A form names the field in one label and gives its value in another: "项目：工位；内容：7楼".
 _ITEM_LABELS = frozenset({"项目", "变更项目", "修改项目", "更新项目", "登记项目", "事项", "字段", "信息项", "主题"})
 _VALUE_LABELS = frozenset({"内容", "变更后", "更新后", "修改后", "调整后", "新值", "现值", "新内容", "变更内容", "登记内容",
@@ -187,7 +202,7 @@ _VALUE_BAD_START = ("不是", "不再", "不用", "不要", "不会", "不想", 
 _TRAIL = re.compile(
     r"(?:了|啦|哦|喔|噢|哈|哈哈|呀|啊|嘛|的|哟|呢|噢|么|呗|咯|捏|耶|齁|囉|咧|唷|㗎|嚟|喎|啫|嘞|喇|啰|哒|句号|逗号|就这样|对没错|没错|好久|记好|✔|✓|"
     r"～|~|…|\.\.\.|！|!|。|，|,|；|;|—|－|\s)+$"
-    r"|(?:了)?(?:现在|目前|如今|今天起|从今天起|从现在起|开始|以后|以后就是这个|为准|这个|喔|为止|特此告知|请查收|"
+    r"|(?:了)?(?:现在|目前|如今|今天起|上岗|接班|上任|从今天起|从现在起|开始|以后|以后就是这个|为准|这个|喔|为止|特此告知|请查收|"
     r"请知悉|谢谢|多谢|感谢|麻烦了|辛苦了|算了|才对|才是对的|就对了|就行了?|就好了?|就可以了?|没错|没错的|对的)$"
 )
 _CHANGE_TAIL = re.compile(r"(?:今天起|从今天起|从现在起|以后|为准)$")
@@ -195,6 +210,8 @@ _CHANGE_TAIL = re.compile(r"(?:今天起|从今天起|从现在起|以后|为准
 _PAREN_ASIDE = re.compile(r"[（(](?:原|之前|以前|已|新|注|备注|即|不是|旧|变更|更新|特此|请|如|若|长期有效|有效|暂定|仅供参考|为准|最新)[^（）()]*[）)]$"
                           r"|[（(][^（）()]*(?:请|联系|谢谢|如有|若有|备查|存档|详见|参见|见附件|附件)[^（）()]*[）)]$|[（(](?:本人|我的|自己|我)[）)]$")
 _MAX_VALUE_CHARS = 40
+#: A stretch of time ("一周", "新的一年", "这学期"): neither a slot nor a value
+_TIME_SPAN = re.compile(r"^(?:新的|新|这|这个|上个?|下个?|本)?[一二三四五六七八九十两几\d]*(?:周|年|个月|月|天|星期|礼拜|学期|季度|赛季)$")
 
 
 def _clean_value(raw: str) -> tuple[str, bool]:
@@ -226,7 +243,7 @@ def _valid_value(value: str) -> bool:
     if not value or len(value) > _MAX_VALUE_CHARS or re.search(r"本人|我的|我是", value):
         return False
     if value.lower() in {"什么", "多少", "哪里", "哪儿", "哪个", "几", "谁", "旧", "新", "老", "对", "错", "还", "也", "就", "才", "都",
-                         "记好", "记住", "记下", "收到", "好的", "求确认", "确认", "对吗", "是吗"}:
+                         "记好", "记住", "记下", "收到", "一下", "好的", "求确认", "确认", "对吗", "是吗"}:
         return False
     if any(marker in value for marker in _VALUE_MARKERS):
         return False
@@ -237,16 +254,35 @@ def _valid_value(value: str) -> bool:
     return len(_HAS_CJK.findall(value)) <= 20
 
 
+#: A field's label that says it changed: "X更新了：V", "X更新一下：V", "更新后的X：V"
+_CHANGED_LABEL_RE = re.compile(rf"^(?:我的|本人的?)?(?:更新|变更|修改|调整|更改)后的(?P<slot2>{_SLOT_CHARS}{{1,18}}?)$"
+                               rf"|^(?:我的|本人的?)?{_SLOT}\s*(?:更新|变更|修改|更改)(?:了|一下|过了)$")
+#: A note's own label: "记：X V", "备忘：X V"
+_NOTE_CUE = re.compile(r"(?:记|记下|备忘|备注一下|笔记|memo|note)", re.IGNORECASE)
+_HAS_DIGIT = re.compile(r"\d")
 _COLON_CUE = (r"(?:说一句|说一下|讲一下|记下|记一下|存一下|记一笔|记住|更新一下|补充一下|提醒一下|告诉你一声|用到|所以|备忘|备注|"
               r"顺便|对了|另外|更新)")
 
 
+#: What a turn adds after the slot it names, saying nothing of its value: "V——我的X，记好", "…，好一阵子了"
+_AFTERTHOUGHT = re.compile(r"(?:(?:麻烦|请|帮我)?(?:记好|记住|记一下|记下来?|存一下|别忘了)|以后(?:用得着|要用|会用到)|"
+                           r"(?:好|很)(?:一阵子|久|几年|多年)了|(?:有)?(?:好)?几年了)(?:啊|哈|哦|呀|吧|了)*")
+
+
+def is_afterthought(clause: str) -> bool:
+    """A clause after "V，我的X" that says nothing of the value: "记好", "好一阵子了"."""
+    return bool(_AFTERTHOUGHT.fullmatch(clause.strip().rstrip("。！!～~")))
+
+
 def bare_value(clause: str) -> str | None:
     """A clause that is only a value ("7楼", "3rd呀", "现在是7楼"), as the answer to a slot just named."""
+    if is_afterthought(clause):
+        return None  # "好一阵子了" says nothing of the value
     clause = re.sub(rf"^[^：:，,]{{0,12}}?{_COLON_CUE}[^：:，,]{{0,6}}?[：:]\s*", "", clause.strip())  # "记下：V", "帮我存一下：V", "所以：V"
     body = re.sub(r"^(?:(?:现在|目前|如今|新的|新)(?=是|为|就是)|现|现为)?(?:是|为|就是|改成了?|换成了?)?", "", clause.strip())
+    body = re.sub(r"(?<=\S)(?:今天|刚刚?|已经|终于|总算|正式)?(?:确认好|确定好|定下来|办好|弄好|搞定|批下来|生效)了$", "", body)  # "V今天确认好了"
     value, _ = _clean_value(body)
-    if not _valid_value(value) or len(value) > 24:
+    if not _valid_value(value) or len(value) > 24 or _TIME_SPAN.match(value):
         return None
     if re.search(r"[我你他她们]|别忘|记住|知道|谢谢|明白|好的|收到", value):
         return None
@@ -282,6 +318,11 @@ def _slot(raw: str) -> str | None:
             return None
     if any(slot.startswith(o) and len(slot) > len(o) + 1 for o in _OTHER_OWNERS if len(o) >= 2):
         return None  # "我男朋友WiFi密码": his, not mine
+    place = re.match(rf"^(?P<place>[{_CJK}]{{1,4}})(?:里|上|中)的(?=\S{{2,}})", slot)
+    if place and re.match(r"[妈爸哥姐弟妹儿女]", place["place"]):
+        return None  # "我妈资料里的X": hers
+    if place and not re.search(r"[我你他她它]|" + "|".join(_OTHER_OWNERS), place["place"]):
+        slot = slot[place.end():]  # "资料里的X": where it is written, not whose
     if re.match(r"(?:上个?月|上周|上星期|上礼拜|前几天|前两天|前天|昨天|今天|最近|前阵子|前段时间|去年|今年|月初|月底|这几天|那天|从)", slot):
         return None  # a time, not a slot: "上个月改了", "从现在开始"
     slot = re.sub(r"(?<=\S)(?:信息)?(?:报告|说明|登记|汇报|告知|列)?如下$|(?<=\S)(?:这?部分)$", "", slot)  # "本人X信息报告如下：V"
@@ -292,13 +333,23 @@ def _slot(raw: str) -> str | None:
         return None  # an adverb, not a slot: "我现在住在上海"
     if not _HAS_CJK.search(slot):
         return clean_slot(slot)  # a Latin slot inside Chinese text: "我的office floor是3rd"
-    if not 1 <= len(slot) <= 14 or slot in _SLOT_BLOCK or slot in _SLOT_WHOLE_STOP:
+    if not 1 <= len(slot) <= 14 or slot in _SLOT_BLOCK or slot in _SLOT_WHOLE_STOP or _TIME_SPAN.match(slot):
         return None
     if any(stop in slot for stop in _SLOT_STOP):
         return None
     if re.search(r"(?:最初|起初|当初|仍然|依然|依旧|仍旧|从来|向来|一向|始终|才|年来|些年|多年|好多年|几年|一开始|现|跟[着著]|随[着著]|[啊呀吧呢嘛哦])$", slot):
         return None  # an adverb left on the slot: "宽带最初是A" names a past value, not a slot "宽带最初"
     return slot
+
+
+def _note(text: str, topic_open: bool) -> Clause:
+    """What follows a note's label ("记：X V", "记：X"): a slot and its value after a space, or the slot alone."""
+    m = re.match(rf"^(?P<slot>[^\s：:]*[{_CJK}])\s+(?P<value>\S.*)$", text)
+    if m and (found := _found(m["slot"], m["value"], change=False)) is not None:
+        return found
+    if _slot(text) and not _HAS_DIGIT.search(text):
+        return Topic(_slot(text) or "", False, bare=True)
+    return parse_clause(text, topic_open=topic_open)
 
 
 def _blocked(lead: str) -> bool:
@@ -355,10 +406,15 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     ``correcting``: the turn says an earlier statement was wrong ("打错了",
     "说错了"), so "工位应该是7楼" is the corrected value, not a guess.
     """
-    clause = clause.strip().strip("\"'“”‘’「」『』 ")
+    clause = clause.strip().strip("\"'“”‘’「」『』 ").rstrip("—－-").strip()  # "X不得不换了——": the dash leads on
+    if clause.count("（") + clause.count("(") > clause.count("）") + clause.count(")"):
+        clause = re.sub(r"[（(][^（）()]*$", "", clause).strip()  # "X是V（我自己的": an aside cut by a comma
     m = _BACK_RE.match(clause)
     if m and clause.startswith("就是") and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", False, back=True)  # "7楼！对，就是我的工位": before "就是" goes as an opener
+    m = _REMEMBER_SAID_RE.match(clause)
+    if m and _slot(m["slot"]):
+        return Topic(_slot(m["slot"]) or "", True, bare=False)  # "记得我说过工位是3楼吗": the old value; the new one follows
     previous = None
     while previous != clause:
         previous = clause
@@ -371,14 +427,15 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         if m and _slot(m["slot"]):
             asks = pattern is _ASKS_FOR_RE  # "表格上要填X": "我的是V" follows, not any value ("示例是7楼")
             return Topic(_slot(m["slot"]) or "", not asks, bare=not asks)
-    clause = re.sub(r"^(?:因为|由于|鉴于|既然|考虑到)(?=我|本人)", "", clause)  # "因为我的X是V，所以…": said as a reason, still said
-    clause = re.sub(r"^(?:现在|目前|如今|最近|最终|最后|后来)(?=[^的是为])", "", clause)  # "现在工位换用7楼"
+    clause = re.sub(r"^(?:因为|由于|鉴于|既然|考虑到)(?=我|本人|[^，,]{1,14}?(?:已经|已)(?:改|换|变|更新))", "", clause)  # "因为我的X是V，所以…": said as a reason, still said
+    clause = re.sub(r"^(?:现在|目前|如今|最近|最终|最后|后来)(?:其实|实际上)?(?=[^的是为])", "", clause)  # "现在工位换用7楼"
     clause = re.sub(r"^(?:月初|月底|月中|年初|年底|年中|上个?月|上周|上星期|上礼拜|前几天|前阵子|前段时间|前些天|昨天|前天|今天|今早|"
                     r"刚才|刚刚|日前|近日|近期|这周|本周|这个月|本月|上个?月[尾底初]|琴日|寻日|尋日|噚日)(?:的时候)?\s*(?=我|本人|把|将|说到|提到|说起|问)", "",
                     clause)  # "上周我把工位从3楼换到了7楼"
     clause = re.sub(r"^(?:你|您)(?:那边|这边|那儿|那里)\s*(?=\S)", "", clause)
     if re.match(r"^(?:明年|明天|后天|下个?月|下周|下星期|下礼拜|将来|未来|过几天|过阵子|回头|等)", clause):
         return Blocked("a plan")  # "明年我的X是V", "等搬完以后我的X是V": not yet
+    clause = re.sub(r"^(?:从今以后|从今往后|从此以后|从此|今后|往后|以后)(?=[^，,]{1,20}?(?:就是|都是|就用|都用))", "", clause)  # "以后我的X就是V": from now on
     later = re.match(r"^(?P<lead>[^，,]{0,8}?)(?:以后|之后|往后|今后)", clause)
     if later and not re.search(r"[了完好]", later["lead"]) and not re.search(r"了\s*$|一律|统一|都按|就按", clause):
         return Blocked("a plan")  # "以后我的X是V"; "搬家以后我的X就变成V了" told as done stays
@@ -386,6 +443,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     clause = re.sub(r"^(本人|我的|我)(?:目前|现在|当前|如今)(?=[^，,]{2,14}?(?:为|是))", r"\1", clause)  # "本人目前X为V", "我现在X是V"
     clause = re.sub(r"^(?:从)?(?:上个?月|上周|上星期|上礼拜|本月|这个月|今天(?:早上|上午|下午|晚上)?|今早|今年|去年|即日|月初|本周|这周)起\s*(?=\S)", "",
                     clause)  # "上个月起X就改成V了"  # "你那边工位改一下"
+    clause = re.sub(r"^\[(?P<label>[^\[\]]{1,16})\]\s*(?=\S)", r"\g<label>：", clause)  # "[X] V": a bracketed field label
     clause = re.sub(r"^【[^】]{1,16}】\s*(?=\S)", "", clause)  # a form's header: "【个人信息登记】工位——7楼"
     clause = re.sub(r"^(?:\d{1,2}(?:[)）、]|\.(?!\d))|[一二三四五六七八九十]+[、.）)]|[（(](?:\d{1,2}|[一二三四五六七八九十]{1,3})[)）]|[•·*])\s*", "",
                     clause)  # list items
@@ -394,6 +452,10 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         clause = request["rest"]
     if not clause:
         return None
+    arrow = re.fullmatch(r"(?P<old>[^→>，,：:]{1,24}?)\s*(?:→|->|=>)\s*(?P<value>[^→>]+)", clause)
+    if arrow and topic_open:  # "我的工位 3楼→7楼": after the slot, the old value and the new one
+        value, _ = _clean_value(arrow["value"])
+        return Anaphor(value, True) if _valid_value(value) else None
     split = re.search(r"(?<![0-9A-Za-z])[:：]", clause)
     head, tail = (clause[: split.start()], clause[split.end():]) if split else (clause, "")
     if split and tail.strip():
@@ -403,11 +465,20 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         if label in _VALUE_LABELS:  # "内容：7楼": the value of the field named before, if one was
             value, _ = _clean_value(tail)
             return Anaphor(value, label != "内容") if topic_open and _valid_value(value) else None
+        relabel = _CHANGED_LABEL_RE.match(label)
+        named = _slot(relabel["slot"] or relabel["slot2"]) if relabel and not re.search(r"我|本人|是|为|改|换|变", tail) else None
+        if named and (found := _found(named, tail, change=True)) is not None:
+            return found  # "X更新了：V", "更新后的X：V": the field's label says it changed
+        if _NOTE_CUE.fullmatch(label):
+            return _note(tail.strip(), topic_open)  # "记：X V"
         if re.search(r"我|本人", tail) or re.search(_COLON_CUE, label):  # "特此告知：本人的工位为7楼", "交班前说一句：X=V"
             return parse_clause(tail, topic_open=topic_open, correcting=correcting)
         m = _WAS_NOW_RE.match(clause)
         if m and (found := _found(m["slot"], m["value"], change=True)) is not None:
             return found
+        noted = _NOTE_ARROW_RE.match(f"{head.strip()}→{tail.strip()}")
+        if noted and re.search(f"[{_CJK}]$", noted["slot"]) and (found := _found(noted["slot"], noted["value"], change=True)):
+            return found  # "我的工位 3楼→7楼" read as a label: the slot, the old value, then the new one
         left = parse_clause(head, topic_open=False)
         if isinstance(left, Topic):  # "工位换新的了：K2-33", "关于X：现在是V，不是OLD", "我的X：V"
             said = _LABEL_VALUE_CHANGE.match(tail.strip())
@@ -441,7 +512,7 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         return Blocked("quoted speech")  # 他在群里发了句“我的工位是7楼”: his words, not the user's
     if topic_open and (re.match(_PERSON_IS, clause) or re.match(r"^(?:他|她|他们|她们|你|你们)(?:的)?(?:是|呢|则是|的是)", clause)):
         return Blocked("someone else's value")  # "工位这块儿，我表哥是7楼": the cousin's, not the user's
-    if re.match(rf"^我(?:的)?{_PEOPLE}(?:的)?(?![是为叫：:，,的话]|$)", clause) and not re.match(r"^我(?:的)?(?:家|们)", clause):
+    if re.match(rf"^我(?:的)?{_PEOPLE}(?:的)?(?![是为叫：:，,的话]|$|(?:帮|给|替)我把)", clause) and not re.match(r"^我(?:的)?(?:家|们)", clause):
         return Blocked("someone else's value")  # "我妈X用的是V，不是我的"
     if re.search(r"曾经(?:是|为|用过?|叫|填过?)|(?<!现在)(?<!目前)用过(?!了)", clause) and not re.search(r"现在|目前|如今", clause):
         return Blocked("a past value")  # "我的X曾经是V", "很多年前我X用过V"
@@ -482,6 +553,9 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             return found
     if _PAST_FRAME.match(clause):
         return Blocked("a past frame")  # "以前读书的时候，我的工位是3楼": what follows is the past
+    m = _UNCHANGED_RE.match(clause)
+    if m and _slot(m["slot"]) and not re.match(rf"^我(?:的)?{_PEOPLE}", clause):
+        return Topic(_slot(m["slot"]) or "", False, bare=True, back=True)  # "是7楼，工位没变过"
     own = re.search(r"(?<!被)我", clause)  # the 我 of 被我 is the agent, not the owner
     owner_at = min((i for i in (own.start() if own else -1, clause.find("本人")) if i >= 0), default=-1)
     lead = clause[:owner_at] if owner_at > 0 else ""
@@ -544,12 +618,27 @@ def _core(body: str, topic_open: bool) -> Clause:
         value = bare_value(pieces[-1])
         if value is not None:
             return Found(_slot(m["slot"]) or "", value, len(pieces) > 1)
+    m = _NO_LONGER_BUT_RE.match(body)
+    if m:
+        value = re.split(r"(?<=\S)(?=(?:你|我)\S{2,})", m["value"], maxsplit=1)[0]  # "…是V你下单的时候注意": a new clause
+        named = m["slot"] and not re.fullmatch(_ADV, m["slot"].strip())
+        if named and (found := _found(m["slot"], value, change=True)) is not None:
+            return found
+        value, _ = _clean_value(value)
+        if not named and topic_open and _valid_value(value):
+            return Anaphor(value, True)
+    m = _WAS_REL_RE.match(body)
+    if m and _slot(m["slot"]):
+        return Topic(_slot(m["slot"]) or "", True, bare=True)  # "我那个原来是3楼的工位，现在改成7楼了"
     for pattern, change in ((_NO_LONGER_MINE_RE, True), (_DONE_WITH_RE, True), (_TOLD_WRONG_RE, True), (_WROTE_WRONG_RE, True), (_SAID_AS_RE, True), (_SLOT_WAS_AT_FIRST_RE, True), (_APPLY_CHANGE_RE, True), (_DIFFERENT_FROM_RE, False), (_IF_ASKED_RE, False)):
         m = pattern.match(body)
         if m and pattern is _NO_LONGER_MINE_RE and m["neg"] == "不是" and not m["le"]:
             return Blocked("negated")  # "V不是我的X": a plain denial, nothing said to have changed
         if m and _slot(m["slot"]):  # a slot named now, its value in the next clause
             return Topic(_slot(m["slot"]) or "", change, bare=True)
+    m = _NOTE_ARROW_RE.match(body)
+    if m and (found := _found(m["slot"], m["value"], change=True)) is not None:
+        return found  # "我的工位 3楼→7楼"
     m = _I_CHANGED_RE.match(body)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", True, bare=True)
@@ -611,6 +700,9 @@ def _core(body: str, topic_open: bool) -> Clause:
     m = _IT_IS_THIS_RE.match(body)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", False, back=True)  # "7楼——我的工位就是这个"
+    m = None if topic_open else _NEW_SLOT_RE.match(body)  # with a slot open, "新加坡IPLC" is its value
+    if m and _slot(m["slot"]):
+        return Topic(_slot(m["slot"]) or "", True, bare=True, back=True)  # "7楼——新工位"
     m = _OWNED_SLOT_RE.match(body)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", False, bare=True, back=True)  # "我那个工位，是7楼" / "7楼——我的工位"
@@ -654,7 +746,12 @@ def _core(body: str, topic_open: bool) -> Clause:
 def topic_of_question(sentence: str) -> Topic | None:
     """A question that only names a slot ("工位？", "你问工位啊？"): the next sentence may answer it."""
     body = sentence.strip().rstrip("?？").strip()
-    body = re.sub(r"^(?:哦|噢|啊|嗯)?(?:你问|问|你说|你要|要|还记得|记得)?", "", body)
+    said = _REMEMBER_SAID_RE.match(body)
+    if said and _slot(said["slot"]):
+        return Topic(_slot(said["slot"]) or "", True)  # "还记得我说工位是3楼吗？": the old value; the new one follows
+    body = re.sub(r"^(?:你|您)(?:刚才|刚刚|刚|之前|上次)?(?:问|说)(?:我|的|我的)+(?=\S)", "", body)  # "你刚才问我的工位？"
+    body = re.sub(r"(?<=\S)(?:是啥|是什么|是多少|是哪个)$", "", body)  # "你刚问我工位是啥？"
+    body = re.sub(r"^(?:哦|噢|啊|嗯)?(?:又|还|老|老是|怎么又|怎么还)?(?:你问|问|你说|你要|要|还记得|记得)?", "", body)
     body = re.sub(r"(?:啊|呀|吗|嘛|呢|是吧)$", "", body)
     slot = _slot(body) if body and len(body) <= 16 and not re.search(r"什么|多少|哪|几|啥|谁|吗|是|为", body) else None
     return Topic(slot, False, bare=True) if slot else None

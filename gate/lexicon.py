@@ -275,8 +275,8 @@ class _Reader:
                 self.topic, self.pending = None, []
             elif isinstance(read, Topic) and read.back and self.pending and (
                     index >= len(subs) or re.search(r"\bi\s+mean", body, re.IGNORECASE)
-                    or all(_AFTERTHOUGHT.match(rest.strip()) or _FILLER_CLAUSE.fullmatch(rest.strip().rstrip(".,!?;: "))
-                           for rest in subs[index:])
+                    or all(_AFTERTHOUGHT.match(rest.strip()) or grammar_zh.is_afterthought(rest)
+                           or _FILLER_CLAUSE.fullmatch(rest.strip().rstrip(".,!?;: ")) for rest in subs[index:])
                     or not re.match(r"(?:(?:so|and|oh|ok|okay|well|also|yeah)\s+)*(?:my\s|我的|我那个|本人)",
                                     grammar_en.strip_opener_label(body), re.IGNORECASE)):
                 # "level B2, that's my office floor", "It's B14, my desk number": the value stood in the clause before

@@ -156,3 +156,105 @@ def test_a_malformed_corpus_is_refused_naming_file_and_frame() -> None:
         load_corpus("en", "test")
     with pytest.raises(PhrasingError, match="no phrasing corpus fr.dev.json"):
         load_corpus("fr", "dev")
+
+
+# Chinese constructions, each with a look-alike that must stay silent.
+ZH_CONSTRUCTIONS = [
+    ("折腾半天，我的工位最后落在了7楼上。", _f("工位", "7楼", True)),       # 落在了V上: the aspect particle is not the value
+    ("好几样都变了，比如工位，现在是7楼。", _f("工位", "7楼", True)),       # 比如X: an example names the slot
+    ("3楼下岗了，工位换7楼上岗", _f("工位", "7楼", True)),                # 换V上岗: the complement is not the value
+    ("我的手机号年初就变成139了", _f("手机号", "139", True)),              # a time word between slot and verb
+    ("帮我把资料里的邮箱换成a@b.com", _f("邮箱", "a@b.com", True)),        # 资料里的X: a place, not an owner
+    ("既然邮箱已经改成a@b.com，那报名信息也同步一下", _f("邮箱", "a@b.com", True)),  # 既然: said as given
+    ("我那个原来是3楼的工位，现在改成7楼了。", _f("工位", "7楼", True)),     # 原来是A的X: a relative clause
+    ("我的工位 3楼→7楼 ✔", _f("工位", "7楼", True)),                      # 我的X A→V
+    ("K2-33——新工位，记一下", _f("工位", "K2-33", True)),                 # V——新X
+    ("我的城市，新加坡", _f("城市", "新加坡")),                             # with a slot open, 新加坡 is a value
+    ("新的一周，新的工位。7楼。", _f("工位", "7楼", True)),                 # 一周 is a stretch of time, not a slot
+    ("后面会用到：工位是7楼（我自己的，不是团队的）。", _f("工位", "7楼")),    # an aside cut by a comma
+    ("工位不得不换了——从今天起是7楼。", _f("工位", "7楼", True)),           # a dash leads on to the value
+    ("然后那个工位啊就是已经不是3楼了是7楼你记一下", _f("工位", "7楼", True)),  # 不是A了是V, said in one breath
+    ("是呀，7楼就是我个工位", _f("工位", "7楼")),                          # 我个X (Cantonese 我個)
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), ZH_CONSTRUCTIONS)
+def test_chinese_constructions(text: str, expected: FactMention) -> None:
+    assert detect_facts(text) == (expected,)
+
+
+ZH_LOOK_ALIKES = [
+    "我同事的工位最后落在了7楼上。",
+    "比如我同事的工位，现在是7楼。",
+    "我同事的工位换7楼上岗了",
+    "我的手机号明年年初会变成139",
+    "帮我把我妈资料里的邮箱换成a@b.com",
+    "既然同事的邮箱已经改成a@b.com，那报名信息也同步一下",
+    "我同事那个原来是3楼的工位，现在改成7楼了。",
+    "新的一周，新的开始。",
+    "后面会用到：工位是7楼（我同事的，不是我的）。",
+    "工位不得不换了——明天起是7楼。",
+    "我同事的工位已经不是3楼了是7楼",
+    "7楼就是我同事的工位",
+]
+
+
+@pytest.mark.parametrize("text", ZH_LOOK_ALIKES)
+def test_chinese_look_alikes_are_not_the_users(text: str) -> None:
+    assert detect_facts(text) == ()
+
+
+def test_a_question_word_is_not_a_slot_and_a_discourse_word_is_not_either() -> None:
+    assert all(m.slot != "又问" for m in detect_facts("又问？？7楼啊，我的工位就是这个"))
+    assert detect_facts("工位我选了7楼，主要是离电梯近。") == (_f("工位", "7楼"),)
+
+
+ZH_SECOND_CONSTRUCTIONS = [
+    ("工位更新了：K2-33", ("工位", "K2-33")),                       # a field's label says it changed
+    ("更新后的工位：K2-33", ("工位", "K2-33")),
+    ("记：工位 K2-33", ("工位", "K2-33")),                          # a note: the slot, a space, the value
+    ("[工位] K2-33", ("工位", "K2-33")),                            # a bracketed field label
+    ("还记得我说工位是3楼吗？现在变成7楼了", ("工位", "7楼")),          # a reminder of the old value, then the new
+    ("你那边记的工位是3楼吧？已经是7楼了。", ("工位", "7楼")),
+    ("你刚才问我的工位？是7楼。", ("工位", "7楼")),                    # the slot the listener asked about
+    ("你刚问我工位是啥？嗯，7楼。", ("工位", "7楼")),
+    ("以后我的工位就是7楼，旧的那个忘了吧。", ("工位", "7楼")),          # 以后…就是: from now on, not a plan
+    ("7楼今天确认好了，是我新的工位", ("工位", "7楼")),                 # V确认好了: the completive is not the value
+    ("7楼——我的工位，好一阵子了", ("工位", "7楼")),                    # an afterthought after 我的X
+    ("7楼——我的工位，记好", ("工位", "7楼")),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), ZH_SECOND_CONSTRUCTIONS)
+def test_more_chinese_constructions(text: str, expected: tuple[str, str]) -> None:
+    assert [(m.slot, m.value) for m in detect_facts(text)] == [expected]
+
+
+ZH_SECOND_LOOK_ALIKES = [
+    "我同事的工位更新了：K2-33",
+    "记：明天交报告",
+    "[同事的工位] K2-33",
+    "还记得我说工位是3楼吗？",                # the old value alone is not today's
+    "你那边记的工位是3楼吧？",
+    "你刚才问我同事的工位？是7楼。",
+    "准备以后把工位改成7楼",
+    "以后我的工位可能就是7楼",
+    "7楼今天确认好了，是我同事新的工位",
+    "我的工位，好一阵子了",                   # an afterthought is not a value
+    "7楼——我同事的工位，好一阵子了",
+]
+
+
+@pytest.mark.parametrize("text", ZH_SECOND_LOOK_ALIKES)
+def test_more_chinese_look_alikes_are_not_the_users(text: str) -> None:
+    assert detect_facts(text) == ()
+
+
+def test_an_open_slot_answered_with_adverbs_an_unchanged_slot_and_a_change_done_for_me() -> None:
+    assert [(m.slot, m.value) for m in detect_facts("说到工位，我这些年一直是7楼。")] == [("工位", "7楼")]
+    assert [(m.slot, m.value) for m in detect_facts("嗯，是7楼，工位没变过")] == [("工位", "7楼")]
+    assert [(m.slot, m.value) for m in detect_facts("我儿子帮我把工位换成7楼了，你给记一下啊。")] == [("工位", "7楼")]
+    # controls: someone else's slot, a denial before it, and a change done to someone else's
+    assert detect_facts("说到工位，我同事这些年一直是7楼。") == ()
+    assert detect_facts("不是7楼，工位没变过") == ()
+    assert detect_facts("我儿子帮他同学把工位换成7楼了") == ()
