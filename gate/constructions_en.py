@@ -78,7 +78,7 @@ I_CHANGE = re.compile(
     re.IGNORECASE,
 )
 BARE_PAST = re.compile(
-    r"^(?:(?:just|finally|also|so|and|oh|ok|okay|lol|then|recently|officially)\s+)*"
+    r"^(?:(?:just|finally|also|so|and|oh|ok|okay|lol|then|recently|officially)\s+)*(?:i\s+(?:did\s+|have\s+|'ve\s+|’ve\s+)?)?"
     r"(?:changed|updated|switched|swapped|moved|bumped|upgraded|downgraded|reset|raised|lowered|set|put|got|adjusted|"
     r"chnged|chngd|chaged|changd|updtd|upd8d|"
     r"increased|decreased|cut|reduced|dropped|lifted|reverted|renamed|changed\s+over|switched\s+over|"
@@ -229,6 +229,15 @@ FOR_X_I_HAVE = re.compile(r"^for\s+(?:the\s+)?" + SLOT + r",?\s+i(?:'ve|’ve|\s
 MIND_ON = re.compile(r"^(?:i\s+)?changed\s+my\s+mind\s+(?:on|about)\s+my\s+" + ADJ + SLOT + r"$", re.IGNORECASE)
 USE_MY_PAREN = re.compile(r"\b(?:use|keep|note|remember|save|record|put|enter|add|log)\s+my\s+" + ADJ + SLOT
                            + r"\s*\((?P<value>[^()]{1,40})\)", re.IGNORECASE)
+OLD_BACK_TOPIC = re.compile(  # "A, that's my old X, it's V now"
+    r"^(?:and\s+|so\s+)?(?:that(?:'s|’s|\s+is|\s+was)|this\s+is|it(?:'s|’s|\s+is|\s+was))\s+my\s+(?:old|previous|former)\s+" + SLOT + r"$",
+    re.IGNORECASE)
+#: "A is out, V is in as my X"
+OUT_IS_IN = re.compile(r"^(?P<old>.{1,40}?)\s+is\s+out\s*[,;]?\s+(?P<value>.{1,40}?)\s+is\s+in\s+(?:as|for)\s+my\s+" + ADJ + SLOT + r"$",
+                       re.IGNORECASE)
+#: "you've got A as my X": the assistant's value, wrong; the right one follows ("should be V")
+YOU_HAVE_AS = re.compile(r"^(?:you|u)(?:'ve|’ve|\s+have)?\s+(?:got|had|put|listed|written|noted|saved)\s+(?:down\s+)?(?P<old>.{1,40}?)\s+"
+                         r"(?:as|for)\s+my\s+" + SLOT + r"(?:\s+(?:on\s+file|in\s+your\s+notes))?$", re.IGNORECASE)
 BACK_TOPIC = re.compile(
     r"^(?:and\s+|so\s+)?(?:(?:that(?:'s|’s|\s+is|s)|this\s+is|it(?:'s|’s|\s+is)|which\s+is|those\s+are|that\s+would\s+be|"
     r"thas)(?:\s+still)?|(?:you(?:'ve|’ve|\s+have)?|u)\s+(?:got|have)(?=\s+my\s+\S+(?:\s+\S+){0,4}\s+(?:right|correct)$))"
@@ -389,7 +398,7 @@ ANAPHOR = re.compile(
     r"now(?:\s+it(?:'s|’s|\s+is))?\s+|"
     r"(?:the\s+)?new\s+one(?:'s|’s|\s+is|:)\s*|"
     r"(?:these\s+days|nowadays|currently|today)\s+it(?:'s|’s|\s+is)\s+|"
-    r"it\s+should\s+(?:be|say|read)\s+|mine(?:'s|’s|\s+is)\s+(?:now\s+)?|it\s+(?:reads|says)\s+|which(?:'s|’s|\s+is)\s+|"
+    r"(?:it\s+)?should\s+(?:be|say|read)\s+|mine(?:'s|’s|\s+is)\s+(?:now\s+)?|it\s+(?:reads|says)\s+|which(?:'s|’s|\s+is)\s+|"
     r"(?:it|that)(?:'s|’s|\s+is)\s+back\s+to\s+|back\s+to\s+|(?:it\s+)?went\s+back\s+to\s+|now\s+at\s+|"
     r"(?:and\s+)?(?:the\s+)?(?:new|current|updated)\s+(?:one|value)\s+(?:is|=|:)\s*|the\s+answer\s+is\s+|its\s+|"
     r"it\s+is\s+|(?:now\s+)?it'?s\s+|(?:i(?:'ve|’ve|\s+have)?\s+)?(?:replaced|swapped|switched)\s+it\s+(?:with|for|to)\s+|"

@@ -369,9 +369,15 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     m = C.GOT_SORTED.search(clause)
     if m and clean_slot(m["slot"]) and not _blocked(clause[: m.start()]):
         return Topic(clean_slot(m["slot"]) or "", True)
+    m = C.OLD_BACK_TOPIC.match(clause) or C.YOU_HAVE_AS.match(clause)
+    if m and clean_slot(m["slot"]):
+        return Topic(clean_slot(m["slot"]) or "", True, bare=True)  # what stood before was the old value
     m = C.BACK_TOPIC.match(clause)
     if m and clean_slot(m["slot"]):
         return Topic(clean_slot(m["slot"]) or "", False, back=True)
+    m = C.OUT_IS_IN.match(clause)
+    if m and (found := found_clause(m["slot"], m["value"], change=True, adj=m["adj"])) is not None:
+        return found
     head, colon, tail = clause.partition(":")
     if colon and tail.strip() and not head[-1:].isdigit():
         left = parse_clause(head, topic_open=False)
@@ -505,6 +511,7 @@ def bare_value(clause: str) -> str | None:
     if re.match(r"^\s*(?:def(?:initely)?|defo|deffo|absolutely|certainly|surely|totally)\s+not\b", clause, re.IGNORECASE):
         return None  # "def not V": a denial
     clause = re.sub(r"^\*+\s*(?=\S)", "", clause.strip())  # "*V": a chat correction of the line before
+    clause = re.sub(r"^(?:and\s+)?[a-z][a-z ]{0,30}:\s+(?=\S)", "", clause)  # "and this time for good: V"
     clause = re.sub(r"^(?:(?:so|yeah|yep|yes|ok|okay|well|um+|uh+|oh|and|like|easy|simple|honestly|correct|right|exactly|"
                     r"indeed|sure)\s*[,—–:-]?\s+)+", "",
                     clause.strip(), flags=re.IGNORECASE)

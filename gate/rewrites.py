@@ -155,7 +155,8 @@ def rewrite(text: str) -> str:
     text = re.sub(r"(?im)^\s*(?!my\s)([^\W\d_][\w-]*(?:\s[\w'’-]+){0,4}?)\s*(?:->|→|—|–|:|=)\s*((?:(?!\s(?:is|are|was)\s)[^():\n]){1,60}?)\s*"
                   r"\(\s*mine\b[^()\n]{0,40}\)\s*[.!]?\s*$", r"my \1 is \2", text)
     text = re.sub(r"(?im)^\s*me\s*/\s*([^/\n]{1,40}?)\s*/\s*([^/\n]{1,60}?)\s*$", r"my \1 is \2", text)
-    text = re.sub(r"(?<!\S):[a-z0-9_+-]{2,30}:(?!\S)", " ", text)  # ":thumbsup:": a chat app's emoji code
+    text = re.sub(r"(?<!\S):[a-z0-9_+-]{2,30}:(?!\S)", " ", text)
+    text = re.sub(r"(?i)\s*\((my\s+[^()\n]{1,40}?\s+(?:is|=)\s+[^()\n]{1,40})\)\s*", r". \1. ", text)  # "(my X is V)" inside a request  # ":thumbsup:": a chat app's emoji code
     # "I checked and it's V", "looked it up, it's V": how the user found the value, not the value
     text = re.sub(r"(?i)\b(?:i\s+)?(?:just\s+)?(?:looked\s+it\s+up|checked|double[- ]checked|had\s+a\s+look|found\s+it)(?:\s+and)?\s*,?\s+"
                   r"(?=it(?:'s|’s|\s+is)\s)", "", text)
@@ -174,7 +175,7 @@ def rewrite(text: str) -> str:
     text = re.sub(r"[（(][^（）()\n]{0,24}[？?][）)]", " ", text)  # "（之前跟你说过没？）": an aside, not a question
     # "my X — the one I use for work — is V", "my X (the one you have on file) is V", "my X, which you asked about, is V"
     text = re.sub(r"(\b" + _MY_SLOT + r")\s*(?:\((?:the|which|that|in|if|as|just|for|i|you|ie|i\.e\.|aka|yes|my|mine)\b[^()]{0,60}\)|\s[—–-]\s[^—–\n]{1,60}?\s[—–-]\s|,\s[^,\n]{1,60}?,)\s*"
-                  r"(?=(?:is|was|has\s+been|'s|’s|became)\b)", r"\1 ", text, flags=re.IGNORECASE)
+                  r"(?=(?:is|was|has\s+been|'s|’s|became|has\s+changed|changed)\b)", r"\1 ", text, flags=re.IGNORECASE)
     # The slot named with "the" or "mine" and owned all the same: "the X I've got is V", "the X you have on file for me
     # is V", "V is the X I've got", "the X — mine's V", "mine is V (the X)", "Mine's V. The X, I mean.", "what my X is,
     # is V", "it's V that I have as my X", "re: my X — V", "about the X you asked for — V"

@@ -152,3 +152,19 @@ def test_chat_and_form_shapes_are_read(text: str, slot: str, value: str) -> None
 ])
 def test_chat_and_form_controls_read_nothing(text: str) -> None:
     assert _facts(text) == []
+
+
+@pytest.mark.parametrize(("text", "slot", "value"), [
+    ("the receipt shows 4471, that's my old locker code, it's 9902 now", "locker code", "9902"),   # the old value before
+    ("my gym (yes, again) has changed, and this time for good: PureGym", "gym", "PureGym"),
+    ("Nuffield is out, PureGym is in as my gym", "gym", "PureGym"),
+    ("Can you book the 9am class (my gym is PureGym) and tell me the price?", "gym", "PureGym"),
+    ("I did changed the gym from Nuffield to PureGym, please update", "gym", "PureGym"),
+])
+def test_old_values_and_asides_around_the_new_one(text: str, slot: str, value: str) -> None:
+    assert _facts(text) == [(slot, value)]
+
+
+def test_the_old_value_named_alone_is_not_the_value() -> None:
+    assert _facts("the receipt shows 4471, that's my old locker code") == []
+    assert _facts("Nuffield is out") == []
