@@ -310,7 +310,7 @@ NOT_A_VALUE_FOR = re.compile(
 UPDATE_MY = re.compile(r"\b(?:update|change|correct|amend|fix)\s+my\s+" + ADJ + SLOT + r"(?:\s+(?:please|pls|for\s+me))?$", re.IGNORECASE)
 OWNED_FOR_ME = re.compile(r"^(?:(?:ok|okay|k|so|sure|yes|yeah|yep|and)\s+)*(?:the\s+)?" + SLOT + r"\s+(?:is|'s|’s)\s+"
                            r"(?P<value>.+?)\s+for\s+me$", re.IGNORECASE)  # "k so X is V for me"
-NOT_MY_ANYMORE = re.compile(r"^(?P<old>.{1,40}?)\s+(?:isn't|isn’t|is\s+not|is\s+no\s+longer|stopped\s+being)\s+my\s+" + ADJ
+NOT_MY_ANYMORE = re.compile(r"^(?!my\s)(?P<old>.{1,40}?)\s+(?:isn't|isn’t|is\s+not|is\s+no\s+longer|stopped\s+being)\s+my\s+" + ADJ
                              + SLOT + r"(?:\s+(?:any\s*more|any\s+longer))?$", re.IGNORECASE)
 CHANGED_MY = re.compile(r"^(?:(?:also|so|and|just|ok|okay|last\s+\w+|yesterday|today|this\s+\w+|please|pls|kindly)\s+)*(?:i(?:'ve|\s+have)?\s+)?(?:had\s+to\s+|have\s+to\s+|just\s+|finally\s+|"
                          r"went\s+ahead\s+and\s+|(?:i\s+)?decided\s+to\s+)?"

@@ -102,13 +102,21 @@ def _read(sub: str, topic_open: bool, correcting: bool = False, zh: bool | None 
     return grammar_en.parse_clause(sub, topic_open=topic_open, correcting=correcting)
 
 
+def _end(text: str) -> str:
+    """``text`` without its closing punctuation; an abbreviation keeps its full stop ("4:50 a.m.")."""
+    bare = text.rstrip(".,!?;: ")
+    if re.search(r"(?:^|\s)(?:[A-Za-z]\.)+[A-Za-z]$", bare) and text.rstrip()[len(bare):].startswith("."):
+        return bare + "."
+    return bare
+
+
 def _label_sentence(sentence: str) -> Clause:
     """A sentence that is only ``slot: value`` (or ``slot - value``, ``【slot】value``)."""
     m = _LABEL_SENTENCE.match(sentence)
     if not m:
         return None
     slot = (m["bslot"] or m["slot"] or "").strip()
-    value = m["value"].strip().rstrip(".,!?;: ")
+    value = _end(m["value"].strip())
     head = slot.lower()
     was = re.match(r"(?:previous|old|was|before|formerly)\s*:\s*\S", value, re.IGNORECASE)
     if was and not HAS_CJK.search(slot):  # "phone plan — previous: A; new: B"
@@ -230,7 +238,7 @@ class _Reader:
         yielded = False
         index = 0
         while index < len(subs):
-            body = subs[index].rstrip(".,!?;: ")
+            body = _end(subs[index])
             index += 1
             if index >= 2 and _ZH_CONDITION.match(subs[index - 2].strip()):
                 self.topic, self.pending = None, []
@@ -314,7 +322,7 @@ class _Reader:
                     continue  # "my X? not 3F anymore — 7F": the old value, then the new one
                 if self.topic is not None and self.topic.bare:
                     self.topic = None  # a slot named on its own is answered in the clause right after it, or not at all
-        last = subs[-1].rstrip(".,!?;: ") if subs else ""
+        last = _end(subs[-1]) if subs else ""
         alone = len(subs) == 1 or (not self.zh(last) and (all(_ACK.fullmatch(sub.strip().rstrip(".,!?;: ")) for sub in subs[:-1])
                                                           or bool(re.match(r"so\s*:\s*\S", last, re.IGNORECASE))))
         if not yielded and alone and self.pending and self.pending[-1] == last and len(last.split()) <= 6 and (
@@ -367,7 +375,7 @@ def _facts(text: str) -> Iterator[FactMention]:
             continue
         if tagged:
             subs = subs[:-1]
-        plain = sentence.strip().rstrip(".,!?;: ")
+        plain = _end(sentence.strip())
         head = re.split(r"[:：=|｜]|——|\s[-–—>→]+\s", plain, maxsplit=1)[0]
         label = None if asked or re.search(r"(?<!\d),|,(?!\d)", head) else _label_sentence(plain)
         if isinstance(label, Found):

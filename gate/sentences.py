@@ -71,7 +71,9 @@ def split_sentences(text: str) -> Iterator[tuple[str, bool]]:
             if word and (word.group(1).lower() in _ABBREVIATIONS or initial):
                 continue  # "Dr. Okafor", "ext. 4471", "J. Whitfield"
         if text[start:m.start()].strip():
-            yield text[start:m.start()], "?" in m.group(0) or "？" in m.group(0)
+            # "4:50 a.m.", "the U.S.": the sentence's last word is an abbreviation and keeps its full stop
+            dotted = m.group(0) == "." and re.search(r"(?:^|\s)(?:[A-Za-z]\.)+[A-Za-z]$", text[start:m.start()])
+            yield text[start:m.start()] + ("." if dotted else ""), "?" in m.group(0) or "？" in m.group(0)
         start = m.end()
     if text[start:].strip():
         yield text[start:], False

@@ -149,7 +149,10 @@ def value_and_change(raw: str) -> tuple[str, bool]:
             if _CHANGE_TRAIL.search(m.group(0)):
                 change = True
             value = value[: m.start()]
-    return value.strip(), change
+    value = value.strip()
+    if re.search(r"(?:^|\s)(?:[A-Za-z]\.)+[A-Za-z]$", value) and raw.strip().startswith(value + "."):
+        value += "."  # "4:50 a.m.": the abbreviation keeps its last full stop
+    return value, change
 
 
 def valid_value(value: str) -> bool:
@@ -177,7 +180,8 @@ def valid_value(value: str) -> bool:
     written = value.split()[1:]
     return not any(w in {"is", "are", "was", "were", "will", "would", "if", "but", "because", "has", "have", "had",
                          "been", "being", "might", "may", "could", "should", "changed", "updated", "isn't", "isnt",
-                         "i", "you", "my"} and not (w == "may" and cased == "May") for w, cased in zip(words[1:], written))
+                         "i", "you", "my"} and not (w == "may" and cased == "May") and not (w == "my" and before == "of")
+               for before, w, cased in zip(words, words[1:], written))  # "15% of my salary" is a value
 
 
 def clean_value(raw: str) -> str:
@@ -232,7 +236,10 @@ def found_clause(slot_raw: str | None, value_raw: str, *, change: bool, adj: str
         value = re.split(r"\s+from\s+", value, maxsplit=1, flags=re.IGNORECASE)[0]  # "shifted to V from O"
     # "my X is V, not W" / "V rather than W": the contrast is not part of the value.
     value = re.split(r"\s+(?:not|rather\s+than|instead\s+of)\s+", value, maxsplit=1, flags=re.IGNORECASE)[0]
-    value = value.strip().rstrip(PUNCT + " ")
+    stripped = value.strip().rstrip(PUNCT + " ")
+    if re.search(r"(?:^|\s)(?:[A-Za-z]\.)+[A-Za-z]$", stripped) and value.strip()[len(stripped):].startswith("."):
+        stripped += "."  # "4:50 a.m.": the abbreviation keeps its full stop
+    value = stripped
     if not valid_value(value):
         return None
     is_new = bool(adj and adj.lower() in {"new", "updated", "latest"})

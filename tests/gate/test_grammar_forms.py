@@ -168,3 +168,14 @@ def test_old_values_and_asides_around_the_new_one(text: str, slot: str, value: s
 def test_the_old_value_named_alone_is_not_the_value() -> None:
     assert _facts("the receipt shows 4471, that's my old locker code") == []
     assert _facts("Nuffield is out") == []
+
+
+@pytest.mark.parametrize(("text", "slot", "value"), [
+    ("my alarm time is 5:10 a.m.", "alarm time", "5:10 a.m."),          # the abbreviation keeps its full stop
+    ("alarm time: 6 p.m.", "alarm time", "6 p.m."),
+    ("my alarm time is 6:30.", "alarm time", "6:30"),                   # a plain full stop is not the value's
+    ("my savings target is 10% of my salary", "savings target", "10% of my salary"),
+    ("my emergency contact is no longer my sister Ana, it's Marcus Lee", "emergency contact", "Marcus Lee"),
+])
+def test_abbreviations_relatives_and_shares_in_values(text: str, slot: str, value: str) -> None:
+    assert _facts(text) == [(slot, value)]
