@@ -91,7 +91,7 @@ _ORIGINAL = re.compile(
     r"\b(?:original(?:ly)?|initial(?:ly)?|at\s+first|first\s+(?:one|value|time)?|to\s+begin\s+with|"
     r"in\s+the\s+(?:very\s+)?beginning|at\s+the\s+(?:very\s+)?(?:start|beginning)|started\s+(?:with|out)|"
     r"start(?:ed)?\s+off|very\s+first|earliest|first\s+ever|ever\s+(?:told|gave|said|mentioned)|start\s+with|began\s+with|"
-    r"begin\s+with|which\s+was\s+the\s+first|(?:had|have|got|used|picked|chose|gave)\s+(?:you\s+)?first|start\s+out|"
+    r"begin\s+with|which\s+was\s+the\s+first|(?:had|have|got|used|picked|chose|gave|mention|mentioned|told\s+you|said|set|entered|registered|put\s+down)\s+(?:you\s+)?first|start\s+out|"
     r"my\s+(?:very\s+)?first|way\s+back\s+when|back\s+in\s+the\s+day|at\s+the\s+outset|from\s+the\s+(?:very\s+)?start)\b"
     r"|最早|最开始|一开始|最初|起初|第一次|第一个|刚开始|开头|最先|初始|原始|当初|初代|头一回|第一版",
     re.IGNORECASE,
@@ -104,7 +104,7 @@ _BEFORE_WORDS = re.compile(
 )
 _PREVIOUS = re.compile(
     r"\b(?:previous(?:ly)?|prior|former(?:ly)?|old|older|last|earlier|before|used\s+to|use\s+to|was\s+it|had\s+been|"
-    r"what\s+was|did\s+i\s+have|had\s+before|back\s+then|the\s+one\s+before)\b"
+    r"what\s+was|did\s+i\s+have|had\s+before|back\s+then|the\s+one\s+before)\b|\bfrom\b(?=\W*$)"
     r"|以前|之前|原来|原先|上一个|上个|上一次|上次|先前|过去|换之前|改之前|旧的|老的|曾经|前一个|前值|上一回|倒数第二个|换掉的|"
     r"替换掉的|换下来的|被替换|被换掉",
     re.IGNORECASE,
