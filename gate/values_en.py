@@ -189,14 +189,36 @@ def clean_value(raw: str) -> str:
     return value_and_change(raw)[0]
 
 
+def _part_of_slot(word: str, rest: list[str]) -> bool:
+    """A possessive that is part of a compound noun ("driver's licence", "mother's maiden name", "master's degree"),
+    not an owner ("my sister's X", "my bf's X", "Tom's X")."""
+    base = re.sub(r"['’]s$|s?['’]$", "", word).lower()
+    return bool(rest) and re.match(_COMPOUND_POSSESSIVES, " ".join([base, *rest]).lower()) is not None
+
+
+_COMPOUND_POSSESSIVES = (r"(?:driver|learner)\s+(?:licen[cs]e|permit)|mother\s+maiden\s+name|(?:bachelor|master)\s+degree|"
+                         r"owner\s+manual")
+
+
+#: heads of "X of Y" phrases that are a way of speaking, not an attribute ("for the avoidance of doubt", "most of")
+_OF_PHRASES = frozenset("""
+    avoidance sake purpose purposes benefit end rest course lack matter way kind sort lot lots most some all any none
+    part top bottom middle front back because instead out outside inside ahead regardless spite case favour favor
+    behalf terms light
+    """.split())
+
+
 def clean_slot(raw: str) -> str | None:
     words = raw.split()
     if not 1 <= len(words) <= 5:
         return None
-    if any(_POSSESSIVE.search(w) for w in words):
-        return None  # someone else's attribute: "my sister's office floor"
+    if any(_POSSESSIVE.search(w) and not _part_of_slot(w, words[i + 1:]) for i, w in enumerate(words)):
+        return None  # someone else's attribute: "my sister's office floor", "Tom's office floor"
     lowered = [w.lower() for w in words]
-    if any(w in _SLOT_STOPWORDS for w in lowered):
+    # "date of birth", "place of work", "side of the bed": "of" (and "the" after it) joins two nouns of one slot
+    joined = {i for i, w in enumerate(lowered) if 0 < i < len(lowered) - 1 and lowered[0] not in _OF_PHRASES and (
+        w in ("of", "for", "at", "on") or (w == "the" and lowered[i - 1] in ("of", "for", "at", "on")))}
+    if any(w in _SLOT_STOPWORDS for i, w in enumerate(lowered) if i not in joined):
         return None
     slot = " ".join(lowered)
     if slot in _SLOT_BLOCK or lowered[-1] in _SLOT_BLOCK and len(lowered) == 1:

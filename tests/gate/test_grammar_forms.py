@@ -179,3 +179,28 @@ def test_the_old_value_named_alone_is_not_the_value() -> None:
 ])
 def test_abbreviations_relatives_and_shares_in_values(text: str, slot: str, value: str) -> None:
     assert _facts(text) == [(slot, value)]
+
+
+@pytest.mark.parametrize(("text", "slot", "value"), [
+    # "of", "for", "at", "on" joining the nouns of one slot
+    ("my date of birth is 12/03/1990", "date of birth", "12/03/1990"),
+    ("my place of work changed to Leeds General", "place of work", "Leeds General"),
+    ("my password for the wifi is hunter22", "password for the wifi", "hunter22"),
+    ("my seat on the train is 42A", "seat on the train", "42A"),
+    # a possessive that is part of a compound noun
+    ("my driver's licence number is D123-456", "driver's licence number", "D123-456"),
+    ("my mother's maiden name is Okafor", "mother's maiden name", "Okafor"),
+])
+def test_slot_names_with_of_for_and_compound_possessives(text: str, slot: str, value: str) -> None:
+    assert _facts(text) == [(slot, value)]
+
+
+@pytest.mark.parametrize("text", [
+    "For the avoidance of doubt, Bay 4 is not my parking spot.",  # a way of speaking, not a slot
+    "most of my salary is rent",
+    "my bf's car is a Golf",                                       # an owner, not a compound
+    "my deputy's cost centre is 7720",
+    "Tom's phone is 0777 123",
+])
+def test_of_phrases_and_owners_are_not_slots(text: str) -> None:
+    assert _facts(text) == []
