@@ -192,6 +192,9 @@ _SLOT_BLOCK = frozenset({"意思", "天", "天哪", "想法", "问题", "看法"
                          "主要", "关键", "重点", "记", "备忘", "笔记", "好处", "坏处", "优点", "缺点", "目的", "毕竟", "反正", "一来", "二来"})
 # A form names the field in one label and gives its value in another: "项目：工位；内容：7楼".
 _ITEM_LABELS = frozenset({"项目", "变更项目", "修改项目", "更新项目", "登记项目", "事项", "字段", "信息项", "主题"})
+#: An interview written as lines of question and answer: "问：X" names the field, "答：V" gives its value
+_ASK_LABELS = frozenset({"问", "问题", "提问"})
+_ANSWER_LABELS = frozenset({"答", "回答", "答复"})
 _VALUE_LABELS = frozenset({"内容", "变更后", "更新后", "修改后", "调整后", "新值", "现值", "新内容", "变更内容", "登记内容",
                            "填写内容", "值", "新的"})
 _VALUE_MARKERS = ("什么", "多少", "哪", "吗", "几", "谁", "怎么", "如何", "啥")
@@ -206,8 +209,14 @@ _TRAIL = re.compile(
     r"请知悉|谢谢|多谢|感谢|麻烦了|辛苦了|算了|才对|才是对的|就对了|就行了?|就好了?|就可以了?|没错|没错的|对的)$"
 )
 _CHANGE_TAIL = re.compile(r"(?:今天起|从今天起|从现在起|以后|为准)$")
+#: A spoken turn with no punctuation runs its request on after the value: "V记住啊", "V你帮我记一下", "V就这个",
+#: "V了记得改一下", "V你更新一下", "V好了".
+_SPOKEN_TAIL = re.compile(r"(?<=[A-Za-z0-9\u3400-\u9fff@.%])(?:了|啦)?(?:就这个|就这样吧?|好了|"
+                          r"(?:你|您)?(?:帮我|给我)?(?:记得)?(?:记住|记一下|记下|记着|记好|更新一下|改一下|存一下|同步一下))"
+                          r"(?:啊|哈|哦|呀|吧|了|啦|哟)*$")
 # Asides in brackets that are not part of the value: "（之前是3楼）", "（已更新）".
-_PAREN_ASIDE = re.compile(r"[（(](?:原|之前|以前|已|新|注|备注|即|不是|旧|变更|更新|特此|请|如|若|长期有效|有效|暂定|仅供参考|为准|最新)[^（）()]*[）)]$"
+_PAREN_ASIDE = re.compile(r"[（(](?:原|之前|以前|已|新|注|备注|即|不是|旧|变更|更新|特此|请|如|若|长期有效|有效|暂定|仅供参考|为准|最新|"
+                          r"刚|才|别|千万|终于|总算|记得|记住|确认|核对|亲测)[^（）()]*[）)]$"
                           r"|[（(][^（）()]*(?:请|联系|谢谢|如有|若有|备查|存档|详见|参见|见附件|附件)[^（）()]*[）)]$|[（(](?:本人|我的|自己|我)[）)]$")
 _MAX_VALUE_CHARS = 40
 #: A stretch of time ("一周", "新的一年", "这学期"): neither a slot nor a value
@@ -229,6 +238,7 @@ def _clean_value(raw: str) -> tuple[str, bool]:
         previous = value
         value = value.strip().strip("\"'“”‘’「」『』")
         value = _PAREN_ASIDE.sub("", value)
+        value = _SPOKEN_TAIL.sub("", value)
         m = _TRAIL.search(value)
         if m and m.start() > 0:
             if _CHANGE_TAIL.search(m.group(0)):
@@ -462,6 +472,12 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         label = head.strip()
         if label in _ITEM_LABELS and _slot(tail.strip()):  # "项目：工位": the field a form is about
             return Topic(_slot(tail.strip()) or "", bool(re.search(r"变更|修改|更新", label)), bare=True)
+        if label in _ASK_LABELS and re.fullmatch(r"(?:我的|本人的?)?[^？?吗呢]+", tail.strip()) and _slot(
+                re.sub(r"^(?:我的|本人的?)", "", tail.strip())):
+            return Topic(_slot(re.sub(r"^(?:我的|本人的?)", "", tail.strip())) or "", False, bare=True)
+        if label in _ANSWER_LABELS:  # "答：V" after "问：X"
+            value, _ = _clean_value(tail)
+            return Anaphor(value, False) if topic_open and _valid_value(value) else None
         if label in _VALUE_LABELS:  # "内容：7楼": the value of the field named before, if one was
             value, _ = _clean_value(tail)
             return Anaphor(value, label != "内容") if topic_open and _valid_value(value) else None

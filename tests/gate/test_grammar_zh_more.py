@@ -1,0 +1,57 @@
+"""Chinese constructions of the dev17 round: a spoken request run on after the value, an aside in
+brackets after it, and a question-and-answer form.
+
+Written for the grammar's parts; each rule has a control where it must not fire.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ledgermem.gate.lexicon import detect_facts
+
+
+def _facts(text: str) -> list[tuple[str, str]]:
+    return [(m.slot, m.value) for m in detect_facts(text)]
+
+
+READ = [
+    # a voice message with no punctuation: the request runs on after the value
+    ("我的车牌号是浙A12345你帮我记住哈", "车牌号", "浙A12345"),
+    ("我会员号是88990就这样", "会员号", "88990"),
+    ("我的门禁卡号是K-3301你同步一下", "门禁卡号", "K-3301"),
+    # an aside in brackets after the value
+    ("我的学号是20231188（千万记住）", "学号", "20231188"),
+    ("我的储物柜换成了B-12（总算）", "储物柜", "B-12"),
+    # a question-and-answer form
+    ("问：常住城市\n答：苏州", "常住城市", "苏州"),
+    ("问题：我的血型\n回答：O型", "血型", "O型"),
+]
+
+
+@pytest.mark.parametrize(("text", "slot", "value"), READ)
+def test_reads(text: str, slot: str, value: str) -> None:
+    assert (slot, value) in _facts(text)
+
+
+def test_bracketed_part_of_value_is_kept() -> None:
+    # a bracket that belongs to the value, not an aside
+    assert _facts("我的家庭医生是陈医生（社区）") == [("家庭医生", "陈医生（社区）")]
+
+
+def test_spoken_tail_only_after_value() -> None:
+    # a hypothetical wish keeps producing nothing
+    assert _facts("要是我的会员号是88990就好了") == []
+
+
+QUIET = [
+    "答：苏州",  # an answer with no question before it
+    "问：他的常住城市\n答：苏州",  # someone else's field
+    "问：常住城市\n答：不知道",  # no value given
+    "我朋友的车牌号是浙A12345你帮我记住哈",  # someone else's value
+]
+
+
+@pytest.mark.parametrize("text", QUIET)
+def test_quiet(text: str) -> None:
+    assert _facts(text) == []
