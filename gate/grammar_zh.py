@@ -36,7 +36,7 @@ _ADV = (r"(?:现在|目前|如今|已经|已|刚刚|刚|其实|实际上|实际|
         r"确(?=为|是|实)|确实|的确|现(?=变更|改|调整|更新|换|为|是)|应(?=为|是|更正|改为|调整)|跟着|随着|直接|干脆|而家|已经|最后|总算|就(?=定)|"
         r"上个?(?:礼拜|星期|月)|上周末?|这周末|周末|跟著|隨著|随着|前几天|前两天|前天|昨天|月初|月底|这几天|前阵子|前段时间|刚才|"
         r"从来都|从来|打?从一开始就|一开始就|最初就|依旧|仍旧|照旧|(?:好多|好几|很多|这么多|这些|许多)年(?:来|都|了)?|多年|常年|长期|"
-        r"(?:这个?|上个?|本|下个?)?(?:月|周|星期|礼拜|年)(?:起|开始)|才)*")
+        r"(?:这个?|上个?|本|下个?)?(?:月|周|星期|礼拜|年)(?:起|开始)|才|顺便|顺带|顺手|一并)*")
 _ADV_CHANGE = ("现在", "目前", "如今", "已经", "已", "刚刚", "刚", "其实", "实际上", "终于", "最近", "正式", "重新", "又",
                "早就", "早已", "被", "现已")
 _CHANGE = (r"(?P<verb>改成|改为|改到|改回|换成|换为|换到|换回|变成|变为|变回|调成|调为|调到|调整为|调整到|调整成|"
@@ -99,7 +99,9 @@ _TOPIC_RE = re.compile(
 _FORGET_ZH_RE = re.compile(rf"^我?(?:老|总|总是|一直|经常|又)?(?:记不住|记不得|记不清|忘记|忘了)(?:自己的|我的)?{_SLOT}$")  # "我老记不住自己的X，是V"
 _TELL_YOU_RE = re.compile(rf"^我(?:想|要)(?:告诉|跟|和|给)你(?:说|讲)?(?:一下)?(?:我的|本人的){_SLOT}$")  # "我想告诉你我的X。它是V"
 _THEY_BA_RE = re.compile(rf"^\S{{1,6}}?(?:给我|帮我|替我)把(?:我的)?{_SLOT}(?:换|改|调|更新|变)了$")  # "公司给我把X换了，今天起是V"
-_I_CHANGED_RE = re.compile(rf"^(?:我|本人)?(?:已经|刚|刚刚|又)?(?:(?:换了|改了|更新了|调了|更换了|变更了)(?:一下)?|有了?)(?:个|一个)?(?:新的?)?(?:我的|本人的)?{_SLOT}了?$")  # "我换了X，现在是V"
+_I_CHANGED_RE = re.compile(rf"^(?:我|本人)?(?:已经|刚|刚刚|又)?(?:(?:换了|改了|更新了|调了|更换了|变更了)(?:一下)?|有了?)(?:个|一个)?(?:新的?)?(?:我的|本人的)?{_SLOT}了?$")
+#: "我换X了": the verb before the slot, 了 after it
+_I_CHANGED_AFTER_RE = re.compile(rf"^(?:我|本人)(?:已经|刚|刚刚|又)?(?:换|改|更新|更换|变更)(?:个|一个)?(?:新的?)?{_SLOT}了$")  # "我换了X，现在是V"
 _FROM_NOW_RE = re.compile(rf"^(?:今后|以后|往后|从今往后|从今以后|从现在起)?{_OWNER}?{_SLOT}\s*(?:一律|都|就|统一)?按(?:照)?(?P<value>.+?)(?:来|处理|算|填|写)$")
 _DASH_NEW_RE = re.compile(rf"^(?P<value>[^，,——]{{1,24}}?)\s*——\s*(?:我的)?(?:新的|新)(?P<slot>{_SLOT_CHARS}{{1,18}}?)$")  # "V——新X"
 _SLOT_BA_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*(?:我)?(?:已经|刚|又)?(?:把|将)(?P<old>.{{1,24}}?)\s*{_CHANGE}\s*了?\s*(?P<value>.+)$")  # "X把OLD换成V了"
@@ -249,6 +251,11 @@ def _clean_value(raw: str) -> tuple[str, bool]:
     return value, change
 
 
+#: A relative named as the value ("我妈王秀英", "我哥 Kevin"): "我" here is part of the value; a bare "我哥" is not
+_KIN_NAMED = re.compile(r"我(?:[表堂]?[哥姐弟妹]|[妈爸]|爱人|老婆|老公|儿子|女儿|室友|舅舅|姑姑|阿姨|叔叔)\s?"
+                        r"(?![说帮给的也都是在要会让叫和跟去来])(?:[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+(?: [A-Z][a-z]+)?)")
+
+
 def _valid_value(value: str) -> bool:
     if not value or len(value) > _MAX_VALUE_CHARS or re.search(r"本人|我的|我是", value):
         return False
@@ -257,7 +264,7 @@ def _valid_value(value: str) -> bool:
         return False
     if any(marker in value for marker in _VALUE_MARKERS):
         return False
-    if value.startswith(_VALUE_BAD_START):
+    if value.startswith(_VALUE_BAD_START) and not _KIN_NAMED.fullmatch(value):
         return False
     if value.endswith(("吧", "吗", "呢")):
         return False
@@ -387,6 +394,10 @@ _BARE_IS_RE = re.compile(
     rf"(?<![联关体派院维干])系(?![统列数]))"
     rf"\s*(?P<value>.+)$"
 )
+#: A change dated from today, not from a day to come ("明天开始" is a plan): "今天开始", "从本月起", "自即日起"
+_SINCE_NOW = re.compile(r"^(?:从|自)?(?:今天|今日|今儿|即日|本月|这个月|本周|这周|今年|现在|此刻)(?:开始|起)(?:的话)?[，,：:\s]*")
+#: A change dated from a day to come: a plan, not a fact yet ("下个月起我的X是V")
+_SINCE_LATER = re.compile(r"^(?:从|自)?(?:明天|明日|后天|下周|下个?星期|下个?礼拜|下个?月|明年|下学期)(?:开始|起)")
 _OPENERS = re.compile(
     r"^(?:[一二三四五]是(?=我|本人)|跟你说一下|和你说一下|跟你讲一下|告诉你一下|跟你说一声|反正|总之|对了|另外|还有|然后|所以|嗯+|哦+|噢|啊|诶|哎|好的|好|那个|就是说|就是|话说|顺便说一下|顺便提一下|顺便|告诉你|跟你说|"
     r"和你说|跟你讲|说一下|提一下|记一下|请记住|记住|记得|注意|更正一下|更正(?![为成后])|勘误|纠正一下|纠正|补充一下|补充一点|补充下信息|"
@@ -419,6 +430,16 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     clause = clause.strip().strip("\"'“”‘’「」『』 ").rstrip("—－-").strip()  # "X不得不换了——": the dash leads on
     if clause.count("（") + clause.count("(") > clause.count("）") + clause.count(")"):
         clause = re.sub(r"[（(][^（）()]*$", "", clause).strip()  # "X是V（我自己的": an aside cut by a comma
+    if _SINCE_LATER.match(clause):
+        return Blocked("a plan")
+    since = _SINCE_NOW.match(clause)
+    if since and clause[since.end():].strip():  # "今天开始X就是V了": from now on, said as a change
+        read = parse_clause(clause[since.end():], topic_open=topic_open, correcting=correcting)
+        if isinstance(read, Found):
+            return Found(read.slot, read.value, True)
+        if isinstance(read, Topic):
+            return Topic(read.slot, True, bare=read.bare, back=read.back)
+        return read
     m = _BACK_RE.match(clause)
     if m and clause.startswith("就是") and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", False, back=True)  # "7楼！对，就是我的工位": before "就是" goes as an opener
@@ -655,7 +676,7 @@ def _core(body: str, topic_open: bool) -> Clause:
     m = _NOTE_ARROW_RE.match(body)
     if m and (found := _found(m["slot"], m["value"], change=True)) is not None:
         return found  # "我的工位 3楼→7楼"
-    m = _I_CHANGED_RE.match(body)
+    m = _I_CHANGED_RE.match(body) or _I_CHANGED_AFTER_RE.match(body)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", True, bare=True)
     for pattern, change in ((_FORGET_ZH_RE, False), (_TELL_YOU_RE, False), (_THEY_BA_RE, True)):

@@ -23,6 +23,14 @@ READ = [
     # an aside in brackets after the value
     ("我的学号是20231188（千万记住）", "学号", "20231188"),
     ("我的储物柜换成了B-12（总算）", "储物柜", "B-12"),
+    # an adverb of the aside between the slot and its change: "也顺便换了"
+    ("搬完家了。门禁卡号也顺手换了，现在是K-3301。", "门禁卡号", "K-3301"),
+    # the verb before the slot, 了 after it
+    ("我换储物柜了：B-12", "储物柜", "B-12"),
+    # a change dated from today
+    ("即日起车位就是B2-015了", "车位", "B2-015"),
+    # a relative named as the value
+    ("我的紧急联系人是我爸陈国栋", "紧急联系人", "我爸陈国栋"),
     # a question-and-answer form
     ("问：常住城市\n答：苏州", "常住城市", "苏州"),
     ("问题：我的血型\n回答：O型", "血型", "O型"),
@@ -49,6 +57,11 @@ QUIET = [
     "问：他的常住城市\n答：苏州",  # someone else's field
     "问：常住城市\n答：不知道",  # no value given
     "我朋友的车牌号是浙A12345你帮我记住哈",  # someone else's value
+    "我要换储物柜了",  # a plan, no value
+    "下个月起我的车位就是B2-015了",  # dated from a day to come: a plan
+    "明天开始车位就是B2-015了",
+    "我的紧急联系人是我爸的",  # a relative with no name is not a value
+    "我的紧急联系人是我哥说的那个",
 ]
 
 
