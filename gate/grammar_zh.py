@@ -194,6 +194,8 @@ _SLOT_BLOCK = frozenset({"意思", "天", "天哪", "想法", "问题", "看法"
                          "主要", "关键", "重点", "记", "备忘", "笔记", "好处", "坏处", "优点", "缺点", "目的", "毕竟", "反正", "一来", "二来"})
 # A form names the field in one label and gives its value in another: "项目：工位；内容：7楼".
 _ITEM_LABELS = frozenset({"项目", "变更项目", "修改项目", "更新项目", "登记项目", "事项", "字段", "信息项", "主题"})
+#: How the user found the value, before giving it: "我查了一下", "刚确认过", "我看了下"
+_CHECKED = re.compile(r"(?:我|本人)?(?:刚|刚刚|特意|专门)?(?:查|看|问|确认|核对|核实|翻)(?:了|过)?(?:一下|一遍|下)?(?:了)?")
 #: An interview written as lines of question and answer: "问：X" names the field, "答：V" gives its value
 _ASK_LABELS = frozenset({"问", "问题", "提问"})
 _ANSWER_LABELS = frozenset({"答", "回答", "答复"})
@@ -493,6 +495,9 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         label = head.strip()
         if label in _ITEM_LABELS and _slot(tail.strip()):  # "项目：工位": the field a form is about
             return Topic(_slot(tail.strip()) or "", bool(re.search(r"变更|修改|更新", label)), bare=True)
+        about = _ABOUT_RE.match(label)
+        if about and _CHECKED.fullmatch(tail.strip()) and (named := _slot(about["slot"] or about["slot2"] or about["slot3"])):
+            return Topic(named, False, bare=True)  # "关于X：我查了一下": the value follows
         if label in _ASK_LABELS and re.fullmatch(r"(?:我的|本人的?)?[^？?吗呢]+", tail.strip()) and _slot(
                 re.sub(r"^(?:我的|本人的?)", "", tail.strip())):
             return Topic(_slot(re.sub(r"^(?:我的|本人的?)", "", tail.strip())) or "", False, bare=True)

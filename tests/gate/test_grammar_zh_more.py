@@ -31,6 +31,10 @@ READ = [
     ("即日起车位就是B2-015了", "车位", "B2-015"),
     # a relative named as the value
     ("我的紧急联系人是我爸陈国栋", "紧急联系人", "我爸陈国栋"),
+    # how the value was found, between the slot named and its value
+    ("说到车位：我刚核对过，是B2-015。", "车位", "B2-015"),
+    # a statement, then a closing offer asked as a question
+    ("好的，车位是B2-015，您还需要其他信息吗？", "车位", "B2-015"),
     # a question-and-answer form
     ("问：常住城市\n答：苏州", "常住城市", "苏州"),
     ("问题：我的血型\n回答：O型", "血型", "O型"),
@@ -60,6 +64,9 @@ QUIET = [
     "我要换储物柜了",  # a plan, no value
     "下个月起我的车位就是B2-015了",  # dated from a day to come: a plan
     "明天开始车位就是B2-015了",
+    "关于车位：我查了一下。",  # the value never given
+    "关于我同事的车位：我查了一下，是B2-015。",  # someone else's
+    "车位是多少，还需要别的吗？",  # a real question before the offer
     "我的紧急联系人是我爸的",  # a relative with no name is not a value
     "我的紧急联系人是我哥说的那个",
 ]
