@@ -345,6 +345,8 @@ def _slot(raw: str) -> str | None:
     if re.match(r"(?:上个?月|上周|上星期|上礼拜|前几天|前两天|前天|昨天|今天|最近|前阵子|前段时间|去年|今年|月初|月底|这几天|那天|从)", slot):
         return None  # a time, not a slot: "上个月改了", "从现在开始"
     slot = re.sub(r"(?<=\S)(?:信息)?(?:报告|说明|登记|汇报|告知|列)?如下$|(?<=\S)(?:这?部分)$", "", slot)  # "本人X信息报告如下：V"
+    if re.match(r"(?:[表堂]?[哥姐弟妹]|[妈爸])(?![妹])", slot):
+        return None  # "我妈王秀英": a relative, not a slot of the user's ("V是我妈王秀英" does not name a slot)
     if re.match(r"所(?:用|填|选|留|登记)", slot):
         return None  # "本人所用为V": what I use, not a slot
     if re.match(r"(?:现|目|如|已|刚|今|昨|明|正|还|也|都|就|又|在)$", slot) or re.match(
@@ -646,7 +648,7 @@ def _slot_like(lead: str) -> bool:
     if re.search(r"请|注意|麻烦|烦请|帮|知悉|确认|告知|记得|提醒", lead):
         return False
     return bool(re.search(r"[A-Za-z\u4e00-\u9fff]", lead)) and _slot(re.sub(r"(?:这块儿?|这边|方面|嘛|呢|的话)?[，,\s]*$", "", lead)) is not None and not re.search(
-        r"[，,：:]|开始|以来|起|后|时候|今天|昨天|最近|上周|这周|本周|[\d一二三四五六七八九十上下本这每]+个?月|今年|去年|明年|"
+        r"[，,：:]|(?:开始|以来|起|后|时候)(?:这块儿?|这边|方面|嘛|呢|的话)?\s*$|^(?:从|自)|今天|昨天|最近|上周|这周|本周|[\d一二三四五六七八九十上下本这每]+个?月|今年|去年|明年|"
         r"\d+年|\d+日|[\d一二三四五六七八九十]号$", lead)
 
 

@@ -35,6 +35,11 @@ READ = [
     ("说到车位：我刚核对过，是B2-015。", "车位", "B2-015"),
     # a statement, then a closing offer asked as a question
     ("好的，车位是B2-015，您还需要其他信息吗？", "车位", "B2-015"),
+    # a slot with 起 or 后 inside it standing before 我 ("起床" is no "from … on", "税后" no "after")
+    ("午休时间我用的是12点半", "午休时间", "12点半"),
+    ("税后年薪我填的是30万", "税后年薪", "30万"),
+    # a value-first clause whose value is a relative: the relative is no slot
+    ("我的紧急联系人填的是我姐陈芳", "紧急联系人", "我姐陈芳"),
     # a question-and-answer form
     ("问：常住城市\n答：苏州", "常住城市", "苏州"),
     ("问题：我的血型\n回答：O型", "血型", "O型"),
@@ -67,6 +72,8 @@ QUIET = [
     "关于车位：我查了一下。",  # the value never given
     "关于我同事的车位：我查了一下，是B2-015。",  # someone else's
     "车位是多少，还需要别的吗？",  # a real question before the offer
+    "从那以后我用的是12点半",  # a time before 我, not a slot
+    "群里有人说自己的紧急联系人是我姐陈芳",  # reported speech about someone else
     "我的紧急联系人是我爸的",  # a relative with no name is not a value
     "我的紧急联系人是我哥说的那个",
 ]
