@@ -515,7 +515,10 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             return found  # "X更新了：V", "更新后的X：V": the field's label says it changed
         if _NOTE_CUE.fullmatch(label):
             return _note(tail.strip(), topic_open)  # "记：X V"
-        if re.search(r"我|本人", tail) or re.search(_COLON_CUE, label):  # "特此告知：本人的工位为7楼", "交班前说一句：X=V"
+        kin = _KIN_NAMED.fullmatch(_clean_value(tail)[0])  # "紧急联系人：我妈王秀英": 我 inside the value
+        if kin and not re.search(_COLON_CUE, label) and not re.search(r"了|是|为|换|改|变|更", label) and (found := _found(label, tail, change=bool(_LABEL_HEAD_CHANGE.search(label)))):
+            return found
+        if (re.search(r"我|本人", tail) and not kin) or re.search(_COLON_CUE, label):  # "特此告知：本人的工位为7楼", "交班前说一句：X=V"
             return parse_clause(tail, topic_open=topic_open, correcting=correcting)
         m = _WAS_NOW_RE.match(clause)
         if m and (found := _found(m["slot"], m["value"], change=True)) is not None:

@@ -40,6 +40,8 @@ READ = [
     ("税后年薪我填的是30万", "税后年薪", "30万"),
     # a value-first clause whose value is a relative: the relative is no slot
     ("我的紧急联系人填的是我姐陈芳", "紧急联系人", "我姐陈芳"),
+    # a field's line whose value is a relative with a name
+    ("紧急联系人：我姐陈芳", "紧急联系人", "我姐陈芳"),
     # a question-and-answer form
     ("问：常住城市\n答：苏州", "常住城市", "苏州"),
     ("问题：我的血型\n回答：O型", "血型", "O型"),
@@ -74,6 +76,8 @@ QUIET = [
     "车位是多少，还需要别的吗？",  # a real question before the offer
     "从那以后我用的是12点半",  # a time before 我, not a slot
     "群里有人说自己的紧急联系人是我姐陈芳",  # reported speech about someone else
+    "紧急联系人：我姐的",  # no name: not a value
+    "我同事的紧急联系人：我姐陈芳",  # someone else's field
     "我的紧急联系人是我爸的",  # a relative with no name is not a value
     "我的紧急联系人是我哥说的那个",
 ]
