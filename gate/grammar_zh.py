@@ -36,7 +36,7 @@ _ADV = (r"(?:现在|目前|如今|已经|已|刚刚|刚|其实|实际上|实际|
         r"确(?=为|是|实)|确实|的确|现(?=变更|改|调整|更新|换|为|是)|应(?=为|是|更正|改为|调整)|跟着|随着|直接|干脆|而家|已经|最后|总算|就(?=定)|"
         r"上个?(?:礼拜|星期|月)|上周末?|这周末|周末|跟著|隨著|随着|前几天|前两天|前天|昨天|月初|月底|这几天|前阵子|前段时间|刚才|"
         r"从来都|从来|打?从一开始就|一开始就|最初就|依旧|仍旧|照旧|(?:好多|好几|很多|这么多|这些|许多)年(?:来|都|了)?|多年|常年|长期|"
-        r"(?:这个?|上个?|本|下个?)?(?:月|周|星期|礼拜|年)(?:起|开始)|才)*")
+        r"(?:这个?|上个?|本|下个?)?(?:月|周|星期|礼拜|年)(?:起|开始)|才|顺便|顺带|顺手|一并)*")
 _ADV_CHANGE = ("现在", "目前", "如今", "已经", "已", "刚刚", "刚", "其实", "实际上", "终于", "最近", "正式", "重新", "又",
                "早就", "早已", "被", "现已")
 _CHANGE = (r"(?P<verb>改成|改为|改到|改回|换成|换为|换到|换回|变成|变为|变回|调成|调为|调到|调整为|调整到|调整成|"
@@ -99,7 +99,9 @@ _TOPIC_RE = re.compile(
 _FORGET_ZH_RE = re.compile(rf"^我?(?:老|总|总是|一直|经常|又)?(?:记不住|记不得|记不清|忘记|忘了)(?:自己的|我的)?{_SLOT}$")  # "我老记不住自己的X，是V"
 _TELL_YOU_RE = re.compile(rf"^我(?:想|要)(?:告诉|跟|和|给)你(?:说|讲)?(?:一下)?(?:我的|本人的){_SLOT}$")  # "我想告诉你我的X。它是V"
 _THEY_BA_RE = re.compile(rf"^\S{{1,6}}?(?:给我|帮我|替我)把(?:我的)?{_SLOT}(?:换|改|调|更新|变)了$")  # "公司给我把X换了，今天起是V"
-_I_CHANGED_RE = re.compile(rf"^(?:我|本人)?(?:已经|刚|刚刚|又)?(?:(?:换了|改了|更新了|调了|更换了|变更了)(?:一下)?|有了?)(?:个|一个)?(?:新的?)?(?:我的|本人的)?{_SLOT}了?$")  # "我换了X，现在是V"
+_I_CHANGED_RE = re.compile(rf"^(?:我|本人)?(?:已经|刚|刚刚|又)?(?:(?:换了|改了|更新了|调了|更换了|变更了)(?:一下)?|有了?)(?:个|一个)?(?:新的?)?(?:我的|本人的)?{_SLOT}了?$")
+#: "我换X了": the verb before the slot, 了 after it
+_I_CHANGED_AFTER_RE = re.compile(rf"^(?:我|本人)(?:已经|刚|刚刚|又)?(?:换|改|更新|更换|变更)(?:个|一个)?(?:新的?)?{_SLOT}了$")  # "我换了X，现在是V"
 _FROM_NOW_RE = re.compile(rf"^(?:今后|以后|往后|从今往后|从今以后|从现在起)?{_OWNER}?{_SLOT}\s*(?:一律|都|就|统一)?按(?:照)?(?P<value>.+?)(?:来|处理|算|填|写)$")
 _DASH_NEW_RE = re.compile(rf"^(?P<value>[^，,——]{{1,24}}?)\s*——\s*(?:我的)?(?:新的|新)(?P<slot>{_SLOT_CHARS}{{1,18}}?)$")  # "V——新X"
 _SLOT_BA_RE = re.compile(rf"^{_OWNER}?{_SLOT}\s*(?:我)?(?:已经|刚|又)?(?:把|将)(?P<old>.{{1,24}}?)\s*{_CHANGE}\s*了?\s*(?P<value>.+)$")  # "X把OLD换成V了"
@@ -192,6 +194,11 @@ _SLOT_BLOCK = frozenset({"意思", "天", "天哪", "想法", "问题", "看法"
                          "主要", "关键", "重点", "记", "备忘", "笔记", "好处", "坏处", "优点", "缺点", "目的", "毕竟", "反正", "一来", "二来"})
 # A form names the field in one label and gives its value in another: "项目：工位；内容：7楼".
 _ITEM_LABELS = frozenset({"项目", "变更项目", "修改项目", "更新项目", "登记项目", "事项", "字段", "信息项", "主题"})
+#: How the user found the value, before giving it: "我查了一下", "刚确认过", "我看了下"
+_CHECKED = re.compile(r"(?:我|本人)?(?:刚|刚刚|特意|专门)?(?:查|看|问|确认|核对|核实|翻)(?:了|过)?(?:一下|一遍|下)?(?:了)?")
+#: An interview written as lines of question and answer: "问：X" names the field, "答：V" gives its value
+_ASK_LABELS = frozenset({"问", "问题", "提问"})
+_ANSWER_LABELS = frozenset({"答", "回答", "答复"})
 _VALUE_LABELS = frozenset({"内容", "变更后", "更新后", "修改后", "调整后", "新值", "现值", "新内容", "变更内容", "登记内容",
                            "填写内容", "值", "新的"})
 _VALUE_MARKERS = ("什么", "多少", "哪", "吗", "几", "谁", "怎么", "如何", "啥")
@@ -206,8 +213,14 @@ _TRAIL = re.compile(
     r"请知悉|谢谢|多谢|感谢|麻烦了|辛苦了|算了|才对|才是对的|就对了|就行了?|就好了?|就可以了?|没错|没错的|对的)$"
 )
 _CHANGE_TAIL = re.compile(r"(?:今天起|从今天起|从现在起|以后|为准)$")
+#: A spoken turn with no punctuation runs its request on after the value: "V记住啊", "V你帮我记一下", "V就这个",
+#: "V了记得改一下", "V你更新一下", "V好了".
+_SPOKEN_TAIL = re.compile(r"(?<=[A-Za-z0-9\u3400-\u9fff@.%])(?:了|啦)?(?:就这个|就这样吧?|好了|"
+                          r"(?:你|您)?(?:帮我|给我)?(?:记得)?(?:记住|记一下|记下|记着|记好|更新一下|改一下|存一下|同步一下))"
+                          r"(?:啊|哈|哦|呀|吧|了|啦|哟)*$")
 # Asides in brackets that are not part of the value: "（之前是3楼）", "（已更新）".
-_PAREN_ASIDE = re.compile(r"[（(](?:原|之前|以前|已|新|注|备注|即|不是|旧|变更|更新|特此|请|如|若|长期有效|有效|暂定|仅供参考|为准|最新)[^（）()]*[）)]$"
+_PAREN_ASIDE = re.compile(r"[（(](?:原|之前|以前|已|新|注|备注|即|不是|旧|变更|更新|特此|请|如|若|长期有效|有效|暂定|仅供参考|为准|最新|"
+                          r"刚|才|别|千万|终于|总算|记得|记住|确认|核对|亲测)[^（）()]*[）)]$"
                           r"|[（(][^（）()]*(?:请|联系|谢谢|如有|若有|备查|存档|详见|参见|见附件|附件)[^（）()]*[）)]$|[（(](?:本人|我的|自己|我)[）)]$")
 _MAX_VALUE_CHARS = 40
 #: A stretch of time ("一周", "新的一年", "这学期"): neither a slot nor a value
@@ -229,6 +242,7 @@ def _clean_value(raw: str) -> tuple[str, bool]:
         previous = value
         value = value.strip().strip("\"'“”‘’「」『』")
         value = _PAREN_ASIDE.sub("", value)
+        value = _SPOKEN_TAIL.sub("", value)
         m = _TRAIL.search(value)
         if m and m.start() > 0:
             if _CHANGE_TAIL.search(m.group(0)):
@@ -239,6 +253,11 @@ def _clean_value(raw: str) -> tuple[str, bool]:
     return value, change
 
 
+#: A relative named as the value ("我妈王秀英", "我哥 Kevin"): "我" here is part of the value; a bare "我哥" is not
+_KIN_NAMED = re.compile(r"我(?:[表堂]?[哥姐弟妹]|[妈爸]|爱人|老婆|老公|儿子|女儿|室友|舅舅|姑姑|阿姨|叔叔)\s?"
+                        r"(?![说帮给的也都是在要会让叫和跟去来])(?:[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+(?: [A-Z][a-z]+)?)")
+
+
 def _valid_value(value: str) -> bool:
     if not value or len(value) > _MAX_VALUE_CHARS or re.search(r"本人|我的|我是", value):
         return False
@@ -247,7 +266,7 @@ def _valid_value(value: str) -> bool:
         return False
     if any(marker in value for marker in _VALUE_MARKERS):
         return False
-    if value.startswith(_VALUE_BAD_START):
+    if value.startswith(_VALUE_BAD_START) and not _KIN_NAMED.fullmatch(value):
         return False
     if value.endswith(("吧", "吗", "呢")):
         return False
@@ -326,6 +345,8 @@ def _slot(raw: str) -> str | None:
     if re.match(r"(?:上个?月|上周|上星期|上礼拜|前几天|前两天|前天|昨天|今天|最近|前阵子|前段时间|去年|今年|月初|月底|这几天|那天|从)", slot):
         return None  # a time, not a slot: "上个月改了", "从现在开始"
     slot = re.sub(r"(?<=\S)(?:信息)?(?:报告|说明|登记|汇报|告知|列)?如下$|(?<=\S)(?:这?部分)$", "", slot)  # "本人X信息报告如下：V"
+    if re.match(r"(?:[表堂]?[哥姐弟妹]|[妈爸])(?![妹])", slot):
+        return None  # "我妈王秀英": a relative, not a slot of the user's ("V是我妈王秀英" does not name a slot)
     if re.match(r"所(?:用|填|选|留|登记)", slot):
         return None  # "本人所用为V": what I use, not a slot
     if re.match(r"(?:现|目|如|已|刚|今|昨|明|正|还|也|都|就|又|在)$", slot) or re.match(
@@ -377,6 +398,10 @@ _BARE_IS_RE = re.compile(
     rf"(?<![联关体派院维干])系(?![统列数]))"
     rf"\s*(?P<value>.+)$"
 )
+#: A change dated from today, not from a day to come ("明天开始" is a plan): "今天开始", "从本月起", "自即日起"
+_SINCE_NOW = re.compile(r"^(?:从|自)?(?:今天|今日|今儿|即日|本月|这个月|本周|这周|今年|现在|此刻)(?:开始|起)(?:的话)?[，,：:\s]*")
+#: A change dated from a day to come: a plan, not a fact yet ("下个月起我的X是V")
+_SINCE_LATER = re.compile(r"^(?:从|自)?(?:明天|明日|后天|下周|下个?星期|下个?礼拜|下个?月|明年|下学期)(?:开始|起)")
 _OPENERS = re.compile(
     r"^(?:[一二三四五]是(?=我|本人)|跟你说一下|和你说一下|跟你讲一下|告诉你一下|跟你说一声|反正|总之|对了|另外|还有|然后|所以|嗯+|哦+|噢|啊|诶|哎|好的|好|那个|就是说|就是|话说|顺便说一下|顺便提一下|顺便|告诉你|跟你说|"
     r"和你说|跟你讲|说一下|提一下|记一下|请记住|记住|记得|注意|更正一下|更正(?![为成后])|勘误|纠正一下|纠正|补充一下|补充一点|补充下信息|"
@@ -409,6 +434,16 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
     clause = clause.strip().strip("\"'“”‘’「」『』 ").rstrip("—－-").strip()  # "X不得不换了——": the dash leads on
     if clause.count("（") + clause.count("(") > clause.count("）") + clause.count(")"):
         clause = re.sub(r"[（(][^（）()]*$", "", clause).strip()  # "X是V（我自己的": an aside cut by a comma
+    if _SINCE_LATER.match(clause):
+        return Blocked("a plan")
+    since = _SINCE_NOW.match(clause)
+    if since and clause[since.end():].strip():  # "今天开始X就是V了": from now on, said as a change
+        read = parse_clause(clause[since.end():], topic_open=topic_open, correcting=correcting)
+        if isinstance(read, Found):
+            return Found(read.slot, read.value, True)
+        if isinstance(read, Topic):
+            return Topic(read.slot, True, bare=read.bare, back=read.back)
+        return read
     m = _BACK_RE.match(clause)
     if m and clause.startswith("就是") and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", False, back=True)  # "7楼！对，就是我的工位": before "就是" goes as an opener
@@ -462,6 +497,15 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
         label = head.strip()
         if label in _ITEM_LABELS and _slot(tail.strip()):  # "项目：工位": the field a form is about
             return Topic(_slot(tail.strip()) or "", bool(re.search(r"变更|修改|更新", label)), bare=True)
+        about = _ABOUT_RE.match(label)
+        if about and _CHECKED.fullmatch(tail.strip()) and (named := _slot(about["slot"] or about["slot2"] or about["slot3"])):
+            return Topic(named, False, bare=True)  # "关于X：我查了一下": the value follows
+        if label in _ASK_LABELS and re.fullmatch(r"(?:我的|本人的?)?[^？?吗呢]+", tail.strip()) and _slot(
+                re.sub(r"^(?:我的|本人的?)", "", tail.strip())):
+            return Topic(_slot(re.sub(r"^(?:我的|本人的?)", "", tail.strip())) or "", False, bare=True)
+        if label in _ANSWER_LABELS:  # "答：V" after "问：X"
+            value, _ = _clean_value(tail)
+            return Anaphor(value, False) if topic_open and _valid_value(value) else None
         if label in _VALUE_LABELS:  # "内容：7楼": the value of the field named before, if one was
             value, _ = _clean_value(tail)
             return Anaphor(value, label != "内容") if topic_open and _valid_value(value) else None
@@ -471,7 +515,10 @@ def parse_clause(clause: str, *, topic_open: bool, correcting: bool = False) -> 
             return found  # "X更新了：V", "更新后的X：V": the field's label says it changed
         if _NOTE_CUE.fullmatch(label):
             return _note(tail.strip(), topic_open)  # "记：X V"
-        if re.search(r"我|本人", tail) or re.search(_COLON_CUE, label):  # "特此告知：本人的工位为7楼", "交班前说一句：X=V"
+        kin = _KIN_NAMED.fullmatch(_clean_value(tail)[0])  # "紧急联系人：我妈王秀英": 我 inside the value
+        if kin and not re.search(_COLON_CUE, label) and not re.search(r"了|是|为|换|改|变|更", label) and (found := _found(label, tail, change=bool(_LABEL_HEAD_CHANGE.search(label)))):
+            return found
+        if (re.search(r"我|本人", tail) and not kin) or re.search(_COLON_CUE, label):  # "特此告知：本人的工位为7楼", "交班前说一句：X=V"
             return parse_clause(tail, topic_open=topic_open, correcting=correcting)
         m = _WAS_NOW_RE.match(clause)
         if m and (found := _found(m["slot"], m["value"], change=True)) is not None:
@@ -604,7 +651,7 @@ def _slot_like(lead: str) -> bool:
     if re.search(r"请|注意|麻烦|烦请|帮|知悉|确认|告知|记得|提醒", lead):
         return False
     return bool(re.search(r"[A-Za-z\u4e00-\u9fff]", lead)) and _slot(re.sub(r"(?:这块儿?|这边|方面|嘛|呢|的话)?[，,\s]*$", "", lead)) is not None and not re.search(
-        r"[，,：:]|开始|以来|起|后|时候|今天|昨天|最近|上周|这周|本周|[\d一二三四五六七八九十上下本这每]+个?月|今年|去年|明年|"
+        r"[，,：:]|(?:开始|以来|起|后|时候)(?:这块儿?|这边|方面|嘛|呢|的话)?\s*$|^(?:从|自)|今天|昨天|最近|上周|这周|本周|[\d一二三四五六七八九十上下本这每]+个?月|今年|去年|明年|"
         r"\d+年|\d+日|[\d一二三四五六七八九十]号$", lead)
 
 
@@ -639,7 +686,7 @@ def _core(body: str, topic_open: bool) -> Clause:
     m = _NOTE_ARROW_RE.match(body)
     if m and (found := _found(m["slot"], m["value"], change=True)) is not None:
         return found  # "我的工位 3楼→7楼"
-    m = _I_CHANGED_RE.match(body)
+    m = _I_CHANGED_RE.match(body) or _I_CHANGED_AFTER_RE.match(body)
     if m and _slot(m["slot"]):
         return Topic(_slot(m["slot"]) or "", True, bare=True)
     for pattern, change in ((_FORGET_ZH_RE, False), (_TELL_YOU_RE, False), (_THEY_BA_RE, True)):

@@ -182,7 +182,8 @@ _TAG_QUESTION = re.compile(
 
 
 _ASK_TO_DO = re.compile(r"^(?:(?:so|and|then|now|ok|okay)\s+)?(?:can|could|would|will)\s+(?:you|u|ya)\s+(?!tell\b|check\b|confirm\b)\w+"
-                        r"|^(?:可以|能不能|能|可不可以|麻烦|请)(?:你|您)?(?:帮我|帮忙)?(?!查|确认|看看|告诉)", re.IGNORECASE)
+                        r"|^(?:可以|能不能|能|可不可以|麻烦|请)(?:你|您)?(?:帮我|帮忙)?(?!查|确认|看看|告诉)"
+                        r"|^(?:您|你)?还(?:需要|要|有)(?:别的|其他|其它)(?:的)?(?:信息|问题)?(?:吗|么|嘛)$", re.IGNORECASE)
 _REQUEST = re.compile(
     r"^(?:(?:dear|hi|hello)\s*,?\s*)?(?:(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+|pls\s+|kindly\s+|also\s+|just\s+)*(?:be\s+so\s+kind\s+as\s+to\s+)?(?:update|change|set|switch|note|"
     r"record|remember|save|put|make|correct|amend|edit|log|register|use|keep|list|mark|kindly|please|pls|replace|swap|"
