@@ -293,10 +293,14 @@ class _Reader:
                 # "It's definitely not V, my X": a denied piece is never the value; "it's V now, not OLD — my X I
                 # mean": the value is the run of pieces before the denial
                 runs: list[list[str]] = [[]]
+                denying = False
                 for piece in self.pending:
-                    if _DENIED.search(piece):
+                    if _DENIED.search(piece) or (denying and continues(piece) and not re.match(
+                            r"(?:it|that)(?:'s|’s|\s+is)|now|but\b", piece.strip(), re.IGNORECASE)):
+                        denying = True  # "not March 1, 2028": the denied value goes on past its comma
                         runs.append([])
                     else:
+                        denying = False
                         runs[-1].append(piece)
                 run = next((r for r in reversed(runs) if r), [])
                 bare = grammar_zh.bare_value if self.zh(body) else grammar_en.bare_value

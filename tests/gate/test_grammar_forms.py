@@ -59,6 +59,7 @@ NOT_READ = [
     "Please find below some notes for my profile:",
     "I use Bay 4, Bay 9 for my parking spot? no idea",    # a question
     "It's definitely not Bay 9, my parking spot",         # only a denial before the slot
+    "It's definitely not March 1, 2028, my lease end date",  # the denied value goes on past its comma
     "locker code -> 5521 (not mine)",                     # the note says it is not the user's
     "For shoe size, I have no idea.",
 ]
