@@ -36,11 +36,11 @@ import re
 
 from ledgermem.gate import constructions_en as C
 from ledgermem.gate.clauses import Anaphor, Blocked, Clause, Found, Topic
-from ledgermem.gate.values_en import (EMOJI_CHARS, PEOPLE, PUNCT, QUOTES, clean_slot, clean_value,
+from ledgermem.gate.values_en import (EMOJI_CHARS, PEOPLE, PUNCT, QUOTES, abbreviation_stop, clean_slot, clean_value,
                                       found_clause, label_value_ok, valid_value, value_and_change)
 
 # The clause types and the value and slot helpers are re-exported: callers read them through this module.
-__all__ = ["EMOJI_CHARS", "Anaphor", "Blocked", "Clause", "Found", "Topic", "asked_slot", "bare_value", "value_for_my", "clean_slot",
+__all__ = ["EMOJI_CHARS", "Anaphor", "Blocked", "Clause", "Found", "Topic", "abbreviation_stop", "asked_slot", "bare_value", "value_for_my", "clean_slot",
            "clean_value", "label_value_ok", "parse_clause", "strip_opener_label", "valid_value"]
 
 

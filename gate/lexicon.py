@@ -104,10 +104,7 @@ def _read(sub: str, topic_open: bool, correcting: bool = False, zh: bool | None 
 
 def _end(text: str) -> str:
     """``text`` without its closing punctuation; an abbreviation keeps its full stop ("4:50 a.m.")."""
-    bare = text.rstrip(".,!?;: ")
-    if re.search(r"(?:^|\s)(?:[A-Za-z]\.)+[A-Za-z]$", bare) and text.rstrip()[len(bare):].startswith("."):
-        return bare + "."
-    return bare
+    return grammar_en.abbreviation_stop(text.rstrip(".,!?;: "), text)
 
 
 def _label_sentence(sentence: str) -> Clause:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ledgermem.gate.values_en import EMOJI_CHARS, clean_value
+from ledgermem.gate.values_en import EMOJI_CHARS, abbreviation_stop, clean_value
 
 __all__ = ["ADDRESS", "EN_OWNER", "HAS_CJK", "QUOTES", "clause_is_zh", "continues", "split_sentences", "sub_clauses",
            "turn_is_zh"]
@@ -72,8 +72,8 @@ def split_sentences(text: str) -> Iterator[tuple[str, bool]]:
                 continue  # "Dr. Okafor", "ext. 4471", "J. Whitfield"
         if text[start:m.start()].strip():
             # "4:50 a.m.", "the U.S.": the sentence's last word is an abbreviation and keeps its full stop
-            dotted = m.group(0) == "." and re.search(r"(?:^|\s)(?:[A-Za-z]\.)+[A-Za-z]$", text[start:m.start()])
-            yield text[start:m.start()] + ("." if dotted else ""), "?" in m.group(0) or "？" in m.group(0)
+            sentence = text[start:m.start()]
+            yield abbreviation_stop(sentence, text[start:]), "?" in m.group(0) or "？" in m.group(0)
         start = m.end()
     if text[start:].strip():
         yield text[start:], False

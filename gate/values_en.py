@@ -119,6 +119,17 @@ _CONNECTIVE = re.compile(
 _EMPHATIC_ONLY = re.compile(r"(?<=[\w.])\s+only(?:\s+(?:na|lah|lor|yaar|ji))?\s*[.!]*\s*$", re.IGNORECASE)
 
 
+_DOTTED_END = re.compile(r"(?:^|\s)(?:[A-Za-z]\.)+[A-Za-z]$")
+
+
+def abbreviation_stop(stripped: str, original: str) -> str:
+    """``stripped`` (``original`` cut short at its end) with the full stop of a dotted abbreviation it ends in put
+    back: "4:50 a.m." and "the U.S." keep theirs; "6:30." does not."""
+    if _DOTTED_END.search(stripped) and original.lstrip().startswith(stripped.lstrip() + "."):
+        return stripped + "."
+    return stripped
+
+
 def value_and_change(raw: str) -> tuple[str, bool]:
     """The value without trailing asides; True when an aside says it is new ("now", "anymore")."""
     value = raw.strip()
@@ -149,10 +160,7 @@ def value_and_change(raw: str) -> tuple[str, bool]:
             if _CHANGE_TRAIL.search(m.group(0)):
                 change = True
             value = value[: m.start()]
-    value = value.strip()
-    if re.search(r"(?:^|\s)(?:[A-Za-z]\.)+[A-Za-z]$", value) and raw.strip().startswith(value + "."):
-        value += "."  # "4:50 a.m.": the abbreviation keeps its last full stop
-    return value, change
+    return abbreviation_stop(value.strip(), raw), change
 
 
 def valid_value(value: str) -> bool:
@@ -258,10 +266,7 @@ def found_clause(slot_raw: str | None, value_raw: str, *, change: bool, adj: str
         value = re.split(r"\s+from\s+", value, maxsplit=1, flags=re.IGNORECASE)[0]  # "shifted to V from O"
     # "my X is V, not W" / "V rather than W": the contrast is not part of the value.
     value = re.split(r"\s+(?:not|rather\s+than|instead\s+of)\s+", value, maxsplit=1, flags=re.IGNORECASE)[0]
-    stripped = value.strip().rstrip(PUNCT + " ")
-    if re.search(r"(?:^|\s)(?:[A-Za-z]\.)+[A-Za-z]$", stripped) and value.strip()[len(stripped):].startswith("."):
-        stripped += "."  # "4:50 a.m.": the abbreviation keeps its full stop
-    value = stripped
+    value = abbreviation_stop(value.strip().rstrip(PUNCT + " "), value)
     if not valid_value(value):
         return None
     is_new = bool(adj and adj.lower() in {"new", "updated", "latest"})
